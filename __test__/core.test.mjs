@@ -1,0 +1,215 @@
+// The JS contract of the addon: API, errors, binding, rotation, text.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ale, SECRET, OLD_SECRET, CTX, throwsCode, flipBit } from './helpers.mjs';
+
+const ring = new ale.KeyRing([SECRET]);
+
+describe('round trip', () => {
+  const cases = {
+    ascii: 'alice@example.com',
+    empty: '',
+    latin1: 'café déjà vu',
+    cjk: '日本語のテキスト',
+    emoji: '👩‍💻 ship it 🚀',
+    nul: 'a\u0000b\u0000',
+    'U+FFFD itself': 'replacement \uFFFD char',
+    'astral + combining': '𝔘𝔫𝔦𝔠𝔬𝔡𝔢 e\u0301',
+  };
+  for (const [name, text] of Object.entries(cases)) {
+    test(name, () => {
+      const env = ring.encrypt(text, ...CTX);
+      assert.match(env, /^v1:[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]{22}:[A-Za-z0-9_-]*$/);
+      assert.equal(ring.decrypt(env, ...CTX), text);
+    });
+  }
+
+  test('empty plaintext is v1:<iv>:<tag>:', () => {
+    assert.match(ring.encrypt('', ...CTX), /^v1:[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]{22}:$/);
+  });
+
+  test('1 MiB value', () => {
+    const big = 'x€'.repeat(1 << 19).slice(0, 1 << 20);
+    const env = ring.encrypt(big, ...CTX);
+    assert.equal(ring.decrypt(env, ...CTX), big);
+  });
+
+  test('every encryption uses a fresh IV', () => {
+    const ivs = new Set();
+    for (let i = 0; i < 5000; i++) ivs.add(ring.encrypt('same', ...CTX).split(':')[1]);
+    assert.equal(ivs.size, 5000);
+  });
+});
+
+describe('binding to tenant, collection and field', () => {
+  const env = ring.encrypt('secret', ...CTX);
+  for (const [i, name] of ['tenant', 'collection', 'field'].entries()) {
+    test(`moved to another ${name} → ALE_AUTH_FAILED`, () => {
+      const moved = [...CTX];
+      moved[i] = `${moved[i]}-other`;
+      throwsCode(assert, () => ring.decrypt(env, ...moved), 'ALE_AUTH_FAILED');
+    });
+  }
+
+  test('colons and empty parts are rejected on both sides', () => {
+    for (const bad of [['a:b', 'c', 'f'], ['t', 'c:d', 'f'], ['t', 'c', 'f:'], ['', 'c', 'f'], ['t', '', 'f'], ['t', 'c', '']]) {
+      throwsCode(assert, () => ring.encrypt('x', ...bad), 'ALE_INVALID_CONTEXT');
+      throwsCode(assert, () => ring.decrypt(env, ...bad), 'ALE_INVALID_CONTEXT');
+    }
+  });
+});
+
+describe('tampering', () => {
+  const env = ring.encrypt('tamper me, please', ...CTX);
+  const bits = { IV: [1, 96], tag: [2, 128], ciphertext: [3, 17 * 8] };
+  for (const [name, [part, count]] of Object.entries(bits)) {
+    test(`every single-bit flip in the ${name} → ALE_AUTH_FAILED (${count} flips)`, () => {
+      for (let bit = 0; bit < count; bit++) {
+        throwsCode(assert, () => ring.decrypt(flipBit(env, part, bit), ...CTX), 'ALE_AUTH_FAILED');
+      }
+    });
+  }
+  test('truncated and extended ciphertext → ALE_AUTH_FAILED', () => {
+    const [v, iv, tag, ct] = env.split(':');
+    const bytes = Buffer.from(ct, 'base64url');
+    for (const changed of [bytes.subarray(0, -1), Buffer.concat([bytes, Buffer.from([0])]), Buffer.alloc(0)]) {
+      throwsCode(assert, () => ring.decrypt([v, iv, tag, changed.toString('base64url')].join(':'), ...CTX), 'ALE_AUTH_FAILED');
+    }
+  });
+});
+
+describe('malformed envelopes', () => {
+  const [, iv, tag, ct] = ring.encrypt('hello', ...CTX).split(':');
+  const malformed = {
+    'plain text': 'hello world',
+    'empty string': '',
+    'no version digits': `v:${iv}:${tag}:${ct}`,
+    'three parts': `v1:${iv}:${tag}`,
+    'five parts': `v1:${iv}:${tag}:${ct}:x`,
+    'IV one short': `v1:${iv.slice(1)}:${tag}:${ct}`,
+    'IV one long': `v1:${iv}A:${tag}:${ct}`,
+    'tag one short': `v1:${iv}:${tag.slice(1)}:${ct}`,
+    'tag one long': `v1:${iv}:${tag}A:${ct}`,
+    'padding': `v1:${iv}:${tag}:${ct}=`,
+    'standard alphabet': `v1:${iv}:${tag}:${ct.slice(0, -1)}+`,
+    'non-ASCII': `v1:${iv}:${tag}:${ct}é`,
+    'non-canonical trailing bits': `v1:${iv}:${tag}:aGl`,
+    'impossible length': `v1:${iv}:${tag}:a`,
+  };
+  for (const [name, env] of Object.entries(malformed)) {
+    test(`${name} → ALE_MALFORMED_ENVELOPE`, () => {
+      throwsCode(assert, () => ring.decrypt(env, ...CTX), 'ALE_MALFORMED_ENVELOPE');
+    });
+  }
+  test('other versions → ALE_UNSUPPORTED_VERSION', () => {
+    for (const v of ['v0', 'v2', 'v10', 'v999999999999999999999']) {
+      throwsCode(assert, () => ring.decrypt(`${v}:${iv}:${tag}:${ct}`, ...CTX), 'ALE_UNSUPPORTED_VERSION');
+    }
+  });
+});
+
+describe('keys and rotation', () => {
+  test('a ring of [new, old] reads both and writes with new', () => {
+    const old = new ale.KeyRing([OLD_SECRET]);
+    const written = old.encrypt('rotate me', ...CTX);
+    const rotated = new ale.KeyRing([SECRET, OLD_SECRET]);
+    assert.equal(rotated.size, 2);
+    assert.equal(rotated.decrypt(written, ...CTX), 'rotate me');
+    const rewritten = rotated.encrypt('rotate me', ...CTX);
+    assert.equal(new ale.KeyRing([SECRET]).decrypt(rewritten, ...CTX), 'rotate me');
+    throwsCode(assert, () => old.decrypt(rewritten, ...CTX), 'ALE_AUTH_FAILED');
+    throwsCode(assert, () => new ale.KeyRing([SECRET]).decrypt(written, ...CTX), 'ALE_AUTH_FAILED');
+    assert.deepEqual(rotated.stats().map((s) => s.encryptions), [1, 0]);
+  });
+
+  test('bad secrets → ALE_INVALID_KEY naming the position, never the value', () => {
+    const short = 'too-short-secret';
+    const e = throwsCode(assert, () => new ale.KeyRing([SECRET, short]), 'ALE_INVALID_KEY');
+    assert.match(e.message, /secret #1/);
+    assert.ok(!e.message.includes(short) && !e.stack.includes(short));
+    throwsCode(assert, () => new ale.KeyRing([]), 'ALE_INVALID_KEY');
+    throwsCode(assert, () => new ale.KeyRing([SECRET, 42]), 'ALE_INVALID_KEY');
+    throwsCode(assert, () => new ale.KeyRing(SECRET), 'ALE_INVALID_KEY');
+    throwsCode(assert, () => new ale.KeyRing(), 'ALE_INVALID_KEY');
+  });
+
+  test('fromEnv reads ENCRYPTION_KEY then ENCRYPTION_KEY_PREVIOUS', () => {
+    const old = new ale.KeyRing([OLD_SECRET]).encrypt('x', ...CTX);
+    const r = ale.KeyRing.fromEnv({ ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS: `${'z'.repeat(40)},${OLD_SECRET}` });
+    assert.equal(r.size, 3);
+    assert.equal(r.decrypt(old, ...CTX), 'x');
+    const e = throwsCode(assert, () => ale.KeyRing.fromEnv({}), 'ALE_INVALID_KEY');
+    assert.match(e.message, /ENCRYPTION_KEY/);
+    const p = throwsCode(assert, () => ale.KeyRing.fromEnv({ ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS: 'short' }), 'ALE_INVALID_KEY');
+    assert.match(p.message, /ENCRYPTION_KEY_PREVIOUS\[0\]/);
+    assert.ok(!p.message.includes('short,'));
+  });
+
+  test('fromEnv() defaults to process.env', () => {
+    const saved = process.env.ENCRYPTION_KEY;
+    try {
+      delete process.env.ENCRYPTION_KEY;
+      throwsCode(assert, () => ale.KeyRing.fromEnv(), 'ALE_INVALID_KEY');
+      process.env.ENCRYPTION_KEY = SECRET;
+      assert.equal(ale.KeyRing.fromEnv().decrypt(ring.encrypt('y', ...CTX), ...CTX), 'y');
+    } finally {
+      if (saved === undefined) delete process.env.ENCRYPTION_KEY;
+      else process.env.ENCRYPTION_KEY = saved;
+    }
+  });
+
+  test('key material is not reachable from JS', () => {
+    const text = JSON.stringify(ring) + String(ring) + Object.keys(ring).join();
+    assert.ok(!text.includes(SECRET));
+    assert.deepEqual(Object.keys(ring), []);
+  });
+});
+
+describe('the process-wide ring', () => {
+  test('before initKeyRing → ALE_NOT_INITIALIZED; after, module functions work', () => {
+    // Each test file runs in its own process (node --test) or its own module
+    // registry (bun test) but the addon is shared in Bun, so only check the
+    // uninitialized state when nothing else has initialized it.
+    if (!globalThis.__aleInitialized) {
+      throwsCode(assert, () => ale.encrypt('x', ...CTX), 'ALE_NOT_INITIALIZED');
+      throwsCode(assert, () => ale.decrypt('v1:x', ...CTX), 'ALE_NOT_INITIALIZED');
+    }
+    ale.initKeyRing([SECRET]);
+    globalThis.__aleInitialized = true;
+    const env = ale.encrypt('global', ...CTX);
+    assert.equal(ring.decrypt(env, ...CTX), 'global');
+    assert.equal(ale.decrypt(env, ...CTX), 'global');
+  });
+
+  test('initKeyRing() reads process.env.ENCRYPTION_KEY', () => {
+    const saved = process.env.ENCRYPTION_KEY;
+    try {
+      process.env.ENCRYPTION_KEY = OLD_SECRET;
+      ale.initKeyRing();
+      assert.equal(new ale.KeyRing([OLD_SECRET]).decrypt(ale.encrypt('e', ...CTX), ...CTX), 'e');
+    } finally {
+      if (saved === undefined) delete process.env.ENCRYPTION_KEY;
+      else process.env.ENCRYPTION_KEY = saved;
+      ale.initKeyRing([SECRET]);
+    }
+  });
+});
+
+describe('hostile arguments', () => {
+  test('wrong types throw ALE_INVALID_INPUT, never crash', () => {
+    for (const bad of [undefined, null, 42, {}, [], Symbol('s'), 10n, () => 'x', Buffer.from('x')]) {
+      throwsCode(assert, () => ring.encrypt(bad, ...CTX), 'ALE_INVALID_INPUT');
+      throwsCode(assert, () => ring.decrypt(bad, ...CTX), 'ALE_INVALID_INPUT');
+      throwsCode(assert, () => ring.encrypt('x', bad, 'c', 'f'), 'ALE_INVALID_INPUT');
+      throwsCode(assert, () => ring.decrypt('v1:x', 't', 'c', bad), 'ALE_INVALID_INPUT');
+    }
+    throwsCode(assert, () => ring.encrypt(), 'ALE_INVALID_INPUT');
+  });
+
+  test('lone surrogates are refused, not silently replaced', () => {
+    for (const s of ['a\uD800b', '\uDC00', 'x\uDBFF', '😀\uD83D']) {
+      throwsCode(assert, () => ring.encrypt(s, ...CTX), 'ALE_INVALID_INPUT');
+    }
+    throwsCode(assert, () => ring.encrypt('x', 'ten\uD800', 'c', 'f'), 'ALE_INVALID_INPUT');
+  });
+});

@@ -1,0 +1,100 @@
+//! The encryption context: which tenant, collection and field a value belongs to.
+//!
+//! Its bytes, `tenant:collection:field`, are the AEAD's additional data. Each
+//! part must be non-empty and free of `:`, so the join is unambiguous:
+//! `("a:b", "c")` can never produce the same AAD as `("a", "b:c")`.
+
+use crate::error::{AleError, Result};
+
+/// A validated `(tenant, collection, field)` triple.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Context<'a> {
+    tenant: &'a str,
+    collection: &'a str,
+    field: &'a str,
+}
+
+impl<'a> Context<'a> {
+    /// Validates the three parts. Fails with `ALE_INVALID_CONTEXT`.
+    pub fn new(tenant: &'a str, collection: &'a str, field: &'a str) -> Result<Self> {
+        check("tenantId", tenant)?;
+        check("collectionId", collection)?;
+        check("fieldName", field)?;
+        Ok(Self {
+            tenant,
+            collection,
+            field,
+        })
+    }
+
+    /// Writes the AAD (`tenant:collection:field`) into `out`, replacing its contents.
+    pub fn write_aad(&self, out: &mut Vec<u8>) {
+        out.clear();
+        out.reserve(self.aad_len());
+        out.extend_from_slice(self.tenant.as_bytes());
+        out.push(b':');
+        out.extend_from_slice(self.collection.as_bytes());
+        out.push(b':');
+        out.extend_from_slice(self.field.as_bytes());
+    }
+
+    /// The AAD as a fresh vector.
+    pub fn aad(&self) -> Vec<u8> {
+        let mut v = Vec::new();
+        self.write_aad(&mut v);
+        v
+    }
+
+    fn aad_len(&self) -> usize {
+        self.tenant.len() + self.collection.len() + self.field.len() + 2
+    }
+}
+
+fn check(part: &'static str, value: &str) -> Result<()> {
+    if value.is_empty() {
+        return Err(AleError::InvalidContext {
+            part,
+            reason: "is empty",
+        });
+    }
+    if memchr::memchr(b':', value.as_bytes()).is_some() {
+        return Err(AleError::InvalidContext {
+            part,
+            reason: "contains ':'",
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joins_with_colons() {
+        let c = Context::new("t1", "users", "email").expect("valid");
+        assert_eq!(c.aad(), b"t1:users:email");
+    }
+
+    #[test]
+    fn rejects_empty_and_colon_in_each_part() {
+        for (t, c, f, part) in [
+            ("", "c", "f", "tenantId"),
+            ("t", "", "f", "collectionId"),
+            ("t", "c", "", "fieldName"),
+            ("a:b", "c", "f", "tenantId"),
+            ("t", "a:b", "f", "collectionId"),
+            ("t", "c", ":", "fieldName"),
+        ] {
+            let err = Context::new(t, c, f).expect_err("must be rejected");
+            assert_eq!(err.code(), "ALE_INVALID_CONTEXT");
+            assert!(err.to_string().contains(part), "{err}");
+        }
+    }
+
+    #[test]
+    fn unicode_parts_are_allowed() {
+        let c = Context::new("tënant", "コレクション", "📧").expect("valid");
+        assert_eq!(c.aad(), "tënant:コレクション:📧".as_bytes());
+    }
+}

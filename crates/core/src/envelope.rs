@@ -1,0 +1,473 @@
+//! The stored format: `v1:<iv>:<tag>:<ciphertext>`, each part unpadded
+//! base64url (RFC 4648 §5).
+//!
+//! Decoding is strict, so that one stored value has exactly one spelling:
+//! - `ALE_MALFORMED_ENVELOPE` when the value does not start with `v<digits>:`,
+//!   or (at v1) has other than 4 parts, an IV that is not 16 characters, a tag
+//!   that is not 22, padding, a character outside the alphabet (white space
+//!   included), or non-zero trailing bits;
+//! - `ALE_UNSUPPORTED_VERSION` for any version other than 1.
+//!
+//! The parser reads bytes or UTF-16 code units ([`CodeUnit`]), so the addon
+//! can decode a JS string without first narrowing it to bytes. Base64 runs on
+//! simdutf, which picks AVX-512/AVX2/NEON code at run time.
+
+use simdutf::{Base64Options, ErrorCode, LastChunkHandlingOptions};
+
+use crate::aead::TAG_LEN;
+use crate::error::{AleError, Result};
+use crate::iv::IV_LEN;
+
+/// The only version this build writes and reads.
+pub const PREFIX_V1: &[u8] = b"v1:";
+/// Base64url length of a 12-byte IV.
+pub const IV_B64_LEN: usize = 16;
+/// Base64url length of a 16-byte tag.
+pub const TAG_B64_LEN: usize = 22;
+/// Bytes an envelope adds around the ciphertext's base64: `v1:` + iv + `:` + tag + `:`.
+pub const OVERHEAD: usize = PREFIX_V1.len() + IV_B64_LEN + 1 + TAG_B64_LEN + 1;
+
+/// A character of an envelope: a byte, or a UTF-16 code unit of a JS string.
+pub trait CodeUnit: Copy + Eq {
+    /// The character as ASCII, or `None` for anything else.
+    fn ascii(self) -> Option<u8>;
+
+    /// Unpadded base64url → bytes, appended to `out`; `None` on a character
+    /// outside the alphabet. White space is caught by the caller's length check.
+    fn decode_base64(src: &[Self], out: &mut Vec<u8>) -> Option<usize>;
+}
+
+impl CodeUnit for u8 {
+    fn ascii(self) -> Option<u8> {
+        self.is_ascii().then_some(self)
+    }
+
+    fn decode_base64(src: &[u8], out: &mut Vec<u8>) -> Option<usize> {
+        decode_with(src.len(), out, |dst| {
+            // SAFETY: `src` is valid for reads; `dst` has room for the maximal
+            // binary length of `src.len()` characters (checked by `decode_with`).
+            unsafe {
+                simdutf::base64_to_binary(
+                    src.as_ptr(),
+                    src.len(),
+                    dst,
+                    Base64Options::Url,
+                    LastChunkHandlingOptions::Loose,
+                )
+            }
+        })
+    }
+}
+
+impl CodeUnit for u16 {
+    fn ascii(self) -> Option<u8> {
+        u8::try_from(self).ok().filter(u8::is_ascii)
+    }
+
+    fn decode_base64(src: &[u16], out: &mut Vec<u8>) -> Option<usize> {
+        decode_with(src.len(), out, |dst| {
+            // SAFETY: as for `u8`; code units above 0xFF are invalid characters.
+            unsafe {
+                simdutf::base64_to_binary_utf16(
+                    src.as_ptr(),
+                    src.len(),
+                    dst,
+                    Base64Options::Url,
+                    LastChunkHandlingOptions::Loose,
+                )
+            }
+        })
+    }
+}
+
+/// Reserves room in `out` for `chars` characters' worth of bytes, lets
+/// `decode` write there, and commits what it wrote.
+fn decode_with(
+    chars: usize,
+    out: &mut Vec<u8>,
+    decode: impl FnOnce(*mut u8) -> simdutf::Result,
+) -> Option<usize> {
+    let start = out.len();
+    // Upper bound of simdutf's maximal_binary_length_from_base64.
+    out.reserve(chars / 4 * 3 + 3);
+    // SAFETY: `start` is within the allocation just reserved.
+    let r = decode(unsafe { out.as_mut_ptr().add(start) });
+    if !matches!(r.error, ErrorCode::Success) {
+        return None;
+    }
+    // SAFETY: simdutf initialized `r.count` bytes after `start`.
+    unsafe { out.set_len(start + r.count) };
+    Some(r.count)
+}
+
+/// The parts of a v1 envelope, with IV and tag already decoded.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Parts<'a, C> {
+    pub iv: [u8; IV_LEN],
+    pub tag: [u8; TAG_LEN],
+    /// Still base64url; see [`decode_ciphertext`].
+    pub ciphertext_b64: &'a [C],
+}
+
+/// Length of the envelope for a plaintext of `len` bytes.
+pub const fn encoded_len(len: usize) -> usize {
+    OVERHEAD + b64_len(len)
+}
+
+/// Unpadded base64 length of `n` bytes.
+pub const fn b64_len(n: usize) -> usize {
+    (n / 3) * 4 + [0, 2, 3][n % 3]
+}
+
+/// Writes `v1:<iv>:<tag>:<ciphertext>` into `out`, replacing its contents.
+pub fn write(out: &mut Vec<u8>, iv: &[u8; IV_LEN], tag: &[u8; TAG_LEN], ciphertext: &[u8]) {
+    out.clear();
+    out.reserve(encoded_len(ciphertext.len()));
+    out.extend_from_slice(PREFIX_V1);
+    encode_append(iv, out);
+    out.push(b':');
+    encode_append(tag, out);
+    out.push(b':');
+    encode_append(ciphertext, out);
+}
+
+fn encode_append(src: &[u8], out: &mut Vec<u8>) {
+    let start = out.len();
+    out.reserve(b64_len(src.len()));
+    // SAFETY: `src` is valid for reads; `out` has room for the unpadded
+    // base64url length of `src` after `start`, which is what simdutf writes.
+    let written = unsafe {
+        simdutf::binary_to_base64(
+            src.as_ptr(),
+            src.len(),
+            out.as_mut_ptr().add(start),
+            Base64Options::Url,
+        )
+    };
+    debug_assert_eq!(written, b64_len(src.len()));
+    // SAFETY: simdutf initialized `written` bytes after `start`.
+    unsafe { out.set_len(start + written) };
+}
+
+/// Splits and checks an envelope. The ciphertext part is checked by
+/// [`decode_ciphertext`].
+pub fn parse<C: CodeUnit>(envelope: &[C]) -> Result<Parts<'_, C>> {
+    let rest = strip_version(envelope)?;
+    let four_parts = || AleError::MalformedEnvelope("expected 4 parts separated by ':'");
+    let colon = |s: &[C]| s.iter().position(|c| c.ascii() == Some(b':'));
+    let iv_end = colon(rest).ok_or_else(four_parts)?;
+    let (iv, rest) = (&rest[..iv_end], &rest[iv_end + 1..]);
+    let tag_end = colon(rest).ok_or_else(four_parts)?;
+    let (tag, ciphertext_b64) = (&rest[..tag_end], &rest[tag_end + 1..]);
+    if iv.len() != IV_B64_LEN {
+        return Err(AleError::MalformedEnvelope(
+            "the IV must be 16 base64url characters",
+        ));
+    }
+    if tag.len() != TAG_B64_LEN {
+        return Err(AleError::MalformedEnvelope(
+            "the tag must be 22 base64url characters",
+        ));
+    }
+    let mut parts = Parts {
+        iv: [0; IV_LEN],
+        tag: [0; TAG_LEN],
+        ciphertext_b64,
+    };
+    decode_exact(iv, &mut parts.iv, "the IV is not canonical base64url")?;
+    decode_exact(tag, &mut parts.tag, "the tag is not canonical base64url")?;
+    Ok(parts)
+}
+
+/// Decodes the ciphertext part into `out` (replacing its contents).
+pub fn decode_ciphertext<C: CodeUnit>(b64: &[C], out: &mut Vec<u8>) -> Result<()> {
+    out.clear();
+    let expected = decoded_len(b64).ok_or(AleError::MalformedEnvelope(
+        "the ciphertext has an impossible base64url length",
+    ))?;
+    match C::decode_base64(b64, out) {
+        Some(n) if n == expected => Ok(()),
+        _ => {
+            out.clear();
+            Err(if b64.iter().any(|c| c.ascii() == Some(b':')) {
+                AleError::MalformedEnvelope("expected 4 parts separated by ':'")
+            } else {
+                AleError::MalformedEnvelope("the ciphertext is not canonical base64url")
+            })
+        }
+    }
+}
+
+/// The byte length `b64` decodes to when it is canonical unpadded base64url:
+/// `None` for a length no encoder produces, or non-zero bits in the last
+/// character that a decoder would silently drop. A decoder that skips white
+/// space or padding returns fewer bytes than this, which the callers reject.
+fn decoded_len<C: CodeUnit>(b64: &[C]) -> Option<usize> {
+    let (whole, unused_bits_mask, tail) = match b64.len() % 4 {
+        0 => return Some(b64.len() / 4 * 3),
+        1 => return None,
+        2 => (b64.len() / 4 * 3, 0x0F, 1),
+        _ => (b64.len() / 4 * 3, 0x03, 2),
+    };
+    let last = b64.last().and_then(|c| c.ascii()).and_then(sextet)?;
+    (last & unused_bits_mask == 0).then_some(whole + tail)
+}
+
+/// Accepts `v1:` and returns what follows; classifies every other prefix.
+fn strip_version<C: CodeUnit>(envelope: &[C]) -> Result<&[C]> {
+    let ascii = |i: usize| envelope.get(i).and_then(|c| c.ascii());
+    if (0..3).all(|i| ascii(i) == Some(PREFIX_V1[i])) {
+        return Ok(&envelope[3..]);
+    }
+    let not_envelope = AleError::MalformedEnvelope("the value does not start with v<digits>:");
+    if ascii(0) != Some(b'v') {
+        return Err(not_envelope);
+    }
+    let digits = (1..)
+        .take_while(|&i| ascii(i).is_some_and(|b| b.is_ascii_digit()))
+        .count();
+    if digits == 0 || ascii(1 + digits) != Some(b':') {
+        return Err(not_envelope);
+    }
+    if ascii(1) == Some(b'0') && digits > 1 {
+        return Err(AleError::MalformedEnvelope(
+            "the version number has a leading zero",
+        ));
+    }
+    let version = (1..=digits).filter_map(ascii).fold(0u64, |v, d| {
+        v.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+    });
+    Err(AleError::UnsupportedVersion(version))
+}
+
+fn decode_exact<C: CodeUnit, const N: usize>(
+    src: &[C],
+    dst: &mut [u8; N],
+    bad: &'static str,
+) -> Result<()> {
+    let mut buf = Vec::with_capacity(N + 3);
+    match (decoded_len(src), C::decode_base64(src, &mut buf)) {
+        (Some(expected), Some(n)) if expected == N && n == N => {
+            dst.copy_from_slice(&buf);
+            Ok(())
+        }
+        _ => Err(AleError::MalformedEnvelope(bad)),
+    }
+}
+
+fn sextet(c: u8) -> Option<u8> {
+    match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'-' => Some(62),
+        b'_' => Some(63),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const IV: &str = "AAECAwQFBgcICQoL"; // 00..0b
+    const TAG: &str = "AAECAwQFBgcICQoLDA0ODw"; // 00..0f
+
+    /// The code of parsing and decoding `s`, as bytes and as UTF-16; both must agree.
+    fn code(s: &str) -> &'static str {
+        fn run<C: CodeUnit>(units: &[C]) -> &'static str {
+            match parse(units) {
+                Ok(p) => {
+                    let mut v = Vec::new();
+                    decode_ciphertext(p.ciphertext_b64, &mut v)
+                        .err()
+                        .map_or("ok", |e| e.code())
+                }
+                Err(e) => e.code(),
+            }
+        }
+        let bytes = run(s.as_bytes());
+        let wide: Vec<u16> = s.encode_utf16().collect();
+        assert_eq!(bytes, run(&wide), "u8 and u16 parsers disagree on {s:?}");
+        bytes
+    }
+
+    #[test]
+    fn round_trips_the_layout() {
+        let iv: [u8; 12] = core::array::from_fn(|i| u8::try_from(i).expect("small"));
+        let tag: [u8; 16] = core::array::from_fn(|i| u8::try_from(i).expect("small"));
+        let mut out = Vec::new();
+        write(&mut out, &iv, &tag, b"hi!?");
+        assert_eq!(out, format!("v1:{IV}:{TAG}:aGkhPw").as_bytes());
+        assert_eq!(out.len(), encoded_len(4));
+        let p = parse(&out[..]).expect("parses");
+        assert_eq!((p.iv, p.tag, p.ciphertext_b64), (iv, tag, &b"aGkhPw"[..]));
+    }
+
+    #[test]
+    fn empty_ciphertext_is_valid() {
+        assert_eq!(code(&format!("v1:{IV}:{TAG}:")), "ok");
+    }
+
+    #[test]
+    fn prefix_must_be_v_digits_colon() {
+        for s in [
+            "",
+            "v",
+            "v:",
+            "1:a:b:c",
+            "V1:x:y:z",
+            "va:x",
+            "v1",
+            "v1x:",
+            " v1:",
+            "plain text",
+        ] {
+            assert_eq!(code(s), "ALE_MALFORMED_ENVELOPE", "{s:?}");
+        }
+        assert_eq!(code("v01:a:b:c"), "ALE_MALFORMED_ENVELOPE");
+        // a character whose low byte is 'v' (U+0176) is not 'v'
+        assert_eq!(
+            code(&format!("\u{0176}1:{IV}:{TAG}:")),
+            "ALE_MALFORMED_ENVELOPE"
+        );
+    }
+
+    #[test]
+    fn other_versions_are_unsupported() {
+        for (s, v) in [
+            ("v0:x", 0),
+            ("v2:a:b:c", 2),
+            ("v10:", 10),
+            ("v99999999999999999999999:", u64::MAX),
+        ] {
+            assert_eq!(
+                parse(s.as_bytes()).err(),
+                Some(AleError::UnsupportedVersion(v)),
+                "{s:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn exactly_four_parts() {
+        assert_eq!(code(&format!("v1:{IV}:{TAG}")), "ALE_MALFORMED_ENVELOPE");
+        assert_eq!(code(&format!("v1:{IV}")), "ALE_MALFORMED_ENVELOPE");
+        assert_eq!(
+            code(&format!("v1:{IV}:{TAG}:AAAA:AAAA")),
+            "ALE_MALFORMED_ENVELOPE"
+        );
+        assert_eq!(code(&format!("v1:{IV}:{TAG}::")), "ALE_MALFORMED_ENVELOPE");
+    }
+
+    #[test]
+    fn iv_must_be_16_chars_and_tag_22() {
+        for iv in [
+            "",
+            &IV[..15],
+            &format!("{IV}A"),
+            &IV[..8],
+            &format!("{IV}{IV}"),
+        ] {
+            assert_eq!(
+                code(&format!("v1:{iv}:{TAG}:")),
+                "ALE_MALFORMED_ENVELOPE",
+                "iv {iv:?}"
+            );
+        }
+        for tag in [
+            "",
+            &TAG[..21],
+            &format!("{TAG}A"),
+            &TAG[..11],
+            &format!("{TAG}{TAG}"),
+        ] {
+            assert_eq!(
+                code(&format!("v1:{IV}:{tag}:")),
+                "ALE_MALFORMED_ENVELOPE",
+                "tag {tag:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn padding_white_space_and_foreign_characters_are_rejected() {
+        for ct in [
+            "aGk=",
+            "aGkhPw==",
+            "aGk+",
+            "aGk/",
+            "aG k",
+            "aGkhP w",
+            "aGk\n",
+            "aGkh\tPw",
+            "aGké",
+            "aG\u{0100}",
+        ] {
+            assert_eq!(
+                code(&format!("v1:{IV}:{TAG}:{ct}")),
+                "ALE_MALFORMED_ENVELOPE",
+                "{ct:?}"
+            );
+        }
+        assert_eq!(
+            code(&format!("v1:AAECAwQFBgcICQo+:{TAG}:")),
+            "ALE_MALFORMED_ENVELOPE"
+        );
+        assert_eq!(
+            code(&format!("v1:AAECAwQFBgcI CQo:{TAG}:")),
+            "ALE_MALFORMED_ENVELOPE"
+        );
+        assert_eq!(
+            code(&format!("v1:{IV}:AAECAwQFBgcICQoLDA0OD=:")),
+            "ALE_MALFORMED_ENVELOPE"
+        );
+    }
+
+    #[test]
+    fn non_canonical_trailing_bits_are_rejected() {
+        // "aGkhPw" is canonical; "aGkhPx" decodes to the same bytes with a stray bit.
+        assert_eq!(code(&format!("v1:{IV}:{TAG}:aGkhPw")), "ok");
+        assert_eq!(
+            code(&format!("v1:{IV}:{TAG}:aGkhPx")),
+            "ALE_MALFORMED_ENVELOPE"
+        );
+        assert_eq!(code(&format!("v1:{IV}:{TAG}:aGk")), "ok");
+        assert_eq!(
+            code(&format!("v1:{IV}:{TAG}:aGl")),
+            "ALE_MALFORMED_ENVELOPE"
+        );
+        // the tag's last character carries 2 unused bits
+        assert_eq!(
+            code(&format!("v1:{IV}:AAECAwQFBgcICQoLDA0ODx:")),
+            "ALE_MALFORMED_ENVELOPE"
+        );
+        // one character short of a byte
+        assert_eq!(
+            code(&format!("v1:{IV}:{TAG}:aGkhP")),
+            "ALE_MALFORMED_ENVELOPE"
+        );
+    }
+
+    #[test]
+    fn agrees_with_the_base64_crate() {
+        use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        use base64::Engine;
+        let data: Vec<u8> = (0..=255u8).cycle().take(1200).collect();
+        for n in 0..data.len() {
+            let mut out = Vec::new();
+            write(&mut out, &[7; 12], &[9; 16], &data[..n]);
+            let p = parse(&out[..]).expect("parses");
+            assert_eq!(
+                p.ciphertext_b64,
+                URL_SAFE_NO_PAD.encode(&data[..n]).as_bytes()
+            );
+            let mut back = Vec::new();
+            decode_ciphertext(p.ciphertext_b64, &mut back).expect("decodes");
+            assert_eq!(back, &data[..n]);
+            let wide: Vec<u16> = p.ciphertext_b64.iter().map(|&b| u16::from(b)).collect();
+            decode_ciphertext(&wide[..], &mut back).expect("decodes from UTF-16");
+            assert_eq!(back, &data[..n]);
+        }
+    }
+}

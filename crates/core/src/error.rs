@@ -1,0 +1,117 @@
+//! The one error type of the crate, with its stable `ALE_*` codes.
+//!
+//! Every message is written for the person who has to act on it. None of them
+//! ever contains key material, plaintext, or the envelope being decoded: the
+//! variants only carry static text and small numbers.
+
+use std::fmt;
+
+/// Everything that can go wrong, one variant per `ALE_*` code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AleError {
+    /// A secret is missing, too short or not a string. `which` names it by
+    /// position or by variable name, never by value.
+    InvalidKey { which: String, reason: &'static str },
+    /// tenant, collection or field is empty or contains `:`.
+    InvalidContext {
+        part: &'static str,
+        reason: &'static str,
+    },
+    /// The stored value is not a well-formed envelope.
+    MalformedEnvelope(&'static str),
+    /// A well-formed `v<N>:` prefix, but a version this build cannot read.
+    UnsupportedVersion(u64),
+    /// Tag check failed: tampered data, wrong context, or no key in the ring fits.
+    AuthFailed,
+    /// The process-wide ring is used before `initKeyRing`.
+    NotInitialized,
+    /// An argument of the wrong type, or text that cannot be carried exactly.
+    InvalidInput(String),
+    /// The operating system's random number generator failed.
+    RngUnavailable,
+}
+
+impl AleError {
+    /// The stable code that JS sees as `error.code`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AleError::InvalidKey { .. } => "ALE_INVALID_KEY",
+            AleError::InvalidContext { .. } => "ALE_INVALID_CONTEXT",
+            AleError::MalformedEnvelope(_) => "ALE_MALFORMED_ENVELOPE",
+            AleError::UnsupportedVersion(_) => "ALE_UNSUPPORTED_VERSION",
+            AleError::AuthFailed => "ALE_AUTH_FAILED",
+            AleError::NotInitialized => "ALE_NOT_INITIALIZED",
+            AleError::InvalidInput(_) => "ALE_INVALID_INPUT",
+            AleError::RngUnavailable => "ALE_RNG_UNAVAILABLE",
+        }
+    }
+}
+
+impl fmt::Display for AleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AleError::InvalidKey { which, reason } => write!(f, "{which}: {reason}"),
+            AleError::InvalidContext { part, reason } => write!(
+                f,
+                "invalid encryption context: {part} {reason} (tenant, collection and field \
+                 must each be non-empty and must not contain ':')"
+            ),
+            AleError::MalformedEnvelope(reason) => write!(
+                f,
+                "malformed envelope: {reason} (expected v1:<iv>:<tag>:<ciphertext> in \
+                 unpadded base64url)"
+            ),
+            AleError::UnsupportedVersion(v) => write!(
+                f,
+                "unsupported envelope version v{v}: this build reads v1 only; upgrade \
+                 @sveltycms/ale to read it"
+            ),
+            AleError::AuthFailed => f.write_str(
+                "authentication failed: the value was altered, belongs to another \
+                 tenant/collection/field, or was written under a key that is not in the ring",
+            ),
+            AleError::NotInitialized => f.write_str(
+                "the process-wide key ring is not initialized: call initKeyRing() (it reads \
+                 ENCRYPTION_KEY) before encrypt()/decrypt(), or use a KeyRing instance",
+            ),
+            AleError::InvalidInput(reason) => write!(f, "invalid input: {reason}"),
+            AleError::RngUnavailable => f.write_str(
+                "the operating system's random number generator failed; nothing was encrypted",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for AleError {}
+
+pub type Result<T> = std::result::Result<T, AleError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_has_a_distinct_code() {
+        let all = [
+            AleError::InvalidKey {
+                which: "secret #0".into(),
+                reason: "x",
+            },
+            AleError::InvalidContext {
+                part: "tenantId",
+                reason: "is empty",
+            },
+            AleError::MalformedEnvelope("x"),
+            AleError::UnsupportedVersion(2),
+            AleError::AuthFailed,
+            AleError::NotInitialized,
+            AleError::InvalidInput("x".into()),
+            AleError::RngUnavailable,
+        ];
+        let mut codes: Vec<_> = all.iter().map(AleError::code).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), all.len());
+        assert!(codes.iter().all(|c| c.starts_with("ALE_")));
+    }
+}

@@ -1,0 +1,21 @@
+//! The engine of `@sveltycms/ale`: application-layer encryption for SveltyCMS.
+//!
+//! Values are sealed with AES-256-GCM under a key derived by HKDF-SHA-256 and
+//! stored as `v1:<iv>:<tag>:<ciphertext>` (unpadded base64url), with
+//! `tenant:collection:field` as additional data so that a value moved to
+//! another tenant, collection or field no longer decrypts.
+//!
+//! This crate is plain Rust with no Node-API dependency, so `cargo test`
+//! covers it without Node. The addon at the repository root is a thin
+//! binding on top.
+
+pub mod aead;
+pub mod context;
+pub mod envelope;
+pub mod error;
+pub mod iv;
+pub mod keys;
+
+pub use context::Context;
+pub use error::{AleError, Result};
+pub use keys::KeyRing;
