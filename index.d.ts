@@ -35,11 +35,50 @@ export declare class KeyRing {
    * Throws `ALE_MALFORMED_ENVELOPE`, `ALE_UNSUPPORTED_VERSION` or `ALE_AUTH_FAILED`.
    */
   decrypt(envelope: string, tenantId: string, collectionId: string, fieldName: string): string
+  /** Encrypts every string of `plaintexts` with one context, in one call. */
+  encryptMany(plaintexts: string[], tenantId: string, collectionId: string, fieldName: string): string[]
+  /**
+   * Decrypts every envelope of `envelopes` with one context, in one call.
+   * Throws on the first failure, naming its index (`values[3]: …`).
+   */
+  decryptMany(envelopes: string[], tenantId: string, collectionId: string, fieldName: string): string[]
+  /**
+   * `encrypt` on the libuv thread pool, for large values that should not
+   * block the event loop. The value is copied before the promise is returned.
+   */
+  encryptAsync(plaintext: string, tenantId: string, collectionId: string, fieldName: string): Promise<string>
+  /** `decrypt` on the libuv thread pool, for large values. */
+  decryptAsync(envelope: string, tenantId: string, collectionId: string, fieldName: string): Promise<string>
+  /**
+   * The keyed blind index of `value` in this context under the primary key:
+   * 43 base64url characters. Equal values give equal indexes, so a column
+   * of them supports exact-match lookups without decrypting anything.
+   */
+  blindIndex(value: string, tenantId: string, collectionId: string, fieldName: string): string
+  /**
+   * The blind index of `value` under every key, primary first: query with
+   * `inArray(column, ring.blindIndexes(...))` while a rotation is rebuilding indexes.
+   */
+  blindIndexes(value: string, tenantId: string, collectionId: string, fieldName: string): string[]
+  /**
+   * Which key of the ring opens `envelope` (0 = primary). A value greater
+   * than 0 needs re-encryption under the primary. Throws like `decrypt`.
+   */
+  keyIndex(envelope: string, tenantId: string, collectionId: string, fieldName: string): number
   /** Number of keys in the ring, primary included. */
   get size(): number
   /** Per-key encryption counts in this process, primary first. */
   stats(): Array<KeyStats>
+  /**
+   * Sets after how many encryptions under the primary key (in this
+   * process) the ring emits a process warning with code `ALE_IV_BUDGET`.
+   * Default: 2^30, a quarter of the 2^32 limit for random 96-bit IVs.
+   */
+  setIvBudgetWarning(encryptions: number): void
 }
+
+/** The blind index of `value` under the process-wide ring's primary key. */
+export declare function blindIndex(value: string, tenantId: string, collectionId: string, fieldName: string): string
 
 /** Decrypts with the process-wide ring. Throws `ALE_NOT_INITIALIZED` before `initKeyRing()`. */
 export declare function decrypt(envelope: string, tenantId: string, collectionId: string, fieldName: string): string
@@ -53,6 +92,15 @@ export declare function encrypt(plaintext: string, tenantId: string, collectionI
  * `KeyRing.fromEnv()`. Calling it again replaces the ring.
  */
 export declare function initKeyRing(secrets?: string[]): void
+
+/**
+ * Whether `value` is a well-formed envelope of a supported version (no key
+ * needed, nothing decrypted). Used to tell legacy plaintext from envelopes.
+ */
+export declare function isEnvelope(value: unknown): boolean
+
+/** Whether the process-wide ring has been initialized. */
+export declare function isKeyRingInitialized(): boolean
 
 /** Encryption counts of one key of a ring, in this process. */
 export interface KeyStats {

@@ -836,6 +836,9 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.KeyRing = nativeBinding.KeyRing
+module.exports.blindIndex = nativeBinding.blindIndex
 module.exports.decrypt = nativeBinding.decrypt
 module.exports.encrypt = nativeBinding.encrypt
 module.exports.initKeyRing = nativeBinding.initKeyRing
+module.exports.isEnvelope = nativeBinding.isEnvelope
+module.exports.isKeyRingInitialized = nativeBinding.isKeyRingInitialized

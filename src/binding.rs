@@ -1,30 +1,55 @@
 //! The Node-API surface. It only converts arguments and results; the work is
-//! done by [`crate::keys::KeyRing`]. Doc comments here become the JSDoc of the
+//! done by [`ale_core::KeyRing`]. Doc comments here become the JSDoc of the
 //! generated `index.d.ts`.
+//!
+//! Every operation (sync, batch, async; class or process-wide ring) goes
+//! through [`with_context`] and one [`Buffers`] method, so argument handling
+//! and each conversion exist once.
 
 use std::cell::RefCell;
 use std::sync::{Arc, RwLock};
 
-use napi::bindgen_prelude::{FromNapiValue, JsValue};
-use napi::{sys, Env, JsString, Unknown};
+use ale_core::context::Context;
+use ale_core::envelope;
+use ale_core::error::AleError;
+use ale_core::keys::{self, KeyRing as CoreRing};
+use napi::bindgen_prelude::{AsyncTask, JsValue, ToNapiValue, TypeName};
+use napi::{sys, Env, JsString, Task, Unknown, ValueType};
 use napi_derive::napi;
 use zeroize::Zeroizing;
 
 use crate::convert::{self, ascii_to_js, read_utf16, read_utf8, utf8_to_js};
-use ale_core::context::Context;
-use ale_core::error::AleError;
-use ale_core::keys::{self, KeyRing as CoreRing, Secret};
+use crate::secrets::{read_secrets, ring_from_env};
 
 /// Errors thrown to JS carry the `ALE_*` code as `error.code`.
-type Result<T, E = napi::Error<&'static str>> = std::result::Result<T, E>;
+pub type Result<T, E = napi::Error<&'static str>> = std::result::Result<T, E>;
 
 /// The one place where a Rust error becomes a JS error.
-fn to_js(err: AleError) -> napi::Error<&'static str> {
+pub fn to_js(err: AleError) -> napi::Error<&'static str> {
     napi::Error::new(err.code(), err.to_string())
 }
 
-fn napi_failure(err: napi::Error) -> napi::Error<&'static str> {
+/// A Node-API call failed (the engine is out of memory or shutting down).
+pub fn napi_failure(err: napi::Error) -> napi::Error<&'static str> {
     napi::Error::new("ALE_INVALID_INPUT", err.reason)
+}
+
+/// A JS string created by this module, returned as-is.
+pub struct JsText(sys::napi_value);
+
+impl TypeName for JsText {
+    fn type_name() -> &'static str {
+        "string"
+    }
+    fn value_type() -> ValueType {
+        ValueType::String
+    }
+}
+
+impl ToNapiValue for JsText {
+    unsafe fn to_napi_value(_: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        Ok(val.0)
+    }
 }
 
 /// Buffers one value's operation works in; reused across calls, per thread,
@@ -53,8 +78,13 @@ impl Buffers {
         // SAFETY: forwarded from the caller.
         let range = unsafe { read_utf8(env, value, &mut self.wide, &mut self.input, "plaintext") }
             .map_err(to_js)?;
-        ring.seal_into(&mut self.input[range], ctx, &mut self.aad, &mut self.out)
+        let count = ring
+            .seal_into(&mut self.input[range], ctx, &mut self.aad, &mut self.out)
             .map_err(to_js)?;
+        if count == ring.warn_at() {
+            // SAFETY: the current env.
+            unsafe { warn_iv_budget(env, count) };
+        }
         // SAFETY: the current env; an envelope is ASCII.
         unsafe { ascii_to_js(env, &self.out) }.map_err(napi_failure)
     }
@@ -72,9 +102,7 @@ impl Buffers {
         ctx: &Context<'_>,
     ) -> Result<sys::napi_value> {
         // SAFETY: forwarded from the caller.
-        unsafe { read_utf16(env, value, &mut self.wide, "envelope") }.map_err(to_js)?;
-        ring.open_into(&self.wide[..], ctx, &mut self.aad, &mut self.out)
-            .map_err(to_js)?;
+        unsafe { self.open(env, ring, value, ctx) }?;
         // SAFETY: the current env.
         match unsafe { utf8_to_js(env, &self.out, &mut self.wide) }.map_err(napi_failure)? {
             Some(text) => Ok(text),
@@ -83,6 +111,46 @@ impl Buffers {
                 Err(to_js(keys::not_utf8()))
             }
         }
+    }
+
+    /// Opens the envelope `value` into `self.out`; returns the key index.
+    ///
+    /// # Safety
+    /// `env` and `value` must be valid for the current call.
+    unsafe fn open(
+        &mut self,
+        env: sys::napi_env,
+        ring: &CoreRing,
+        value: sys::napi_value,
+        ctx: &Context<'_>,
+    ) -> Result<usize> {
+        // SAFETY: forwarded from the caller.
+        unsafe { read_utf16(env, value, &mut self.wide, "envelope") }.map_err(to_js)?;
+        ring.open_into(&self.wide[..], ctx, &mut self.aad, &mut self.out)
+            .map_err(to_js)
+    }
+
+    /// The blind index of the JS string `value` under key `key`, as base64url.
+    ///
+    /// # Safety
+    /// `env` and `value` must be valid for the current call.
+    unsafe fn blind_index(
+        &mut self,
+        env: sys::napi_env,
+        ring: &CoreRing,
+        value: sys::napi_value,
+        ctx: &Context<'_>,
+        key: usize,
+    ) -> Result<sys::napi_value> {
+        self.input.clear();
+        // SAFETY: forwarded from the caller.
+        let range = unsafe { read_utf8(env, value, &mut self.wide, &mut self.input, "value") }
+            .map_err(to_js)?;
+        let mac = ring
+            .blind_index(key, &self.input[range], ctx, &mut self.aad)
+            .ok_or_else(|| to_js(AleError::InvalidInput("no key at that index".into())))?;
+        // SAFETY: the current env; base64url is ASCII.
+        unsafe { ascii_to_js(env, envelope::base64url(&mac).as_bytes()) }.map_err(napi_failure)
     }
 
     fn trim(&mut self) {
@@ -104,8 +172,7 @@ thread_local! {
 }
 
 /// Reads and validates the context arguments, then runs `op` with this
-/// thread's buffers. Every operation goes through here, so argument handling
-/// exists once.
+/// thread's buffers.
 fn with_context<T>(
     env: &Env,
     [tenant, collection, field]: [JsString; 3],
@@ -137,192 +204,76 @@ fn with_context<T>(
     })
 }
 
-/// Wraps a string value created in this env.
-fn js_string(env: &Env, value: sys::napi_value) -> Result<JsString<'_>> {
-    // SAFETY: `value` is a string created in `env` during this call.
-    unsafe { JsString::from_napi_value(env.raw(), value) }.map_err(napi_failure)
-}
-
-fn encrypt_with<'env>(
-    env: &'env Env,
-    ring: &CoreRing,
-    plaintext: JsString,
+/// Applies `op` to every element of the JS array `values` and returns a new
+/// array of the results. A failure names the element's index and keeps its code.
+fn map_array(
+    env: &Env,
+    values: Unknown,
     ctx: [JsString; 3],
-) -> Result<JsString<'env>> {
-    // SAFETY: `plaintext` is an argument of the current callback.
-    let value = with_context(env, ctx, |b, c| unsafe {
-        b.encrypt(env.raw(), ring, plaintext.raw(), c)
-    })?;
-    js_string(env, value)
-}
-
-fn decrypt_with<'env>(
-    env: &'env Env,
-    ring: &CoreRing,
-    envelope: JsString,
-    ctx: [JsString; 3],
-) -> Result<JsString<'env>> {
-    // SAFETY: `envelope` is an argument of the current callback.
-    let value = with_context(env, ctx, |b, c| unsafe {
-        b.decrypt(env.raw(), ring, envelope.raw(), c)
-    })?;
-    js_string(env, value)
-}
-
-/// Reads `[primary, ...previous]` from a JS array of strings.
-fn read_secrets(env: &Env, secrets: Unknown) -> Result<Arc<CoreRing>> {
+    mut op: impl FnMut(&mut Buffers, &Context<'_>, sys::napi_value) -> Result<sys::napi_value>,
+) -> Result<Unknown<'static>> {
     let raw = env.raw();
     let (mut is_array, mut len) = (false, 0u32);
-    // SAFETY: `secrets` is an argument of the current call.
-    unsafe { sys::napi_is_array(raw, secrets.raw(), &mut is_array) };
+    // SAFETY: `values` is an argument of the current callback.
+    unsafe { sys::napi_is_array(raw, values.raw(), &mut is_array) };
     if !is_array {
-        return Err(to_js(AleError::InvalidKey {
-            which: "secrets".into(),
-            reason: "must be an array of strings: [primary, ...previous]",
-        }));
+        return Err(to_js(AleError::InvalidInput(
+            "values must be an array of strings".into(),
+        )));
     }
-    // SAFETY: `secrets` is an array.
-    unsafe { sys::napi_get_array_length(raw, secrets.raw(), &mut len) };
-    let mut owned: Vec<(String, Zeroizing<Vec<u8>>)> = Vec::new();
-    for i in 0..len {
-        let label = keys::position_label(i as usize);
-        let mut element = std::ptr::null_mut();
-        // SAFETY: `i` is below the array's length.
-        unsafe { sys::napi_get_element(raw, secrets.raw(), i, &mut element) };
-        let mut bytes = Zeroizing::new(Vec::new());
-        // SAFETY: `element` was just read from the array.
-        if let Err(e) = unsafe {
-            read_utf8(
-                raw,
-                element,
-                &mut Zeroizing::new(Vec::new()),
-                &mut bytes,
-                &label,
-            )
-        } {
-            return Err(to_js(AleError::InvalidKey {
-                which: label,
-                reason: not_a_string(&e),
-            }));
-        }
-        owned.push((label, bytes));
-    }
-    build_ring(owned)
-}
-
-fn not_a_string(e: &AleError) -> &'static str {
-    match e {
-        AleError::InvalidInput(m) if m.contains("surrogate") => "contains a lone UTF-16 surrogate",
-        _ => "must be a string",
-    }
-}
-
-fn build_ring(secrets: Vec<(String, Zeroizing<Vec<u8>>)>) -> Result<Arc<CoreRing>> {
-    let ring = CoreRing::new(secrets.iter().map(|(label, bytes)| Secret {
-        label: label.clone(),
-        bytes,
-    }));
-    ring.map(Arc::new).map_err(to_js)
-}
-
-/// Reads ENCRYPTION_KEY and ENCRYPTION_KEY_PREVIOUS from `vars`, or from
-/// `process.env` when `vars` is undefined or null.
-fn ring_from_env(env: &Env, vars: Option<Unknown>) -> Result<Arc<CoreRing>> {
-    let raw = env.raw();
-    let vars = match vars {
-        Some(v)
-            if !matches!(
-                v.get_type(),
-                Ok(napi::ValueType::Undefined | napi::ValueType::Null)
-            ) =>
-        {
-            v.raw()
-        }
-        _ => process_env(raw).map_err(napi_failure)?,
-    };
-    let primary = get_string_property(raw, vars, "ENCRYPTION_KEY")?;
-    let Some(primary) = primary.filter(|p| !p.is_empty()) else {
-        return Err(to_js(AleError::InvalidKey {
-            which: "ENCRYPTION_KEY".into(),
-            reason: "is not set; set it to a secret of at least 32 bytes \
-                     (for example `openssl rand -base64 48`)",
-        }));
-    };
-    let mut secrets = vec![("ENCRYPTION_KEY".to_string(), primary)];
-    if let Some(previous) = get_string_property(raw, vars, "ENCRYPTION_KEY_PREVIOUS")? {
-        for (i, part) in previous
-            .split(|&b| b == b',')
-            .filter(|p| !p.is_empty())
-            .enumerate()
-        {
-            secrets.push((
-                format!("ENCRYPTION_KEY_PREVIOUS[{i}]"),
-                Zeroizing::new(part.to_vec()),
-            ));
-        }
-    }
-    build_ring(secrets)
-}
-
-fn process_env(env: sys::napi_env) -> napi::Result<sys::napi_value> {
-    let mut global = std::ptr::null_mut();
-    let (mut process, mut vars) = (std::ptr::null_mut(), std::ptr::null_mut());
-    // SAFETY: plain property reads on the global object of the current env.
-    unsafe {
-        napi::check_status!(sys::napi_get_global(env, &mut global))?;
-        napi::check_status!(sys::napi_get_named_property(
-            env,
-            global,
-            c"process".as_ptr(),
-            &mut process
-        ))?;
-        napi::check_status!(sys::napi_get_named_property(
-            env,
-            process,
-            c"env".as_ptr(),
-            &mut vars
-        ))?;
-    }
-    Ok(vars)
-}
-
-/// `vars[name]` as bytes, `None` when undefined; `ALE_INVALID_KEY` when not a string.
-fn get_string_property(
-    env: sys::napi_env,
-    vars: sys::napi_value,
-    name: &'static str,
-) -> Result<Option<Zeroizing<Vec<u8>>>> {
-    let mut value = std::ptr::null_mut();
-    let key =
-        std::ffi::CString::new(name).map_err(|_| to_js(AleError::InvalidInput("name".into())))?;
-    // SAFETY: `vars` is an object value of the current call.
-    let status = unsafe { sys::napi_get_named_property(env, vars, key.as_ptr(), &mut value) };
-    let invalid = || {
-        to_js(AleError::InvalidKey {
-            which: name.into(),
-            reason: "must be a string",
+    // SAFETY: `values` is an array.
+    unsafe { sys::napi_get_array_length(raw, values.raw(), &mut len) };
+    with_context(env, ctx, |buffers, context| {
+        let mut result = std::ptr::null_mut();
+        // SAFETY: creating an array in the current env.
+        napi::check_status!(unsafe {
+            sys::napi_create_array_with_length(raw, len as usize, &mut result)
         })
-    };
-    if status != sys::Status::napi_ok {
-        return Err(invalid());
-    }
-    // SAFETY: `value` was just read.
-    if unsafe { convert::type_name(env, value) } == "undefined" {
-        return Ok(None);
-    }
-    let mut bytes = Zeroizing::new(Vec::new());
-    // SAFETY: as above.
+        .map_err(napi_failure)?;
+        for i in 0..len {
+            let mut element = std::ptr::null_mut();
+            // SAFETY: `i` is below the array's length.
+            unsafe { sys::napi_get_element(raw, values.raw(), i, &mut element) };
+            let value = op(buffers, context, element).map_err(|mut e| {
+                e.reason = format!("values[{i}]: {}", e.reason);
+                e
+            })?;
+            // SAFETY: `result` is an array of length `len`.
+            unsafe { sys::napi_set_element(raw, result, i, value) };
+        }
+        // SAFETY: `result` was created in this env.
+        Ok(unsafe { Unknown::from_raw_unchecked(raw, result) })
+    })
+}
+
+/// Tells the process, through Node's standard warning channel, that the
+/// primary key has done `count` encryptions in this process.
+///
+/// # Safety
+/// `env` must be valid for the current call.
+unsafe fn warn_iv_budget(env: sys::napi_env, count: u64) {
+    let message = format!(
+        "@sveltycms/ale: the primary key has encrypted {count} values in this process; AES-GCM \
+         with random IVs allows 2^32 per key across all processes. Rotate ENCRYPTION_KEY soon."
+    );
+    let mut global = std::ptr::null_mut();
+    let (mut process, mut emit) = (std::ptr::null_mut(), std::ptr::null_mut());
+    let mut args = [std::ptr::null_mut(); 3];
+    // SAFETY: plain property reads and a call in the current env; a failure
+    // only means no warning is shown, never a failed encryption.
     unsafe {
-        read_utf8(
-            env,
-            value,
-            &mut Zeroizing::new(Vec::new()),
-            &mut bytes,
-            name,
-        )
+        sys::napi_get_global(env, &mut global);
+        sys::napi_get_named_property(env, global, c"process".as_ptr(), &mut process);
+        sys::napi_get_named_property(env, process, c"emitWarning".as_ptr(), &mut emit);
+        for (slot, text) in args
+            .iter_mut()
+            .zip([message.as_str(), "AleWarning", "ALE_IV_BUDGET"])
+        {
+            sys::napi_create_string_utf8(env, text.as_ptr().cast(), text.len() as isize, slot);
+        }
+        let mut ignored = std::ptr::null_mut();
+        sys::napi_call_function(env, process, emit, 3, args.as_ptr(), &mut ignored);
     }
-    .map_err(|_| invalid())?;
-    Ok(Some(bytes))
 }
 
 /// A set of AES-256-GCM keys: the primary encrypts, every key decrypts
@@ -365,16 +316,17 @@ impl KeyRing {
     /// Encrypts `plaintext` under the primary key, bound to
     /// `tenantId:collectionId:fieldName`. Returns `v1:<iv>:<tag>:<ciphertext>`.
     #[napi(
+        ts_return_type = "string",
         ts_args_type = "plaintext: string, tenantId: string, collectionId: string, fieldName: string"
     )]
-    pub fn encrypt<'env>(
+    pub fn encrypt(
         &self,
-        env: &'env Env,
+        env: &Env,
         plaintext: JsString,
         tenant_id: JsString,
         collection_id: JsString,
         field_name: JsString,
-    ) -> Result<JsString<'env>> {
+    ) -> Result<JsText> {
         encrypt_with(
             env,
             &self.inner,
@@ -386,22 +338,190 @@ impl KeyRing {
     /// Decrypts an envelope written for the same tenant, collection and field.
     /// Throws `ALE_MALFORMED_ENVELOPE`, `ALE_UNSUPPORTED_VERSION` or `ALE_AUTH_FAILED`.
     #[napi(
+        ts_return_type = "string",
         ts_args_type = "envelope: string, tenantId: string, collectionId: string, fieldName: string"
     )]
-    pub fn decrypt<'env>(
+    pub fn decrypt(
         &self,
-        env: &'env Env,
+        env: &Env,
         envelope: JsString,
         tenant_id: JsString,
         collection_id: JsString,
         field_name: JsString,
-    ) -> Result<JsString<'env>> {
+    ) -> Result<JsText> {
         decrypt_with(
             env,
             &self.inner,
             envelope,
             [tenant_id, collection_id, field_name],
         )
+    }
+
+    /// Encrypts every string of `plaintexts` with one context, in one call.
+    #[napi(
+        ts_args_type = "plaintexts: string[], tenantId: string, collectionId: string, fieldName: string",
+        ts_return_type = "string[]"
+    )]
+    pub fn encrypt_many(
+        &self,
+        env: &Env,
+        plaintexts: Unknown,
+        tenant_id: JsString,
+        collection_id: JsString,
+        field_name: JsString,
+    ) -> Result<Unknown<'static>> {
+        let raw = env.raw();
+        map_array(
+            env,
+            plaintexts,
+            [tenant_id, collection_id, field_name],
+            |b, ctx, v| {
+                // SAFETY: `v` is an element of an argument array.
+                unsafe { b.encrypt(raw, &self.inner, v, ctx) }
+            },
+        )
+    }
+
+    /// Decrypts every envelope of `envelopes` with one context, in one call.
+    /// Throws on the first failure, naming its index (`values[3]: …`).
+    #[napi(
+        ts_args_type = "envelopes: string[], tenantId: string, collectionId: string, fieldName: string",
+        ts_return_type = "string[]"
+    )]
+    pub fn decrypt_many(
+        &self,
+        env: &Env,
+        envelopes: Unknown,
+        tenant_id: JsString,
+        collection_id: JsString,
+        field_name: JsString,
+    ) -> Result<Unknown<'static>> {
+        let raw = env.raw();
+        map_array(
+            env,
+            envelopes,
+            [tenant_id, collection_id, field_name],
+            |b, ctx, v| {
+                // SAFETY: `v` is an element of an argument array.
+                unsafe { b.decrypt(raw, &self.inner, v, ctx) }
+            },
+        )
+    }
+
+    /// `encrypt` on the libuv thread pool, for large values that should not
+    /// block the event loop. The value is copied before the promise is returned.
+    #[napi(
+        ts_args_type = "plaintext: string, tenantId: string, collectionId: string, fieldName: string",
+        ts_return_type = "Promise<string>"
+    )]
+    pub fn encrypt_async(
+        &self,
+        env: &Env,
+        plaintext: JsString,
+        tenant_id: JsString,
+        collection_id: JsString,
+        field_name: JsString,
+    ) -> Result<AsyncTask<Job>> {
+        Job::prepare(
+            env,
+            &self.inner,
+            plaintext,
+            [tenant_id, collection_id, field_name],
+            Op::Seal,
+        )
+    }
+
+    /// `decrypt` on the libuv thread pool, for large values.
+    #[napi(
+        ts_args_type = "envelope: string, tenantId: string, collectionId: string, fieldName: string",
+        ts_return_type = "Promise<string>"
+    )]
+    pub fn decrypt_async(
+        &self,
+        env: &Env,
+        envelope: JsString,
+        tenant_id: JsString,
+        collection_id: JsString,
+        field_name: JsString,
+    ) -> Result<AsyncTask<Job>> {
+        Job::prepare(
+            env,
+            &self.inner,
+            envelope,
+            [tenant_id, collection_id, field_name],
+            Op::Open,
+        )
+    }
+
+    /// The keyed blind index of `value` in this context under the primary key:
+    /// 43 base64url characters. Equal values give equal indexes, so a column
+    /// of them supports exact-match lookups without decrypting anything.
+    #[napi(
+        ts_return_type = "string",
+        ts_args_type = "value: string, tenantId: string, collectionId: string, fieldName: string"
+    )]
+    pub fn blind_index(
+        &self,
+        env: &Env,
+        value: JsString,
+        tenant_id: JsString,
+        collection_id: JsString,
+        field_name: JsString,
+    ) -> Result<JsText> {
+        let ctx = [tenant_id, collection_id, field_name];
+        // SAFETY: `value` is an argument of the current callback.
+        with_context(env, ctx, |b, c| unsafe {
+            b.blind_index(env.raw(), &self.inner, value.raw(), c, 0)
+        })
+        .map(JsText)
+    }
+
+    /// The blind index of `value` under every key, primary first: query with
+    /// `inArray(column, ring.blindIndexes(...))` while a rotation is rebuilding indexes.
+    #[napi(
+        ts_args_type = "value: string, tenantId: string, collectionId: string, fieldName: string",
+        ts_return_type = "string[]"
+    )]
+    pub fn blind_indexes(
+        &self,
+        env: &Env,
+        value: JsString,
+        tenant_id: JsString,
+        collection_id: JsString,
+        field_name: JsString,
+    ) -> Result<Vec<JsText>> {
+        let ctx = [tenant_id, collection_id, field_name];
+        with_context(env, ctx, |b, c| {
+            (0..self.inner.len())
+                .map(|k| {
+                    // SAFETY: `value` is an argument of the current callback.
+                    unsafe { b.blind_index(env.raw(), &self.inner, value.raw(), c, k) }.map(JsText)
+                })
+                .collect()
+        })
+    }
+
+    /// Which key of the ring opens `envelope` (0 = primary). A value greater
+    /// than 0 needs re-encryption under the primary. Throws like `decrypt`.
+    #[napi(
+        ts_args_type = "envelope: string, tenantId: string, collectionId: string, fieldName: string"
+    )]
+    pub fn key_index(
+        &self,
+        env: &Env,
+        envelope: JsString,
+        tenant_id: JsString,
+        collection_id: JsString,
+        field_name: JsString,
+    ) -> Result<u32> {
+        let ctx = [tenant_id, collection_id, field_name];
+        let index = with_context(env, ctx, |b, c| {
+            // SAFETY: `envelope` is an argument of the current callback.
+            let index = unsafe { b.open(env.raw(), &self.inner, envelope.raw(), c) };
+            zeroize::Zeroize::zeroize(&mut b.out);
+            index
+        })?;
+        Ok(u32::try_from(index).unwrap_or(u32::MAX))
     }
 
     /// Number of keys in the ring, primary included.
@@ -423,6 +543,161 @@ impl KeyRing {
             })
             .collect()
     }
+
+    /// Sets after how many encryptions under the primary key (in this
+    /// process) the ring emits a process warning with code `ALE_IV_BUDGET`.
+    /// Default: 2^30, a quarter of the 2^32 limit for random 96-bit IVs.
+    #[napi]
+    pub fn set_iv_budget_warning(&self, encryptions: f64) -> Result<()> {
+        if !(encryptions.is_finite() && encryptions >= 1.0) {
+            return Err(to_js(AleError::InvalidInput(
+                "encryptions must be a positive number".into(),
+            )));
+        }
+        // Saturating float-to-int conversion; counts beyond 2^53 are moot.
+        #[allow(clippy::cast_possible_truncation)]
+        self.inner.set_warn_at(encryptions as u64);
+        Ok(())
+    }
+}
+
+fn encrypt_with(
+    env: &Env,
+    ring: &CoreRing,
+    plaintext: JsString,
+    ctx: [JsString; 3],
+) -> Result<JsText> {
+    // SAFETY: `plaintext` is an argument of the current callback.
+    with_context(env, ctx, |b, c| unsafe {
+        b.encrypt(env.raw(), ring, plaintext.raw(), c)
+    })
+    .map(JsText)
+}
+
+fn decrypt_with(
+    env: &Env,
+    ring: &CoreRing,
+    envelope: JsString,
+    ctx: [JsString; 3],
+) -> Result<JsText> {
+    // SAFETY: `envelope` is an argument of the current callback.
+    with_context(env, ctx, |b, c| unsafe {
+        b.decrypt(env.raw(), ring, envelope.raw(), c)
+    })
+    .map(JsText)
+}
+
+/// What an async job does.
+#[derive(Clone, Copy)]
+pub enum Op {
+    Seal,
+    Open,
+}
+
+/// An encryption or decryption on the thread pool. Its input is copied out
+/// of the JS heap on the main thread; `compute` calls the same core functions
+/// as the sync path.
+pub struct Job {
+    ring: Arc<CoreRing>,
+    op: Op,
+    context: [String; 3],
+    bytes: Zeroizing<Vec<u8>>,
+    units: Vec<u16>,
+}
+
+impl Job {
+    fn prepare(
+        env: &Env,
+        ring: &Arc<CoreRing>,
+        value: JsString,
+        ctx: [JsString; 3],
+        op: Op,
+    ) -> Result<AsyncTask<Job>> {
+        let raw = env.raw();
+        let mut job = Job {
+            ring: ring.clone(),
+            op,
+            context: Default::default(),
+            bytes: Zeroizing::new(Vec::new()),
+            units: Vec::new(),
+        };
+        with_context(env, ctx, |_, c| {
+            job.context = c.parts().map(str::to_owned);
+            Ok(())
+        })?;
+        match op {
+            // SAFETY: `value` is an argument of the current callback.
+            Op::Seal => unsafe {
+                read_utf8(
+                    raw,
+                    value.raw(),
+                    &mut job.units,
+                    &mut job.bytes,
+                    "plaintext",
+                )
+            }
+            .map(drop),
+            Op::Open => {
+                // SAFETY: as above.
+                unsafe { read_utf16(raw, value.raw(), &mut job.units, "envelope") }.map(drop)
+            }
+        }
+        .map_err(to_js)?;
+        if matches!(op, Op::Seal) {
+            zeroize::Zeroize::zeroize(&mut job.units);
+        }
+        Ok(AsyncTask::new(job))
+    }
+}
+
+impl Task for Job {
+    type Output = std::result::Result<Zeroizing<Vec<u8>>, AleError>;
+    type JsValue = JsText;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        let [t, c, f] = &self.context;
+        let mut run = || -> std::result::Result<Zeroizing<Vec<u8>>, AleError> {
+            let ctx = Context::new(t, c, f)?;
+            let (mut aad, mut out) = (Vec::new(), Zeroizing::new(Vec::new()));
+            match self.op {
+                Op::Seal => self
+                    .ring
+                    .seal_into(&mut self.bytes, &ctx, &mut aad, &mut out)
+                    .map(drop)?,
+                Op::Open => self
+                    .ring
+                    .open_into(&self.units[..], &ctx, &mut aad, &mut out)
+                    .map(drop)?,
+            }
+            Ok(out)
+        };
+        Ok(run())
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<JsText> {
+        let raw = env.raw();
+        let created = match output {
+            // SAFETY: the current env; an envelope is ASCII.
+            Ok(out) if matches!(self.op, Op::Seal) => unsafe { ascii_to_js(raw, &out) }.map(Some),
+            // SAFETY: the current env.
+            Ok(out) => unsafe { utf8_to_js(raw, &out, &mut Vec::new()) },
+            Err(e) => return Err(coded_rejection(&env, e)),
+        }?;
+        created
+            .map(JsText)
+            .ok_or_else(|| coded_rejection(&env, keys::not_utf8()))
+    }
+}
+
+/// Rejects a promise with an `Error` carrying the `ALE_*` code. napi-rs's
+/// task errors are `Status`-typed, so the JS error is built here and handed
+/// over by reference, which napi-rs rejects with unchanged.
+fn coded_rejection(env: &Env, err: AleError) -> napi::Error {
+    let js = to_js(err);
+    // SAFETY: the current env (the task's completion callback).
+    let value = unsafe { napi::bindgen_prelude::JsError::from(js).into_value(env.raw()) };
+    // SAFETY: `value` is an Error object created in this env just now.
+    napi::Error::from(unsafe { Unknown::from_raw_unchecked(env.raw(), value) })
 }
 
 static GLOBAL_RING: RwLock<Option<Arc<CoreRing>>> = RwLock::new(None);
@@ -443,9 +718,7 @@ fn with_global<T>(f: impl FnOnce(&CoreRing) -> Result<T>) -> Result<T> {
 #[napi(ts_args_type = "secrets?: string[]")]
 pub fn init_key_ring(env: Env, secrets: Option<Unknown>) -> Result<()> {
     let ring = match secrets {
-        Some(s) if !matches!(s.get_type(), Ok(napi::ValueType::Undefined)) => {
-            read_secrets(&env, s)?
-        }
+        Some(s) if !matches!(s.get_type(), Ok(ValueType::Undefined)) => read_secrets(&env, s)?,
         _ => ring_from_env(&env, None)?,
     };
     *GLOBAL_RING
@@ -456,28 +729,71 @@ pub fn init_key_ring(env: Env, secrets: Option<Unknown>) -> Result<()> {
 
 /// Encrypts with the process-wide ring. Throws `ALE_NOT_INITIALIZED` before `initKeyRing()`.
 #[napi(
+    ts_return_type = "string",
     ts_args_type = "plaintext: string, tenantId: string, collectionId: string, fieldName: string"
 )]
-pub fn encrypt<'env>(
-    env: &'env Env,
+pub fn encrypt(
+    env: &Env,
     plaintext: JsString,
     tenant_id: JsString,
     collection_id: JsString,
     field_name: JsString,
-) -> Result<JsString<'env>> {
+) -> Result<JsText> {
     with_global(|ring| encrypt_with(env, ring, plaintext, [tenant_id, collection_id, field_name]))
 }
 
 /// Decrypts with the process-wide ring. Throws `ALE_NOT_INITIALIZED` before `initKeyRing()`.
 #[napi(
+    ts_return_type = "string",
     ts_args_type = "envelope: string, tenantId: string, collectionId: string, fieldName: string"
 )]
-pub fn decrypt<'env>(
-    env: &'env Env,
+pub fn decrypt(
+    env: &Env,
     envelope: JsString,
     tenant_id: JsString,
     collection_id: JsString,
     field_name: JsString,
-) -> Result<JsString<'env>> {
+) -> Result<JsText> {
     with_global(|ring| decrypt_with(env, ring, envelope, [tenant_id, collection_id, field_name]))
+}
+
+/// The blind index of `value` under the process-wide ring's primary key.
+#[napi(
+    ts_return_type = "string",
+    ts_args_type = "value: string, tenantId: string, collectionId: string, fieldName: string"
+)]
+pub fn blind_index(
+    env: &Env,
+    value: JsString,
+    tenant_id: JsString,
+    collection_id: JsString,
+    field_name: JsString,
+) -> Result<JsText> {
+    let ctx = [tenant_id, collection_id, field_name];
+    with_global(|ring| {
+        // SAFETY: `value` is an argument of the current callback.
+        with_context(env, ctx, |b, c| unsafe {
+            b.blind_index(env.raw(), ring, value.raw(), c, 0)
+        })
+        .map(JsText)
+    })
+}
+
+/// Whether the process-wide ring has been initialized.
+#[napi]
+pub fn is_key_ring_initialized() -> bool {
+    GLOBAL_RING
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .is_some()
+}
+
+/// Whether `value` is a well-formed envelope of a supported version (no key
+/// needed, nothing decrypted). Used to tell legacy plaintext from envelopes.
+#[napi(ts_args_type = "value: unknown")]
+pub fn is_envelope(env: &Env, value: Unknown) -> bool {
+    let mut wide = Vec::new();
+    // SAFETY: `value` is an argument of the current callback.
+    unsafe { read_utf16(env.raw(), value.raw(), &mut wide, "value") }.is_ok()
+        && CoreRing::check_envelope(&wide[..]).is_ok()
 }

@@ -3,3 +3,4 @@
 
 mod binding;
 mod convert;
+mod secrets;

@@ -27,6 +27,11 @@ impl<'a> Context<'a> {
         })
     }
 
+    /// `[tenant, collection, field]`.
+    pub fn parts(&self) -> [&'a str; 3] {
+        [self.tenant, self.collection, self.field]
+    }
+
     /// Writes the AAD (`tenant:collection:field`) into `out`, replacing its contents.
     pub fn write_aad(&self, out: &mut Vec<u8>) {
         out.clear();

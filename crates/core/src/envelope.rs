@@ -179,6 +179,19 @@ pub fn parse<C: CodeUnit>(envelope: &[C]) -> Result<Parts<'_, C>> {
     Ok(parts)
 }
 
+/// Checks the ciphertext part without decoding it into memory we keep.
+pub fn check_ciphertext<C: CodeUnit>(b64: &[C]) -> Result<()> {
+    decode_ciphertext(b64, &mut Vec::new())
+}
+
+/// Unpadded base64url of `bytes`.
+pub fn base64url(bytes: &[u8]) -> String {
+    let mut out = Vec::new();
+    encode_append(bytes, &mut out);
+    // base64url output is ASCII.
+    out.into_iter().map(char::from).collect()
+}
+
 /// Decodes the ciphertext part into `out` (replacing its contents).
 pub fn decode_ciphertext<C: CodeUnit>(b64: &[C], out: &mut Vec<u8>) -> Result<()> {
     out.clear();

@@ -9,6 +9,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use hkdf::Hkdf;
+use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
@@ -20,6 +21,10 @@ use crate::iv;
 
 /// HKDF info of the field-encryption key.
 pub const INFO_FIELD_AT_REST: &[u8] = b"sveltycms-field-at-rest";
+/// HKDF info of the blind-index (HMAC) key: a different key from the same secret.
+pub const INFO_BLIND_INDEX: &[u8] = b"sveltycms-blind-index";
+/// Length of a blind index in bytes (HMAC-SHA-256), before base64url.
+pub const BLIND_INDEX_LEN: usize = 32;
 /// Shortest secret accepted, in UTF-8 bytes.
 pub const MIN_SECRET_LEN: usize = 32;
 
@@ -61,13 +66,20 @@ impl fmt::Debug for DerivedKey {
 /// One key of the ring and how often it has encrypted.
 struct RingKey {
     aead: AeadKey,
+    index_key: DerivedKey,
     encryptions: AtomicU64,
 }
 
 /// The keys a process encrypts and decrypts with.
 pub struct KeyRing {
     keys: Vec<RingKey>,
+    warn_at: AtomicU64,
 }
+
+/// NIST SP 800-38D: at most 2^32 encryptions under one key with random 96-bit IVs.
+pub const IV_BUDGET: u64 = 1 << 32;
+/// Default count at which the addon warns: a quarter of the budget.
+pub const DEFAULT_WARN_AT: u64 = IV_BUDGET / 4;
 
 /// A labelled secret: the label says which one it is in error messages
 /// (`"secret #0"`, `"ENCRYPTION_KEY"`), the bytes never appear anywhere.
@@ -98,6 +110,7 @@ impl KeyRing {
             let derived = DerivedKey::derive(secret.bytes, INFO_FIELD_AT_REST);
             keys.push(RingKey {
                 aead: AeadKey::new(derived.expose()),
+                index_key: DerivedKey::derive(secret.bytes, INFO_BLIND_INDEX),
                 encryptions: AtomicU64::new(0),
             });
         }
@@ -107,7 +120,10 @@ impl KeyRing {
                 reason: "has no secret; pass at least one (the primary) or set ENCRYPTION_KEY",
             });
         }
-        Ok(Self { keys })
+        Ok(Self {
+            keys,
+            warn_at: AtomicU64::new(DEFAULT_WARN_AT),
+        })
     }
 
     /// Convenience for Rust callers: secrets labelled by position.
@@ -128,22 +144,33 @@ impl KeyRing {
         self.keys.is_empty()
     }
 
+    /// The primary key's encryption count at which callers should warn.
+    pub fn warn_at(&self) -> u64 {
+        self.warn_at.load(Ordering::Relaxed)
+    }
+
+    /// Sets the count at which [`KeyRing::seal_into`] reports the budget warning.
+    pub fn set_warn_at(&self, count: u64) {
+        self.warn_at.store(count, Ordering::Relaxed);
+    }
+
     /// Encrypts `plaintext` in place under the primary key and writes the
-    /// envelope into `out`. `plaintext` holds ciphertext afterwards.
+    /// envelope into `out`. `plaintext` holds ciphertext afterwards. Returns
+    /// the primary key's encryption count including this one.
     pub fn seal_into(
         &self,
         plaintext: &mut [u8],
         ctx: &Context<'_>,
         aad: &mut Vec<u8>,
         out: &mut Vec<u8>,
-    ) -> Result<()> {
+    ) -> Result<u64> {
         ctx.write_aad(aad);
         let iv = iv::next_iv()?;
         let primary = &self.keys[0];
         let tag = primary.aead.seal_in_place(&iv, aad, plaintext)?;
-        primary.encryptions.fetch_add(1, Ordering::Relaxed);
+        let count = primary.encryptions.fetch_add(1, Ordering::Relaxed) + 1;
         envelope::write(out, &iv, &tag, plaintext);
-        Ok(())
+        Ok(count)
     }
 
     /// Opens `envelope` into `out` (the plaintext bytes) and returns the index
@@ -170,6 +197,36 @@ impl KeyRing {
         }
         out.clear();
         Err(AleError::AuthFailed)
+    }
+
+    /// Checks that `envelope` is a well-formed envelope of a supported
+    /// version, without any key: the same checks as decryption, minus the tag.
+    pub fn check_envelope<C: CodeUnit>(envelope: &[C]) -> Result<()> {
+        let parts = envelope::parse(envelope)?;
+        envelope::check_ciphertext(parts.ciphertext_b64)
+    }
+
+    /// The keyed blind index of `value` under key `index` (0 = primary):
+    /// HMAC-SHA-256 over `tenant:collection:field:value`, with a key derived
+    /// from the secret with its own HKDF info. Equal values in the same
+    /// context have equal indexes; nothing else about the value is revealed.
+    pub fn blind_index(
+        &self,
+        index: usize,
+        value: &[u8],
+        ctx: &Context<'_>,
+        aad: &mut Vec<u8>,
+    ) -> Option<[u8; BLIND_INDEX_LEN]> {
+        let key = self.keys.get(index)?;
+        ctx.write_aad(aad);
+        let mut mac = match Hmac::<Sha256>::new_from_slice(key.index_key.expose()) {
+            Ok(m) => m,
+            Err(_) => unreachable!("HMAC accepts any key length"),
+        };
+        mac.update(aad);
+        mac.update(b":");
+        mac.update(value);
+        Some(mac.finalize().into_bytes().into())
     }
 
     /// String-in, string-out encryption (allocates; the binding uses `seal_into`).
@@ -295,6 +352,43 @@ mod tests {
         assert!(KeyRing::from_secrets(&["a".repeat(32)]).is_ok());
         assert!(KeyRing::from_secrets(&["a".repeat(31)]).is_err());
         assert!(KeyRing::from_secrets(&["é".repeat(16)]).is_ok());
+    }
+
+    #[test]
+    fn blind_index_is_keyed_and_bound_to_context() {
+        let ring = KeyRing::from_secrets(&[S1, S2]).expect("ring");
+        let mut aad = Vec::new();
+        let a = ring
+            .blind_index(0, b"alice@example.com", &ctx(), &mut aad)
+            .expect("primary");
+        assert_eq!(
+            ring.blind_index(0, b"alice@example.com", &ctx(), &mut aad),
+            Some(a)
+        );
+        assert_ne!(
+            ring.blind_index(0, b"bob@example.com", &ctx(), &mut aad),
+            Some(a)
+        );
+        assert_ne!(
+            ring.blind_index(1, b"alice@example.com", &ctx(), &mut aad),
+            Some(a)
+        );
+        let other = Context::new("t2", "users", "email").expect("valid");
+        assert_ne!(
+            ring.blind_index(0, b"alice@example.com", &other, &mut aad),
+            Some(a)
+        );
+        assert_eq!(ring.blind_index(2, b"x", &ctx(), &mut aad), None);
+        // an independent HMAC over the documented message
+        let key = DerivedKey::derive(S1.as_bytes(), INFO_BLIND_INDEX);
+        let mut mac = Hmac::<Sha256>::new_from_slice(key.expose()).expect("key");
+        mac.update(b"t1:users:email:alice@example.com");
+        assert_eq!(a, <[u8; 32]>::from(mac.finalize().into_bytes()));
+        // and it is not the encryption key
+        assert_ne!(
+            key.expose(),
+            DerivedKey::derive(S1.as_bytes(), INFO_FIELD_AT_REST).expose()
+        );
     }
 
     #[test]
