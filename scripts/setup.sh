@@ -6,7 +6,8 @@
 #      the npm registry in an install script we run explicitly;
 #   3. better-sqlite3, built from source against Node 24's own headers
 #      (no prebuilt download is needed);
-#   4. the addon itself, in release mode, when a Rust source is newer.
+#   4. the Drizzle layer (TypeScript → dist/esm, dist/cjs) and the addon
+#      itself, in release mode, when a source is newer than its output.
 # It never installs system packages: see scripts/services.sh for databases.
 set -eu
 cd "$(dirname "$0")/.."
@@ -33,6 +34,11 @@ fi
 if [ -d node_modules/better-sqlite3 ] && [ ! -f node_modules/better-sqlite3/build/Release/better_sqlite3.node ]; then
   log "building better-sqlite3 from source against Node $(node --version) (about a minute)"
   npm_config_nodedir="$PWD/$node_home" npm rebuild better-sqlite3 --ignore-scripts=false --loglevel=error
+fi
+
+if [ ! -f dist/esm/index.js ] || [ -n "$(find ts tsconfig.json tsconfig.cjs.json -newer dist/esm/index.js -type f 2>/dev/null | head -n 1)" ]; then
+  log "building the Drizzle layer (tsc, ESM + CJS)"
+  node scripts/build-ts.mjs
 fi
 
 addon=ale.linux-x64-gnu.node

@@ -1,0 +1,248 @@
+// The Drizzle integration contract, run against every dialect's real database.
+// A dialect test file supplies its module, its table builders, a connected
+// Drizzle `db`, and a `reset()` that (re)creates the tables.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { eq, sql } from 'drizzle-orm';
+import { ale, SECRET, OLD_SECRET } from './helpers.mjs';
+
+/**
+ * @param {object} d
+ * @param {string} d.name
+ * @param {any} d.mod            the '@sveltycms/ale/drizzle/<dialect>' module
+ * @param {(mod: any, rings: object) => object} d.schema  returns { users, posts, legacyUsers, rotatingUsers }
+ * @param {() => Promise<{ db: any, reset: () => Promise<void>, close: () => Promise<void> | void }>} d.connect
+ */
+export function drizzleSuite(d) {
+  const { mod } = d;
+  const newRing = new ale.KeyRing([SECRET, OLD_SECRET]);
+  const oldRing = new ale.KeyRing([OLD_SECRET]);
+  const t = d.schema(mod, { newRing });
+  const { users, posts, legacyUsers, rotatingUsers } = t;
+  let db;
+  let conn;
+
+  const codeOf = async (promise) => {
+    try {
+      await promise;
+    } catch (e) {
+      return e.code;
+    }
+    return 'no error';
+  };
+  const raw = (table, column, id) => db.select({ v: sql`${column}` }).from(table).where(eq(table.id, id)).then((r) => r[0]?.v);
+  const setRaw = (table, column, id, value) =>
+    db.update(table).set({ [Object.entries(table).find(([, c]) => c === column)[0]]: sql`${value}` }).where(eq(table.id, id));
+  const count = (table) => db.select({ n: sql`count(*)` }).from(table).then((r) => Number(r[0].n));
+
+  describe(`drizzle ${d.name}`, () => {
+    before(async () => {
+      ale.initKeyRing([SECRET]);
+      conn = await d.connect();
+      db = conn.db;
+    });
+    after(async () => {
+      await conn?.close();
+    });
+
+    test('round trip: text, JSON, and NULL stays NULL', async () => {
+      await conn.reset();
+      const profile = { name: 'Zoë', tags: ['a', 'b'], n: 1.5, nested: { ok: true }, lone: 'a\uD800b' };
+      await withTenant('t1', () => db.insert(users).values({ id: 1, tenantId: 't1', email: 'zoe@example.com', emailIndex: 'zoe@example.com', profile }));
+      await withTenant('t1', () => db.insert(users).values({ id: 2, tenantId: 't1', email: null, emailIndex: null, profile: null }));
+      const rows = await withTenant('t1', () => db.select().from(users).orderBy(users.id));
+      assert.equal(rows[0].email, 'zoe@example.com');
+      assert.deepEqual(rows[0].profile, profile);
+      assert.equal(rows[1].email, null);
+      assert.equal(rows[1].profile, null);
+      assert.equal(await raw(users, users.email, 2), null);
+    });
+
+    test('what the database holds is a v1 envelope that the core decrypts with tenant:collection:field', async () => {
+      const stored = await raw(users, users.email, 1);
+      assert.match(stored, /^v1:[\w-]{16}:[\w-]{22}:[\w-]+$/);
+      assert.ok(!stored.includes('zoe'));
+      assert.equal(new ale.KeyRing([SECRET]).decrypt(stored, 't1', 'users', 'email'), 'zoe@example.com');
+    });
+
+    test('two tenants in one table: each reads its own rows, and only those', async () => {
+      await conn.reset();
+      await withTenant('acme', () => db.insert(users).values({ id: 1, tenantId: 'acme', email: 'a@acme.test' }));
+      await withTenant('globex', () => db.insert(users).values({ id: 2, tenantId: 'globex', email: 'b@globex.test' }));
+      const acme = await withTenant('acme', () => db.select().from(users).where(eq(users.tenantId, 'acme')));
+      assert.deepEqual(acme.map((r) => r.email), ['a@acme.test']);
+      const globex = await withTenant('globex', () => db.select().from(users).where(eq(users.tenantId, 'globex')));
+      assert.deepEqual(globex.map((r) => r.email), ['b@globex.test']);
+      // reading the other tenant's row in the wrong scope fails, it never leaks
+      assert.equal(await codeOf(withTenant('acme', () => db.select().from(users).where(eq(users.id, 2)))), 'ALE_AUTH_FAILED');
+    });
+
+    test('relocation: a ciphertext copied to another tenant, column or table fails with ALE_AUTH_FAILED', async () => {
+      const acmeEmail = await raw(users, users.email, 1);
+      await setRaw(users, users.email, 2, acmeEmail); // into globex's row
+      assert.equal(await codeOf(withTenant('globex', () => db.select().from(users).where(eq(users.id, 2)))), 'ALE_AUTH_FAILED');
+      await conn.reset();
+      await withTenant('acme', () => db.insert(users).values({ id: 1, tenantId: 'acme', email: 'a@acme.test', profile: { x: 1 } }));
+      const email = await raw(users, users.email, 1);
+      await setRaw(users, users.profile, 1, email); // into another column
+      assert.equal(await codeOf(withTenant('acme', () => db.select().from(users))), 'ALE_AUTH_FAILED');
+      await withTenant('acme', () => db.insert(posts).values({ id: 1, tenantId: 'acme', secret: 'post secret' }));
+      await setRaw(posts, posts.secret, 1, email); // into another table
+      assert.equal(await codeOf(withTenant('acme', () => db.select().from(posts))), 'ALE_AUTH_FAILED');
+    });
+
+    test('the error names the column and collection', async () => {
+      try {
+        await withTenant('acme', () => db.select().from(posts));
+        assert.fail('expected a failure');
+      } catch (e) {
+        assert.equal(e.code, 'ALE_AUTH_FAILED');
+        assert.match(e.message, /column "secret".*collection "posts"/);
+      }
+    });
+
+    test('no tenant, no write: ALE_INVALID_CONTEXT before anything is written', async () => {
+      await conn.reset();
+      const err = await db.insert(users).values({ id: 9, tenantId: 'x', email: 'nobody@example.com' }).then(
+        () => null,
+        (e) => e,
+      );
+      assert.equal(err?.code, 'ALE_INVALID_CONTEXT');
+      assert.match(err.message, /withTenant/);
+      assert.equal(await count(users), 0);
+    });
+
+    test('async queries keep their tenant across await, even interleaved', async () => {
+      await conn.reset();
+      const work = (tenant, id) =>
+        withTenant(tenant, async () => {
+          await new Promise((r) => setTimeout(r, 5));
+          await db.insert(users).values({ id, tenantId: tenant, email: `${tenant}@example.com` });
+          await new Promise((r) => setTimeout(r, 5));
+          const rows = await db.select().from(users).where(eq(users.id, id));
+          return rows[0].email;
+        });
+      assert.deepEqual(await Promise.all([work('red', 1), work('blue', 2), work('green', 3)]), ['red@example.com', 'blue@example.com', 'green@example.com']);
+    });
+
+    test('blind index: where(eq(index, value)) finds the row without decrypting', async () => {
+      await conn.reset();
+      await withTenant('acme', async () => {
+        for (const [id, email] of [[1, 'a@x.test'], [2, 'b@x.test'], [3, 'c@x.test']]) {
+          await db.insert(users).values({ id, tenantId: 'acme', email, emailIndex: email });
+        }
+        const hit = await db.select({ id: users.id }).from(users).where(eq(users.emailIndex, 'b@x.test'));
+        assert.deepEqual(hit, [{ id: 2 }]);
+        const miss = await db.select({ id: users.id }).from(users).where(eq(users.emailIndex, 'nobody@x.test'));
+        assert.deepEqual(miss, []);
+      });
+      // the same value in another tenant has another index
+      const other = await withTenant('globex', () => db.select({ id: users.id }).from(users).where(eq(users.emailIndex, 'b@x.test')));
+      assert.deepEqual(other, []);
+      assert.equal(await raw(users, users.emailIndex, 2), ale.blindIndex('b@x.test', 'acme', 'users', 'email'));
+    });
+
+    test('legacy plaintext: opt-in reads and counts it; by default it is an error', async () => {
+      await conn.reset();
+      await db.insert(legacyUsers).values({ id: 1, tenantId: 'acme', email: sql`${'old@plain.test'}` });
+      await db.insert(users).values({ id: 1, tenantId: 'acme', email: sql`${'old@plain.test'}` });
+      const before = mod.legacyPlaintextReads()['legacy_users.email'] ?? 0;
+      const rows = await withTenant('acme', () => db.select().from(legacyUsers));
+      assert.equal(rows[0].email, 'old@plain.test');
+      assert.equal(mod.legacyPlaintextReads()['legacy_users.email'], before + 1);
+      assert.equal(await codeOf(withTenant('acme', () => db.select().from(users))), 'ALE_MALFORMED_ENVELOPE');
+    });
+
+    test('migratePlaintext encrypts in batches, is idempotent, reports progress, keeps NULLs', async () => {
+      await conn.reset();
+      const expected = new Map();
+      for (let id = 1; id <= 40; id++) {
+        const tenant = id % 2 ? 'acme' : 'globex';
+        const value = id % 10 === 0 ? null : `user${id}@${tenant}.test`;
+        expected.set(id, { tenant, value });
+        if (id % 7 === 0) await withTenant(tenant, () => db.insert(users).values({ id, tenantId: tenant, email: value }));
+        else await db.insert(users).values({ id, tenantId: tenant, email: value === null ? null : sql`${value}` });
+      }
+      const seen = [];
+      const progress = await mod.migratePlaintext(db, {
+        table: users,
+        key: users.id,
+        columns: [{ column: users.email, collection: 'users' }],
+        tenant: { column: users.tenantId },
+        batchSize: 7,
+        onProgress: (p) => seen.push(p),
+      });
+      assert.equal(progress.scanned, 40);
+      assert.equal(progress.nulls, 4);
+      assert.equal(progress.skipped, 5); // ids 7, 14, 21, 28, 35 were already envelopes
+      assert.equal(progress.written, 31);
+      assert.equal(seen.length, 6);
+      assert.deepEqual(seen.map((p) => p.scanned), [7, 14, 21, 28, 35, 40]);
+      for (const [id, { tenant, value }] of expected) {
+        const stored = await raw(users, users.email, id);
+        if (value === null) assert.equal(stored, null);
+        else assert.equal(new ale.KeyRing([SECRET]).decrypt(stored, tenant, 'users', 'email'), value);
+      }
+      const again = await mod.migratePlaintext(db, { table: users, key: users.id, columns: [{ column: users.email, collection: 'users' }], tenant: { column: users.tenantId } });
+      assert.equal(again.written, 0);
+      assert.equal(again.skipped, 36);
+    });
+
+    test('rotateKeys re-encrypts only what is under a previous key', async () => {
+      await conn.reset();
+      for (let id = 1; id <= 12; id++) {
+        const ring = id % 3 ? oldRing : newRing;
+        await db.insert(rotatingUsers).values({ id, tenantId: 'acme', email: sql`${ring.encrypt(`v${id}`, 'acme', 'users', 'email')}` });
+      }
+      const p = await mod.rotateKeys(db, { table: rotatingUsers, key: rotatingUsers.id, columns: [{ column: rotatingUsers.email, collection: 'users' }], tenant: 'acme', keyRing: newRing, batchSize: 5 });
+      assert.deepEqual([p.written, p.skipped], [8, 4]);
+      for (let id = 1; id <= 12; id++) {
+        const stored = await raw(rotatingUsers, rotatingUsers.email, id);
+        assert.equal(newRing.keyIndex(stored, 'acme', 'users', 'email'), 0);
+        assert.equal(new ale.KeyRing([SECRET]).decrypt(stored, 'acme', 'users', 'email'), `v${id}`);
+      }
+      const rows = await withTenant('acme', () => db.select().from(rotatingUsers).orderBy(rotatingUsers.id));
+      assert.deepEqual(rows.map((r) => r.email), Array.from({ length: 12 }, (_, i) => `v${i + 1}`));
+      assert.equal((await mod.rotateKeys(db, { table: rotatingUsers, key: rotatingUsers.id, columns: [{ column: rotatingUsers.email, collection: 'users' }], tenant: 'acme', keyRing: newRing })).written, 0);
+    });
+  });
+
+  function withTenant(tenant, fn) {
+    return mod.withTenant(tenant, fn);
+  }
+}
+
+/** Tables shared by the dialects, built with the dialect's own builders. */
+export function defineTables(mod, { table, int, text }, { newRing }) {
+  const usersColumns = (name, extra = {}) => ({
+    id: int('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    email: mod.encryptedText('email', { collection: 'users', ...extra }),
+    emailIndex: mod.blindIndexColumn('email_index', { collection: 'users', field: 'email' }),
+    profile: mod.encryptedJson('profile', { collection: 'users' }),
+  });
+  return {
+    users: table('users', usersColumns('users')),
+    posts: table('posts', { id: int('id').primaryKey(), tenantId: text('tenant_id').notNull(), secret: mod.encryptedText('secret', { collection: 'posts' }) }),
+    legacyUsers: table('legacy_users', {
+      id: int('id').primaryKey(),
+      tenantId: text('tenant_id').notNull(),
+      email: mod.encryptedText('email', { collection: 'legacy_users', legacyPlaintext: true }),
+    }),
+    rotatingUsers: table('rotating_users', {
+      id: int('id').primaryKey(),
+      tenantId: text('tenant_id').notNull(),
+      email: mod.encryptedText('email', { collection: 'users', keyRing: newRing }),
+    }),
+  };
+}
+
+/** DDL for those tables; `types` maps the dialect's SQL types. */
+export function tableDdl({ int, text, envelope, index }) {
+  return [
+    `CREATE TABLE users (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, email ${envelope}, email_index ${index}, profile ${envelope})`,
+    `CREATE TABLE posts (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, secret ${envelope})`,
+    `CREATE TABLE legacy_users (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, email ${envelope})`,
+    `CREATE TABLE rotating_users (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, email ${envelope})`,
+  ];
+}
