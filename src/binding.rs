@@ -193,11 +193,10 @@ fn with_context<T>(
         let t = read(tenant, "tenantId")?;
         let c = read(collection, "collectionId")?;
         let f = read(field, "fieldName")?;
-        let part = |r: std::ops::Range<usize>| {
-            std::str::from_utf8(&ctx[r])
-                .map_err(|_| to_js(AleError::InvalidInput("context is not text".into())))
-        };
-        let context = Context::new(part(t)?, part(c)?, part(f)?).map_err(to_js)?;
+        // SAFETY: `read_utf8` appends only what simdutf produced from valid
+        // UTF-16, which is valid UTF-8, and the ranges are its return values.
+        let part = |r: std::ops::Range<usize>| unsafe { std::str::from_utf8_unchecked(&ctx[r]) };
+        let context = Context::new(part(t), part(c), part(f)).map_err(to_js)?;
         let result = op(work, &context);
         work.trim();
         result
@@ -297,7 +296,7 @@ pub struct KeyStats {
 impl KeyRing {
     /// `secrets` is `[primary, ...previous]`; each at least 32 bytes of UTF-8.
     /// Throws `ALE_INVALID_KEY` for an empty list, a short secret or a non-string.
-    #[napi(constructor, ts_args_type = "secrets: string[]")]
+    #[napi(catch_unwind, constructor, ts_args_type = "secrets: string[]")]
     pub fn new(env: Env, secrets: Unknown) -> Result<Self> {
         Ok(Self {
             inner: read_secrets(&env, secrets)?,
@@ -306,7 +305,11 @@ impl KeyRing {
 
     /// Builds a ring from `ENCRYPTION_KEY` (primary) and `ENCRYPTION_KEY_PREVIOUS`
     /// (comma-separated, newest first). Reads `process.env` by default.
-    #[napi(factory, ts_args_type = "env?: Record<string, string | undefined>")]
+    #[napi(
+        catch_unwind,
+        factory,
+        ts_args_type = "env?: Record<string, string | undefined>"
+    )]
     pub fn from_env(env: Env, vars: Option<Unknown>) -> Result<Self> {
         Ok(Self {
             inner: ring_from_env(&env, vars)?,
@@ -316,6 +319,7 @@ impl KeyRing {
     /// Encrypts `plaintext` under the primary key, bound to
     /// `tenantId:collectionId:fieldName`. Returns `v1:<iv>:<tag>:<ciphertext>`.
     #[napi(
+        catch_unwind,
         ts_return_type = "string",
         ts_args_type = "plaintext: string, tenantId: string, collectionId: string, fieldName: string"
     )]
@@ -338,6 +342,7 @@ impl KeyRing {
     /// Decrypts an envelope written for the same tenant, collection and field.
     /// Throws `ALE_MALFORMED_ENVELOPE`, `ALE_UNSUPPORTED_VERSION` or `ALE_AUTH_FAILED`.
     #[napi(
+        catch_unwind,
         ts_return_type = "string",
         ts_args_type = "envelope: string, tenantId: string, collectionId: string, fieldName: string"
     )]
@@ -359,6 +364,7 @@ impl KeyRing {
 
     /// Encrypts every string of `plaintexts` with one context, in one call.
     #[napi(
+        catch_unwind,
         ts_args_type = "plaintexts: string[], tenantId: string, collectionId: string, fieldName: string",
         ts_return_type = "string[]"
     )]
@@ -385,6 +391,7 @@ impl KeyRing {
     /// Decrypts every envelope of `envelopes` with one context, in one call.
     /// Throws on the first failure, naming its index (`values[3]: …`).
     #[napi(
+        catch_unwind,
         ts_args_type = "envelopes: string[], tenantId: string, collectionId: string, fieldName: string",
         ts_return_type = "string[]"
     )]
@@ -411,6 +418,7 @@ impl KeyRing {
     /// `encrypt` on the libuv thread pool, for large values that should not
     /// block the event loop. The value is copied before the promise is returned.
     #[napi(
+        catch_unwind,
         ts_args_type = "plaintext: string, tenantId: string, collectionId: string, fieldName: string",
         ts_return_type = "Promise<string>"
     )]
@@ -433,6 +441,7 @@ impl KeyRing {
 
     /// `decrypt` on the libuv thread pool, for large values.
     #[napi(
+        catch_unwind,
         ts_args_type = "envelope: string, tenantId: string, collectionId: string, fieldName: string",
         ts_return_type = "Promise<string>"
     )]
@@ -457,6 +466,7 @@ impl KeyRing {
     /// 43 base64url characters. Equal values give equal indexes, so a column
     /// of them supports exact-match lookups without decrypting anything.
     #[napi(
+        catch_unwind,
         ts_return_type = "string",
         ts_args_type = "value: string, tenantId: string, collectionId: string, fieldName: string"
     )]
@@ -479,6 +489,7 @@ impl KeyRing {
     /// The blind index of `value` under every key, primary first: query with
     /// `inArray(column, ring.blindIndexes(...))` while a rotation is rebuilding indexes.
     #[napi(
+        catch_unwind,
         ts_args_type = "value: string, tenantId: string, collectionId: string, fieldName: string",
         ts_return_type = "string[]"
     )]
@@ -504,6 +515,7 @@ impl KeyRing {
     /// Which key of the ring opens `envelope` (0 = primary). A value greater
     /// than 0 needs re-encryption under the primary. Throws like `decrypt`.
     #[napi(
+        catch_unwind,
         ts_args_type = "envelope: string, tenantId: string, collectionId: string, fieldName: string"
     )]
     pub fn key_index(
@@ -525,13 +537,13 @@ impl KeyRing {
     }
 
     /// Number of keys in the ring, primary included.
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn size(&self) -> u32 {
         u32::try_from(self.inner.len()).unwrap_or(u32::MAX)
     }
 
     /// Per-key encryption counts in this process, primary first.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn stats(&self) -> Vec<KeyStats> {
         self.inner
             .stats()
@@ -547,7 +559,7 @@ impl KeyRing {
     /// Sets after how many encryptions under the primary key (in this
     /// process) the ring emits a process warning with code `ALE_IV_BUDGET`.
     /// Default: 2^30, a quarter of the 2^32 limit for random 96-bit IVs.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn set_iv_budget_warning(&self, encryptions: f64) -> Result<()> {
         if !(encryptions.is_finite() && encryptions >= 1.0) {
             return Err(to_js(AleError::InvalidInput(
@@ -715,7 +727,7 @@ fn with_global<T>(f: impl FnOnce(&CoreRing) -> Result<T>) -> Result<T> {
 /// Sets the process-wide ring used by `encrypt` and `decrypt`, shared by all
 /// worker threads. Without an argument it reads `process.env` like
 /// `KeyRing.fromEnv()`. Calling it again replaces the ring.
-#[napi(ts_args_type = "secrets?: string[]")]
+#[napi(catch_unwind, ts_args_type = "secrets?: string[]")]
 pub fn init_key_ring(env: Env, secrets: Option<Unknown>) -> Result<()> {
     let ring = match secrets {
         Some(s) if !matches!(s.get_type(), Ok(ValueType::Undefined)) => read_secrets(&env, s)?,
@@ -729,6 +741,7 @@ pub fn init_key_ring(env: Env, secrets: Option<Unknown>) -> Result<()> {
 
 /// Encrypts with the process-wide ring. Throws `ALE_NOT_INITIALIZED` before `initKeyRing()`.
 #[napi(
+    catch_unwind,
     ts_return_type = "string",
     ts_args_type = "plaintext: string, tenantId: string, collectionId: string, fieldName: string"
 )]
@@ -744,6 +757,7 @@ pub fn encrypt(
 
 /// Decrypts with the process-wide ring. Throws `ALE_NOT_INITIALIZED` before `initKeyRing()`.
 #[napi(
+    catch_unwind,
     ts_return_type = "string",
     ts_args_type = "envelope: string, tenantId: string, collectionId: string, fieldName: string"
 )]
@@ -759,6 +773,7 @@ pub fn decrypt(
 
 /// The blind index of `value` under the process-wide ring's primary key.
 #[napi(
+    catch_unwind,
     ts_return_type = "string",
     ts_args_type = "value: string, tenantId: string, collectionId: string, fieldName: string"
 )]
@@ -780,7 +795,7 @@ pub fn blind_index(
 }
 
 /// Whether the process-wide ring has been initialized.
-#[napi]
+#[napi(catch_unwind)]
 pub fn is_key_ring_initialized() -> bool {
     GLOBAL_RING
         .read()
@@ -790,7 +805,7 @@ pub fn is_key_ring_initialized() -> bool {
 
 /// Whether `value` is a well-formed envelope of a supported version (no key
 /// needed, nothing decrypted). Used to tell legacy plaintext from envelopes.
-#[napi(ts_args_type = "value: unknown")]
+#[napi(catch_unwind, ts_args_type = "value: unknown")]
 pub fn is_envelope(env: &Env, value: Unknown) -> bool {
     let mut wide = Vec::new();
     // SAFETY: `value` is an argument of the current callback.

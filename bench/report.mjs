@@ -1,0 +1,157 @@
+// Turns results into the terminal tables (the previous report's layout plus
+// runtime and the new columns), a Markdown report, and an SVG chart.
+import { formatOverhead } from './stats.mjs';
+
+const us = (x) => (x >= 100 ? `${x.toFixed(0)} µs` : x >= 10 ? `${x.toFixed(1)} µs` : `${x.toFixed(2)} µs`);
+const ms = (x) => `${(x / 1000).toFixed(3)} ms`;
+const times = (x) => `${x.toFixed(2)}×`;
+
+/** Speed targets from the speed issue: node:crypto time ÷ addon time. */
+export const TARGETS = {
+  node: { '256 B': [12, 8], '4 KB': [4, 3], '64 KB': [1.4, 1.4], '4 KB UTF-8': [2, 1.5] },
+  bun: { '256 B': [3.5, 3.5], '4 KB': [1.7, 1.7], '64 KB': [1.0, 1.0], '4 KB UTF-8': [1.0, 1.0] },
+};
+
+export function table(header, rows) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
+  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+export function microTable(results) {
+  const rows = [];
+  for (const r of results) {
+    for (const m of r.micro) {
+      const speed = m.contender === 'addon' ? `${times(m.encryptSpeedup)} / ${times(m.decryptSpeedup)}` : '—';
+      rows.push([r.runtime.name, m.tier, m.bytes.toLocaleString('en-US'), m.contender, us(m.encryptUs), us(m.decryptUs), `${m.cpuMsPer1000.toFixed(2)} ms`, `${m.throughputMBs.toFixed(0)} MB/s`, `${Math.round(m.opsPerSec).toLocaleString('en-US')} ops/s`, speed]);
+    }
+  }
+  return table(['Runtime', 'Payload Tier', 'Size (Bytes)', 'Contender', 'Encryption Latency', 'Decryption Latency', 'CPU Cost / 1,000 ops', 'Throughput', 'Operations / Sec', 'Speed-up enc / dec'], rows);
+}
+
+export function targetTable(results) {
+  const rows = [];
+  for (const r of results) {
+    const targets = TARGETS[r.runtime.name];
+    for (const m of r.micro.filter((x) => x.contender === 'addon')) {
+      const [te, td] = targets[m.tier];
+      const ok = m.encryptSpeedup >= te && m.decryptSpeedup >= td;
+      rows.push([r.runtime.name, m.tier, times(m.encryptSpeedup), `≥ ${te}×`, times(m.decryptSpeedup), `≥ ${td}×`, ok ? 'met' : 'MISSED']);
+    }
+  }
+  return table(['Runtime', 'Tier', 'Encrypt speed-up', 'Target', 'Decrypt speed-up', 'Target', 'Status'], rows);
+}
+
+export function dbTable(results) {
+  const rows = [];
+  for (const r of results) {
+    for (const s of r.db.scenarios) {
+      rows.push([
+        r.runtime.name,
+        s.table,
+        `${s.tier} (${s.label})`,
+        ms(s.plainWriteUs),
+        ms(s.encryptedWriteUs),
+        formatOverhead(s.writeOverhead),
+        ms(s.plainReadUs),
+        ms(s.encryptedReadUs),
+        formatOverhead(s.readOverhead),
+        `${us(s.cryptoUs)} (${(s.cryptoShare * 100).toFixed(1)}%)`,
+        s.verdict,
+      ]);
+    }
+  }
+  return table(['Runtime', 'Table', 'Payload Tier', 'Unencrypted Write', 'Encrypted Write', 'Write Δ [95% CI]', 'Unencrypted Read', 'Encrypted Read', 'Read Δ [95% CI]', 'Crypto / write (share)', 'Gate <5%'], rows);
+}
+
+export function extrasTable(results) {
+  const rows = [];
+  for (const r of results) {
+    for (const s of r.db.scenarios) {
+      const naive = r.db.ftsOverCiphertext.find((n) => n.table === s.table && n.tier === s.tier);
+      const fts = naive ? `${(naive.ftsPlainBytes / 1024).toFixed(0)} KiB → ${(naive.ftsEncryptedBytes / 1024).toFixed(0)} KiB (${times(naive.ftsEncryptedBytes / naive.ftsPlainBytes)})` : '—';
+      const naiveWrite = naive ? formatOverhead(naive.writeOverhead) : '—';
+      rows.push([r.runtime.name, s.table, s.tier, `${s.storedBytes.toLocaleString('en-US')} B (+${((s.storedBytes / s.bytes - 1) * 100).toFixed(1)}%)`, fts, naiveWrite]);
+    }
+    const rot = r.db.rotation;
+    rows.push([r.runtime.name, 'content_nodes', `${rot.tier} read under a previous key`, `${ms(rot.primaryReadUs)} → ${ms(rot.previousKeyReadUs)} (${formatOverhead(rot.overhead)})`, '', '']);
+  }
+  return table(['Runtime', 'Table', 'Tier', 'Stored size (envelope overhead)', 'FTS5 index if data is indexed: plain → encrypted', 'Write Δ if data is indexed'], rows);
+}
+
+export function batchTable(results) {
+  return table(
+    ['Runtime', 'encrypt ×100', 'encryptMany(100)', 'decrypt ×100', 'decryptMany(100)'],
+    results.map((r) => [r.runtime.name, `${us(r.batch.encryptSingleUs)}/value`, `${us(r.batch.encryptManyUs)}/value`, `${us(r.batch.decryptSingleUs)}/value`, `${us(r.batch.decryptManyUs)}/value`]),
+  );
+}
+
+export function environment(results) {
+  return results
+    .map((r) => `- **${r.runtime.name}** ${r.runtime.version} · ${r.machine.cpu} · AES-NI ${r.machine.aesni ? 'yes' : 'no'} · SQLite ${r.db.sqliteVersion} (${r.db.driver}) · micro ${r.config.warmup}+${r.config.iterations} cycles in ${r.config.rounds} rounds · DB ${r.config.dbIterations} iterations × ${r.config.dbRounds} rounds · ${r.startedAt}`)
+    .join('\n');
+}
+
+export function markdown(results, chartFile) {
+  return `# @sveltycms/ale benchmark
+
+${environment(results)}
+
+## Micro-benchmark: AES-256-GCM v1 envelopes in memory
+
+${microTable(results)}
+
+Speed-up = node:crypto time ÷ addon time for the identical envelope (median of interleaved batches).
+
+## Speed targets
+
+${targetTable(results)}
+
+## DB adapter hot path (SQLite WAL, synchronous=NORMAL, Drizzle)
+
+${dbTable(results)}
+
+Gate: PASS when the whole 95% bootstrap interval of the median write overhead is below 5%, FAIL when it is entirely at or above 5%, INCONCLUSIVE otherwise. A negative estimate is shown as "within noise".
+
+## What the old report did not show
+
+${extrasTable(results)}
+
+## Batching (256 B values, one context)
+
+${batchTable(results)}
+${chartFile ? `\n![latency per tier](${chartFile})\n` : ''}`;
+}
+
+/** Grouped bar chart of encrypt latency per tier (log scale): plain write, encrypted write, node:crypto, addon. */
+export function svg(results) {
+  const tiers = ['256 B', '4 KB', '64 KB', '4 KB UTF-8'];
+  const series = [
+    { key: 'node:crypto', color: '#d95f02', get: (r, t) => r.micro.find((m) => m.tier === t && m.contender === 'node:crypto')?.encryptUs },
+    { key: 'addon', color: '#1b9e77', get: (r, t) => r.micro.find((m) => m.tier === t && m.contender === 'addon')?.encryptUs },
+    { key: 'plain DB write', color: '#7570b3', get: (r, t) => r.db.scenarios.find((s) => s.table === 'content_nodes' && s.tier === t)?.plainWriteUs },
+    { key: 'encrypted DB write', color: '#e7298a', get: (r, t) => r.db.scenarios.find((s) => s.table === 'content_nodes' && s.tier === t)?.encryptedWriteUs },
+  ];
+  const groups = results.flatMap((r) => tiers.map((t) => ({ label: `${r.runtime.name} ${t}`, values: series.map((s) => s.get(r, t)) })));
+  const all = groups.flatMap((g) => g.values).filter((v) => v > 0);
+  const lo = Math.floor(Math.log10(Math.min(...all)));
+  const hi = Math.ceil(Math.log10(Math.max(...all)));
+  const W = 80 + groups.length * 110;
+  const H = 380;
+  const y = (v) => 320 - ((Math.log10(v) - lo) / (hi - lo)) * 280;
+  const parts = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="11">`, `<rect width="100%" height="100%" fill="white"/>`, `<text x="10" y="16" font-size="13">Latency per operation, µs (log scale): encrypt in memory, and a transactional INSERT of content_nodes</text>`];
+  for (let p = lo; p <= hi; p++) {
+    parts.push(`<line x1="60" x2="${W - 10}" y1="${y(10 ** p)}" y2="${y(10 ** p)}" stroke="#ddd"/><text x="55" y="${y(10 ** p) + 4}" text-anchor="end">${10 ** p >= 1 ? 10 ** p : (10 ** p).toFixed(-p)}</text>`);
+  }
+  groups.forEach((g, i) => {
+    const x0 = 70 + i * 110;
+    g.values.forEach((v, k) => {
+      if (!(v > 0)) return;
+      parts.push(`<rect x="${x0 + k * 24}" y="${y(v)}" width="22" height="${320 - y(v)}" fill="${series[k].color}"><title>${series[k].key}: ${v.toFixed(2)} µs</title></rect>`);
+    });
+    parts.push(`<text x="${x0 + 48}" y="338" text-anchor="middle">${g.label}</text>`);
+  });
+  series.forEach((s, k) => parts.push(`<rect x="${70 + k * 160}" y="352" width="12" height="12" fill="${s.color}"/><text x="${86 + k * 160}" y="362">${s.key}</text>`));
+  parts.push('</svg>');
+  return parts.join('\n');
+}

@@ -1,0 +1,100 @@
+// The bench harness. Runs on whichever runtime executes it (Node 24 or Bun)
+// and says which one that was. See bench/README.md for method and flags.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { parseArgs } from 'node:util';
+import cliProgress from 'cli-progress';
+import { runMicro, runBatchCost, TIERS } from './micro.mjs';
+import { runDb, SCENARIOS } from './db.mjs';
+import { markdown, microTable, targetTable, dbTable, extrasTable, batchTable, svg, environment } from './report.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const ale = createRequire(import.meta.url)('../index.js');
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    warmup: { type: 'string' },
+    iterations: { type: 'string' },
+    rounds: { type: 'string' },
+    'db-iterations': { type: 'string' },
+    'db-rounds': { type: 'string' },
+    gate: { type: 'string', default: '5' },
+    target: { type: 'string', default: '2' },
+    advisory: { type: 'boolean', default: false },
+    out: { type: 'string', default: join(here, 'results') },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (flags.help) {
+  console.log(`usage: bun bench | npm run bench -- [--quick] [--warmup N] [--iterations N] [--rounds N]
+       [--db-iterations N] [--db-rounds N] [--gate PCT] [--target PCT] [--advisory] [--out DIR]
+  --quick       smoke mode: same code paths, fewer iterations (CI)
+  --advisory    report the gate verdict but always exit 0
+  npm run bench:all runs Node 24 and Bun and merges both into one report`);
+  process.exit(0);
+}
+
+const int = (v, d) => (v === undefined ? d : Number.parseInt(v, 10));
+const config = {
+  quick: flags.quick,
+  warmup: int(flags.warmup, flags.quick ? 200 : 1000),
+  iterations: int(flags.iterations, flags.quick ? 400 : 1000),
+  rounds: int(flags.rounds, flags.quick ? 10 : 20),
+  dbIterations: int(flags['db-iterations'], flags.quick ? 40 : 100),
+  dbRounds: int(flags['db-rounds'], flags.quick ? 1 : 3),
+  gate: Number(flags.gate) / 100,
+  target: Number(flags.target) / 100,
+};
+for (const [k, v] of Object.entries(config)) if (typeof v === 'number' && !(v > 0)) throw new Error(`--${k} must be positive`);
+
+const runtime = process.versions.bun ? { name: 'bun', version: `Bun ${process.versions.bun}` } : { name: 'node', version: `Node ${process.version}` };
+const cpuInfo = (() => {
+  try {
+    return readFileSync('/proc/cpuinfo', 'utf8');
+  } catch {
+    return '';
+  }
+})();
+const machine = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, aesni: /\baes\b/.test(cpuInfo), vaes: /\bvaes\b/.test(cpuInfo) };
+
+const secret = 'bench-secret-0123456789-abcdefghijklmnop';
+const oldSecret = 'bench-old-secret-0123456789-abcdefghijkl';
+const steps = TIERS.length + SCENARIOS.length + SCENARIOS.filter((x) => x.table === 'content_nodes').length + 2;
+const bar = new cliProgress.SingleBar(
+  { format: `${runtime.version} {bar} {value}/{total} {step}`, noTTYOutput: true, notTTYSchedule: 5000, stream: process.stderr, hideCursor: true },
+  cliProgress.Presets.shades_classic,
+);
+bar.start(steps, 0, { step: 'starting' });
+const onStep = (step) => bar.increment({ step });
+
+const startedAt = new Date().toISOString();
+const micro = runMicro(ale, { ...config, secret, onStep });
+const batch = runBatchCost(ale, { iterations: config.iterations, rounds: config.rounds, secret });
+onStep('batch');
+const db = await runDb(ale, { iterations: config.dbIterations, rounds: config.dbRounds, secret, oldSecret, gate: config.gate, target: config.target, onStep });
+bar.stop();
+
+const result = { runtime, machine, config, startedAt, micro, batch, db };
+console.log(`\n${environment([result])}\n`);
+console.log(`Micro-benchmark (AES-256-GCM v1 envelopes, in memory)\n${microTable([result])}\n`);
+console.log(`Speed targets (node:crypto time ÷ addon time)\n${targetTable([result])}\n`);
+console.log(`DB hot path (SQLite WAL, synchronous=NORMAL, Drizzle ${db.driver})\n${dbTable([result])}\n`);
+console.log(`Size, FTS5 and rotation\n${extrasTable([result])}\n`);
+console.log(`Batching\n${batchTable([result])}\n`);
+
+mkdirSync(resolve(flags.out), { recursive: true });
+const stamp = startedAt.replace(/[:.]/g, '-');
+const base = join(resolve(flags.out), `${runtime.name}-${stamp}`);
+writeFileSync(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
+writeFileSync(`${base}.svg`, svg([result]));
+writeFileSync(`${base}.md`, markdown([result], `${runtime.name}-${stamp}.svg`));
+console.log(`results: ${base}.{json,md,svg}`);
+
+const failed = db.scenarios.filter((s) => s.verdict === 'FAIL');
+const inconclusive = db.scenarios.filter((s) => s.verdict === 'INCONCLUSIVE');
+console.log(`gate (<${config.gate * 100}% write overhead): ${db.scenarios.length - failed.length - inconclusive.length} PASS, ${inconclusive.length} INCONCLUSIVE, ${failed.length} FAIL${flags.advisory ? ' (advisory)' : ''}`);
+if (failed.length && !flags.advisory) process.exit(1);

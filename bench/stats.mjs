@@ -1,0 +1,51 @@
+// Statistics for the bench: medians, a seeded bootstrap confidence interval
+// for the overhead (ratio of medians), and the gate's verdict.
+import { median, quantile, sampleWithReplacement } from 'simple-statistics';
+
+export { median };
+
+/** Mulberry32: a small seeded PRNG, so a run's intervals are reproducible. */
+export function seededRandom(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Overhead of `treated` over `base` as median(treated) / median(base) - 1,
+ * with a 95% percentile-bootstrap interval (resampling both sides).
+ */
+export function overhead(base, treated, { resamples = 2000, seed = 42 } = {}) {
+  const random = seededRandom(seed);
+  const point = median(treated) / median(base) - 1;
+  const boots = new Float64Array(resamples);
+  for (let i = 0; i < resamples; i++) {
+    const b = median(sampleWithReplacement(base, base.length, random));
+    const t = median(sampleWithReplacement(treated, treated.length, random));
+    boots[i] = t / b - 1;
+  }
+  const sorted = Array.from(boots).sort((x, y) => x - y);
+  return { point, low: quantile(sorted, 0.025), high: quantile(sorted, 0.975) };
+}
+
+/**
+ * The gate: PASS when the whole 95% interval lies below `limit`, FAIL when
+ * it lies at or above it, INCONCLUSIVE when it straddles it.
+ */
+export function verdict({ low, high }, limit) {
+  if (high < limit) return 'PASS';
+  if (low >= limit) return 'FAIL';
+  return 'INCONCLUSIVE';
+}
+
+/** "+3.1%", or "within noise" for a negative point estimate (never a speed-up). */
+export function formatOverhead({ point, low, high }) {
+  const pct = (x) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
+  const head = point < 0 ? 'within noise' : pct(point);
+  return `${head} [${pct(low)}, ${pct(high)}]`;
+}
