@@ -103,10 +103,12 @@ export function drizzleSuite(d) {
 
     test('no tenant, no write: ALE_INVALID_CONTEXT before anything is written', async () => {
       await conn.reset();
-      const err = await db.insert(users).values({ id: 9, tenantId: 'x', email: 'nobody@example.com' }).then(
-        () => null,
-        (e) => e,
-      );
+      let err = null;
+      try {
+        await db.insert(users).values({ id: 9, tenantId: 'x', email: 'nobody@example.com' });
+      } catch (e) {
+        err = e;
+      }
       assert.equal(err?.code, 'ALE_INVALID_CONTEXT');
       assert.match(err.message, /withTenant/);
       assert.equal(await count(users), 0);

@@ -2,14 +2,14 @@
 // Fails when any suite fails or when a runner reports zero tests, so a glob
 // that matches nothing can never pass.
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = join(root, 'node_modules', '.bin');
 const jsTests = readdirSync(join(root, '__test__'))
-  .filter((f) => f.endsWith('.test.mjs'))
+  .filter((f) => /\.test\.(mjs|cjs)$/.test(f))
   .map((f) => join('__test__', f));
 
 const suites = [
@@ -30,6 +30,18 @@ const suites = [
     cmd: join(bin, 'bun'),
     args: ['test', ...jsTests.map((f) => `./${f}`)],
     count: (out) => last(out, /(\d+) pass\s+(\d+) fail/g),
+  },
+  {
+    name: 'TypeScript: type tests and the Drizzle layer (tsc)',
+    cmd: join(bin, 'tsc'),
+    args: ['-p', 'tsconfig.typetest.json'],
+    // tsc prints nothing on success; each Expect<> and @ts-expect-error is an assertion.
+    count: (out, status) => {
+      const text = readFileSync(join(root, '__test__', 'types.test-d.mts'), 'utf8');
+      const assertions = (text.match(/Expect<Equal</g) ?? []).length + (text.match(/@ts-expect-error/g) ?? []).length;
+      const errors = (out.match(/error TS\d+/g) ?? []).length;
+      return status === 0 ? { pass: assertions, fail: 0 } : { pass: 0, fail: Math.max(errors, 1) };
+    },
   },
   {
     name: 'install from packed tarballs (Node 24 and Bun)',
@@ -65,7 +77,7 @@ for (const suite of suites) {
   const out = `${r.stdout ?? ''}\n${r.stderr ?? ''}`;
   process.stdout.write(r.stdout ?? '');
   process.stderr.write(r.stderr ?? '');
-  const { pass, fail } = suite.count(out);
+  const { pass, fail } = suite.count(out, r.status);
   const ok = r.status === 0 && fail === 0 && pass > 0;
   if (pass === 0) console.error(`!!! ${suite.name}: the runner found no tests`);
   if (!ok) failed = true;
