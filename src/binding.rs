@@ -160,6 +160,15 @@ impl Buffers {
     }
 }
 
+impl Drop for Buffers {
+    /// Plaintext passes through these buffers; wipe them when the thread ends.
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(&mut self.input);
+        zeroize::Zeroize::zeroize(&mut self.out);
+        zeroize::Zeroize::zeroize(&mut self.wide);
+    }
+}
+
 #[derive(Default)]
 struct Scratch {
     ctx_wide: Vec<u16>,

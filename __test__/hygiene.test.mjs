@@ -1,0 +1,61 @@
+// Key hygiene: drive every error path and check that no message or stack
+// contains the secret, the derived key (hex or base64), or the plaintext.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { hkdfSync } from 'node:crypto';
+import { inspect } from 'node:util';
+import { ale, CTX } from './helpers.mjs';
+
+const SECRET = 'hygiene-secret-7f3a9c1e5b2d4f60-do-not-leak';
+const PLAINTEXT = 'plaintext-that-must-not-appear-in-errors';
+const key = Buffer.from(hkdfSync('sha256', SECRET, Buffer.alloc(0), 'sveltycms-field-at-rest', 32));
+const indexKey = Buffer.from(hkdfSync('sha256', SECRET, Buffer.alloc(0), 'sveltycms-blind-index', 32));
+const forbidden = [SECRET, PLAINTEXT, ...[key, indexKey].flatMap((k) => [k.toString('hex'), k.toString('base64'), k.toString('base64url')])];
+
+function errorOf(fn) {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected an error');
+}
+
+test('no error path reveals key material or plaintext', async () => {
+  const ring = new ale.KeyRing([SECRET]);
+  const env = ring.encrypt(PLAINTEXT, ...CTX);
+  const [v, iv, tag, ct] = env.split(':');
+  const flipped = `${v}:${iv}:${tag}:${ct.slice(0, -2)}${ct.at(-2) === 'A' ? 'B' : 'A'}${ct.at(-1)}`;
+  const errors = [
+    errorOf(() => new ale.KeyRing([SECRET.slice(0, 20)])),
+    errorOf(() => new ale.KeyRing([SECRET, `${SECRET.slice(0, 10)}`])),
+    errorOf(() => ale.KeyRing.fromEnv({ ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS: `${SECRET.slice(0, 12)}` })),
+    errorOf(() => ale.KeyRing.fromEnv({ ENCRYPTION_KEY: SECRET.slice(0, 31) })),
+    errorOf(() => new ale.KeyRing([`${SECRET}\uD800`])),
+    errorOf(() => ring.decrypt(env, 'other', CTX[1], CTX[2])),
+    errorOf(() => ring.decrypt(flipped, ...CTX)),
+    errorOf(() => ring.decrypt(`${env}:x`, ...CTX)),
+    errorOf(() => ring.decrypt(`v2${env.slice(2)}`, ...CTX)),
+    errorOf(() => ring.decrypt(PLAINTEXT, ...CTX)),
+    errorOf(() => ring.encrypt(`${PLAINTEXT}\uD800`, ...CTX)),
+    errorOf(() => ring.encrypt(PLAINTEXT, 'a:b', CTX[1], CTX[2])),
+    errorOf(() => ring.encrypt(PLAINTEXT, '', CTX[1], CTX[2])),
+    errorOf(() => ring.decryptMany([env, PLAINTEXT], ...CTX)),
+    errorOf(() => ring.keyIndex(flipped, ...CTX)),
+    errorOf(() => new ale.KeyRing([SECRET.slice(0, 20)]).encrypt(PLAINTEXT, ...CTX)),
+    await ring.decryptAsync(flipped, ...CTX).catch((e) => e),
+  ];
+  assert.equal(errors.length, 17);
+  for (const e of errors) {
+    assert.ok(e instanceof Error && /^ALE_/.test(e.code), `coded error: ${e}`);
+    const text = `${e.message}\n${e.stack}\n${inspect(e)}\n${JSON.stringify(e)}`;
+    for (const f of forbidden) assert.ok(!text.includes(f), `${e.code} leaks ${f.slice(0, 8)}…: ${e.message}`);
+  }
+});
+
+test('a KeyRing shows nothing through inspect, JSON or its properties', () => {
+  const ring = new ale.KeyRing([SECRET]);
+  const text = `${inspect(ring, { showHidden: true, depth: 5 })}${JSON.stringify(ring)}${String(ring)}${Object.getOwnPropertyNames(ring)}`;
+  for (const f of forbidden) assert.ok(!text.includes(f));
+  assert.deepEqual(Object.keys(ring), []);
+});
