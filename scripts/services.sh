@@ -6,10 +6,12 @@
 #   npm test                               # runs the server tests too
 #   scripts/services.sh stop
 #
-# Data lives in .ale-scratch/ (git-ignored) and is recreated on every start.
+# Data lives in /var/tmp/ale-services (the server users must be able to reach
+# it, which a clone under a private temp dir may not allow) and is recreated
+# on every start.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD/.ale-scratch
+root=${ALE_SERVICES_DIR:-/var/tmp/ale-services}
 pg_port=${ALE_PG_PORT:-54329}
 my_port=${ALE_MYSQL_PORT:-33069}
 log() { printf '[services] %s\n' "$*" >&2; }

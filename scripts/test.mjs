@@ -29,7 +29,7 @@ const suites = [
     name: `JS suite on Bun ${run(join(bin, 'bun'), ['--version']).trim()}`,
     cmd: join(bin, 'bun'),
     args: ['test', ...jsTests.map((f) => `./${f}`)],
-    count: (out) => last(out, /(\d+) pass\s+(\d+) fail/g),
+    count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
   {
     name: 'TypeScript: type tests and the Drizzle layer (tsc)',
@@ -62,6 +62,10 @@ function sumAll(out, re) {
     fail += Number(m[2]);
   }
   return { pass, fail };
+}
+function lastNumber(out, re) {
+  const m = [...out.matchAll(re)].at(-1);
+  return m ? Number(m[1]) : 0;
 }
 function last(out, re) {
   const all = [...out.matchAll(re)];

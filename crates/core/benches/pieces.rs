@@ -1,0 +1,71 @@
+//! Where the time of one encryption goes, without Node: AEAD, base64, IV,
+//! UTF-16 → UTF-8 conversion, and the whole seal/open. `cargo bench -p ale-core`.
+
+use ale_core::aead::{Aead, AeadKey};
+use ale_core::envelope;
+use ale_core::iv::next_iv;
+use ale_core::{Context, KeyRing};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use std::hint::black_box;
+
+const SIZES: [usize; 3] = [256, 4096, 65536];
+
+fn pieces(c: &mut Criterion) {
+    let key = AeadKey::new(&[7; 32]);
+    let ring = KeyRing::from_secrets(&["bench-secret-0123456789-abcdefghijkl"]).expect("ring");
+    let ctx = Context::new("tenant-bench", "content_nodes", "data").expect("ctx");
+    for size in SIZES {
+        let data: Vec<u8> = (0..size).map(|i| b"the quick brown fox "[i % 20]).collect();
+        let mut g = c.benchmark_group(format!("{size} B"));
+        g.throughput(Throughput::Bytes(size as u64));
+        let mut buf = data.clone();
+        g.bench_function("aead seal", |b| {
+            b.iter(|| key.seal_in_place(&[1; 12], b"t:c:f", black_box(&mut buf)))
+        });
+        let mut out = Vec::new();
+        g.bench_function("base64 encode (envelope write)", |b| {
+            b.iter(|| envelope::write(&mut out, &[1; 12], &[2; 16], black_box(&data)))
+        });
+        let env = out.clone();
+        let parts = envelope::parse(&env[..]).expect("parse");
+        let mut decoded = Vec::new();
+        g.bench_function("base64 decode", |b| {
+            b.iter(|| envelope::decode_ciphertext(black_box(parts.ciphertext_b64), &mut decoded))
+        });
+        let wide: Vec<u16> = data.iter().map(|&b| u16::from(b)).collect();
+        let mut utf8 = vec![0u8; size * 3];
+        g.bench_function(BenchmarkId::new("utf16 → utf8", "simdutf"), |b| {
+            // SAFETY: `utf8` has room for 3 bytes per unit.
+            b.iter(|| unsafe {
+                simdutf::convert_utf16le_to_utf8(
+                    black_box(wide.as_ptr()),
+                    wide.len(),
+                    utf8.as_mut_ptr(),
+                )
+            })
+        });
+        let (mut aad, mut sealed) = (Vec::new(), Vec::new());
+        g.bench_function("seal_into (IV + AEAD + envelope)", |b| {
+            b.iter(|| {
+                buf.copy_from_slice(&data);
+                ring.seal_into(black_box(&mut buf), &ctx, &mut aad, &mut sealed)
+            })
+        });
+        let env = sealed.clone();
+        let mut opened = Vec::new();
+        g.bench_function("open_into (parse + base64 + AEAD)", |b| {
+            b.iter(|| ring.open_into(black_box(&env[..]), &ctx, &mut aad, &mut opened))
+        });
+        g.finish();
+    }
+    c.bench_function("iv (pooled getrandom)", |b| b.iter(next_iv));
+    c.bench_function("iv (one getrandom syscall, for comparison)", |b| {
+        b.iter(|| {
+            let mut iv = [0u8; 12];
+            getrandom::fill(&mut iv).map(|()| iv)
+        })
+    });
+}
+
+criterion_group!(benches, pieces);
+criterion_main!(benches);
