@@ -101,6 +101,31 @@ export function drizzleSuite(d) {
       }
     });
 
+    test('bad rows: readWithFailures reports each failed cell with its row key and keeps the rest', async () => {
+      await conn.reset();
+      await withTenant('acme', async () => {
+        for (const id of [1, 2, 3]) await db.insert(users).values({ id, tenantId: 'acme', email: `u${id}@x.test`, profile: { id } });
+      });
+      const good = await raw(users, users.email, 1);
+      await setRaw(users, users.email, 2, `${good.slice(0, 45)}${good[45] === 'A' ? 'B' : 'A'}${good.slice(46)}`); // one character changed
+      await setRaw(users, users.profile, 3, 'v1:garbage'); // garbled
+      const { rows, failures } = await withTenant('acme', () => mod.readWithFailures(() => db.select().from(users).orderBy(users.id), { key: 'id', table: 'users' }));
+      assert.deepEqual(rows.map((r) => [r.email, r.profile]), [['u1@x.test', { id: 1 }], [null, { id: 2 }], ['u3@x.test', null]]);
+      assert.deepEqual(failures.map((f) => [f.key, f.column, f.code]), [[2, 'email', 'ALE_AUTH_FAILED'], [3, 'profile', 'ALE_MALFORMED_ENVELOPE']]);
+      assert.match(failures[0].message, /table "users", column "email", collection "users", row 2/);
+      // without the helper, the same read fails as a whole with a coded error naming the column
+      assert.equal(await codeOf(withTenant('acme', () => db.select().from(users))), 'ALE_AUTH_FAILED');
+    });
+
+    test('a lone surrogate is refused in a text column and kept exactly in a JSON column', async () => {
+      await conn.reset();
+      assert.equal(await codeOf(withTenant('acme', () => db.insert(users).values({ id: 1, tenantId: 'acme', email: 'a\uD800b' }))), 'ALE_INVALID_INPUT');
+      await withTenant('acme', () => db.insert(users).values({ id: 2, tenantId: 'acme', profile: { s: 'a\uD800b\uDFFF' } }));
+      const [row] = await withTenant('acme', () => db.select().from(users));
+      assert.equal(row.profile.s, 'a\uD800b\uDFFF');
+      assert.equal(await count(users), 1);
+    });
+
     test('no tenant, no write: ALE_INVALID_CONTEXT before anything is written', async () => {
       await conn.reset();
       let err = null;

@@ -55,7 +55,7 @@ impl ToNapiValue for JsText {
 /// Buffers one value's operation works in; reused across calls, per thread,
 /// so the hot path does not allocate once they have grown to size.
 #[derive(Default)]
-struct Buffers {
+pub(crate) struct Buffers {
     input: Vec<u8>,
     wide: Vec<u16>,
     aad: Vec<u8>,
@@ -67,7 +67,7 @@ impl Buffers {
     ///
     /// # Safety
     /// `env` and `value` must be valid for the current call.
-    unsafe fn encrypt(
+    pub(crate) unsafe fn encrypt(
         &mut self,
         env: sys::napi_env,
         ring: &CoreRing,
@@ -94,7 +94,7 @@ impl Buffers {
     ///
     /// # Safety
     /// `env` and `value` must be valid for the current call.
-    unsafe fn decrypt(
+    pub(crate) unsafe fn decrypt(
         &mut self,
         env: sys::napi_env,
         ring: &CoreRing,
@@ -184,7 +184,20 @@ thread_local! {
 /// thread's buffers.
 fn with_context<T>(
     env: &Env,
-    [tenant, collection, field]: [JsString; 3],
+    ctx: [JsString; 3],
+    op: impl FnOnce(&mut Buffers, &Context<'_>) -> Result<T>,
+) -> Result<T> {
+    // SAFETY: the values are arguments of the current callback.
+    unsafe { with_raw_context(env.raw(), ctx.map(|s| s.raw()), op) }
+}
+
+/// [`with_context`] on raw values, for the direct callbacks in `fast.rs`.
+///
+/// # Safety
+/// `env` and the values must be valid for the current callback.
+pub(crate) unsafe fn with_raw_context<T>(
+    env: sys::napi_env,
+    [tenant, collection, field]: [sys::napi_value; 3],
     op: impl FnOnce(&mut Buffers, &Context<'_>) -> Result<T>,
 ) -> Result<T> {
     SCRATCH.with(|cell| {
@@ -193,11 +206,10 @@ fn with_context<T>(
             ctx,
             work,
         } = &mut *cell.borrow_mut();
-        let raw = env.raw();
         ctx.clear();
-        let mut read = |v: JsString, what| {
+        let mut read = |v: sys::napi_value, what| {
             // SAFETY: `v` is an argument of the current callback.
-            unsafe { read_utf8(raw, v.raw(), ctx_wide, ctx, what) }.map_err(to_js)
+            unsafe { read_utf8(env, v, ctx_wide, ctx, what) }.map_err(to_js)
         };
         let t = read(tenant, "tenantId")?;
         let c = read(collection, "collectionId")?;
@@ -289,7 +301,7 @@ unsafe fn warn_iv_budget(env: sys::napi_env, count: u64) {
 /// memory; they are wiped when the ring is garbage-collected.
 #[napi]
 pub struct KeyRing {
-    inner: Arc<CoreRing>,
+    pub(crate) inner: Arc<CoreRing>,
 }
 
 /// Encryption counts of one key of a ring, in this process.
@@ -723,7 +735,7 @@ fn coded_rejection(env: &Env, err: AleError) -> napi::Error {
 
 static GLOBAL_RING: RwLock<Option<Arc<CoreRing>>> = RwLock::new(None);
 
-fn with_global<T>(f: impl FnOnce(&CoreRing) -> Result<T>) -> Result<T> {
+pub(crate) fn with_global<T>(f: impl FnOnce(&CoreRing) -> Result<T>) -> Result<T> {
     let guard = GLOBAL_RING
         .read()
         .unwrap_or_else(|poisoned| poisoned.into_inner());

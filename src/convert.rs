@@ -29,6 +29,8 @@ compile_error!("the UTF-16 transcoding assumes a little-endian target");
 const KEEP_CAPACITY: usize = 4 << 20;
 /// UTF-16 units a read buffer always has, so short strings take one call.
 const MIN_WIDE_CAPACITY: usize = 1024;
+/// Up to this many units, ASCII is narrowed with a plain loop.
+const SHORT: usize = 32;
 
 /// Reads the JS string `value` as UTF-8 and appends it to `out`, using `wide`
 /// as scratch. Returns the appended range. `what` names the argument in errors.
@@ -47,6 +49,14 @@ pub unsafe fn read_utf8(
     let start = out.len();
     if units == 0 {
         return Ok(start..start);
+    }
+    // Short ASCII strings (context parts, small values): a plain loop beats
+    // the SIMD library's dispatch.
+    if units <= SHORT && wide.iter().all(|&u| u < 0x80) {
+        // Every unit is below 0x80, so the cast keeps it whole.
+        #[allow(clippy::cast_possible_truncation)]
+        out.extend(wide.iter().map(|&u| u as u8));
+        return Ok(start..out.len());
     }
     let capacity = units
         .checked_mul(3)

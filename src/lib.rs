@@ -3,4 +3,5 @@
 
 mod binding;
 mod convert;
+mod fast;
 mod secrets;

@@ -77,6 +77,52 @@ export function currentTenant(): string | undefined {
   return tenantScope.getStore();
 }
 
+/** A cell that could not be decrypted inside readWithFailures(). */
+export class AleReadFailure {
+  constructor(readonly error: AleColumnError) {}
+}
+
+const failureScope = new AsyncLocalStorage<true>();
+
+export interface RowFailure {
+  /** The row's key (the `key` property given to readWithFailures), when known. */
+  key: unknown;
+  column: string;
+  collection: string;
+  code: string;
+  message: string;
+}
+
+/**
+ * Runs a read in which a cell that fails to decrypt (a truncated or garbled
+ * envelope, a moved value) does not abort the whole result: the cell becomes
+ * `null` and the failure is reported with the row's key.
+ *
+ *   const { rows, failures } = await readWithFailures(() => db.select().from(users), { key: 'id' });
+ */
+export async function readWithFailures<Row extends Record<string, unknown>>(
+  query: () => PromiseLike<Row[]> | Row[],
+  options: { key?: string; table?: string } = {},
+): Promise<{ rows: Row[]; failures: RowFailure[] }> {
+  const rows = await failureScope.run(true, () => Promise.resolve().then(() => withScopeThen(query)));
+  const failures: RowFailure[] = [];
+  for (const row of rows) {
+    for (const [name, value] of Object.entries(row)) {
+      if (!(value instanceof AleReadFailure)) continue;
+      const e = value.error;
+      const key = options.key ? row[options.key] : undefined;
+      failures.push({ key, column: e.column, collection: e.collection, code: e.code, message: new AleColumnError(e.cause as Error, { ...e, table: options.table, rowKey: key }).message });
+      (row as Record<string, unknown>)[name] = null;
+    }
+  }
+  return { rows, failures };
+}
+
+function withScopeThen<T>(query: () => PromiseLike<T> | T): Promise<T> {
+  const result = query();
+  return new Promise((resolve, reject) => Promise.resolve(result).then(resolve, reject));
+}
+
 const legacyReads = new Map<string, number>();
 
 /** How many legacy plaintext values each `collection.field` has read (legacyPlaintext: true). */
@@ -146,8 +192,13 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
         legacyReads.set(counterKey, (legacyReads.get(counterKey) ?? 0) + 1);
         return stored;
       }
-      const t = tenant();
-      return wrap(() => (keyRing ? keyRing.decrypt(stored, t, collection, field) : native.decrypt(stored, t, collection, field)));
+      try {
+        const t = tenant();
+        return wrap(() => (keyRing ? keyRing.decrypt(stored, t, collection, field) : native.decrypt(stored, t, collection, field)));
+      } catch (e) {
+        if (failureScope.getStore() && e instanceof AleColumnError) return new AleReadFailure(e) as unknown as string;
+        throw e;
+      }
     },
     blindIndex(value) {
       const t = tenant();
@@ -160,7 +211,10 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
 export function jsonCodec<T>(codec: FieldCodec) {
   return {
     toDriver: (value: T): string => codec.encrypt(JSON.stringify(value)),
-    fromDriver: (stored: string): T => JSON.parse(codec.decrypt(stored)) as T,
+    fromDriver: (stored: string): T => {
+      const text: unknown = codec.decrypt(stored);
+      return (text instanceof AleReadFailure ? text : JSON.parse(text as string)) as T;
+    },
   };
 }
 

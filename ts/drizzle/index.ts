@@ -1,3 +1,3 @@
 // '@sveltycms/ale/drizzle': what every dialect shares.
-export { withTenant, currentTenant, legacyPlaintextReads, fieldCodec, AleColumnError } from './core.js';
-export type { EncryptedColumnOptions, FieldCodec, Progress, ColumnSpec, TenantSource, BatchOptions } from './core.js';
+export { withTenant, currentTenant, legacyPlaintextReads, readWithFailures, fieldCodec, AleColumnError, AleReadFailure } from './core.js';
+export type { EncryptedColumnOptions, FieldCodec, Progress, ColumnSpec, TenantSource, BatchOptions, RowFailure } from './core.js';

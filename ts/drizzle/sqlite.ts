@@ -3,8 +3,8 @@ import { customType } from 'drizzle-orm/sqlite-core';
 import { fieldCodec, jsonCodec, type EncryptedColumnOptions } from './core.js';
 import { batchHelpers, syncTransact } from './batch.js';
 
-export { withTenant, currentTenant, legacyPlaintextReads, AleColumnError } from './core.js';
-export type { EncryptedColumnOptions, Progress, ColumnSpec, TenantSource } from './core.js';
+export { withTenant, currentTenant, legacyPlaintextReads, readWithFailures, AleColumnError, AleReadFailure } from './core.js';
+export type { EncryptedColumnOptions, Progress, ColumnSpec, TenantSource, RowFailure } from './core.js';
 export type { MigrateOptions } from './batch.js';
 
 /** A string column stored as a v1 envelope bound to tenant:collection:field. SQL type 'text'. */

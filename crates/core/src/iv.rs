@@ -68,7 +68,9 @@ pub fn next_iv() -> Result<[u8; IV_LEN]> {
     register_fork_handler();
     POOL.with(|cell| {
         let mut pool = cell.borrow_mut();
-        let generation = FORK_GENERATION.load(Ordering::SeqCst);
+        // The child handler runs in the only thread of the new process before
+        // any code of ours, so an Acquire load sees its increment.
+        let generation = FORK_GENERATION.load(Ordering::Acquire);
         let stale = pool.generation != generation || FORK_HANDLER_MISSING.load(Ordering::Relaxed);
         if stale || pool.cursor + IV_LEN > POOL_LEN {
             let fill_len = if FORK_HANDLER_MISSING.load(Ordering::Relaxed) {
