@@ -18,7 +18,9 @@ use napi::{sys, Env, JsString, Task, Unknown, ValueType};
 use napi_derive::napi;
 use zeroize::Zeroizing;
 
-use crate::convert::{self, ascii_to_js, read_utf16, read_utf8, utf8_to_js};
+use crate::convert::{
+    self, ascii_to_js, read_envelope_bytes, read_short_utf8, read_utf16, read_utf8, utf8_to_js,
+};
 use crate::secrets::{read_secrets, ring_from_env};
 
 /// Errors thrown to JS carry the `ALE_*` code as `error.code`.
@@ -125,6 +127,14 @@ impl Buffers {
         ctx: &Context<'_>,
     ) -> Result<usize> {
         // SAFETY: forwarded from the caller.
+        let bytes = unsafe { read_envelope_bytes(env, value, &mut self.wide, &mut self.input) }
+            .map_err(to_js)?;
+        if let Some(range) = bytes {
+            return ring
+                .open_into(&self.input[range], ctx, &mut self.aad, &mut self.out)
+                .map_err(to_js);
+        }
+        // SAFETY: forwarded from the caller.
         unsafe { read_utf16(env, value, &mut self.wide, "envelope") }.map_err(to_js)?;
         ring.open_into(&self.wide[..], ctx, &mut self.aad, &mut self.out)
             .map_err(to_js)
@@ -209,7 +219,7 @@ pub(crate) unsafe fn with_raw_context<T>(
         ctx.clear();
         let mut read = |v: sys::napi_value, what| {
             // SAFETY: `v` is an argument of the current callback.
-            unsafe { read_utf8(env, v, ctx_wide, ctx, what) }.map_err(to_js)
+            unsafe { read_short_utf8(env, v, ctx_wide, ctx, what) }.map_err(to_js)
         };
         let t = read(tenant, "tenantId")?;
         let c = read(collection, "collectionId")?;

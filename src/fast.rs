@@ -191,6 +191,28 @@ unsafe fn define(
     napi::check_status!(unsafe { sys::napi_define_properties(env, target, 1, &descriptor) })
 }
 
+/// Whether `process.versions.bun` exists: the engine is JavaScriptCore, whose
+/// UTF-8 export is the fast way to read a string (see `convert.rs`).
+///
+/// # Safety
+/// `env` must be valid during module registration.
+unsafe fn is_bun(env: sys::napi_env) -> bool {
+    let (mut global, mut process, mut versions) =
+        (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+    let mut has = false;
+    // SAFETY: plain property reads on the global object.
+    unsafe {
+        sys::napi_get_global(env, &mut global) == sys::Status::napi_ok
+            && sys::napi_get_named_property(env, global, c"process".as_ptr(), &mut process)
+                == sys::Status::napi_ok
+            && sys::napi_get_named_property(env, process, c"versions".as_ptr(), &mut versions)
+                == sys::Status::napi_ok
+            && sys::napi_has_named_property(env, versions, c"bun".as_ptr(), &mut has)
+                == sys::Status::napi_ok
+            && has
+    }
+}
+
 /// Runs once per module load, after napi-rs has registered everything.
 #[napi(module_exports)]
 pub fn install_direct_callbacks(exports: Object, env: Env) -> napi::Result<()> {
@@ -216,6 +238,7 @@ pub fn install_direct_callbacks(exports: Object, env: Env) -> napi::Result<()> {
         define(raw, prototype, c"decrypt", ring_decrypt, false)?;
         define(raw, exports, c"encrypt", global_encrypt, true)?;
         define(raw, exports, c"decrypt", global_decrypt, true)?;
+        crate::convert::ENGINE_UTF8.store(is_bun(raw), std::sync::atomic::Ordering::Relaxed);
     }
     Ok(())
 }

@@ -253,19 +253,32 @@ fn strip_version<C: CodeUnit>(envelope: &[C]) -> Result<&[C]> {
     Err(AleError::UnsupportedVersion(version))
 }
 
+/// Decodes a fixed-size part (IV, tag) with a scalar loop: 16 or 22
+/// characters, no allocation, canonical form enforced by `decoded_len`.
 fn decode_exact<C: CodeUnit, const N: usize>(
     src: &[C],
     dst: &mut [u8; N],
     bad: &'static str,
 ) -> Result<()> {
-    let mut buf = Vec::with_capacity(N + 3);
-    match (decoded_len(src), C::decode_base64(src, &mut buf)) {
-        (Some(expected), Some(n)) if expected == N && n == N => {
-            dst.copy_from_slice(&buf);
-            Ok(())
-        }
-        _ => Err(AleError::MalformedEnvelope(bad)),
+    if decoded_len(src) != Some(N) {
+        return Err(AleError::MalformedEnvelope(bad));
     }
+    let (mut acc, mut bits, mut at) = (0u32, 0u32, 0usize);
+    for c in src {
+        let v = c
+            .ascii()
+            .and_then(sextet)
+            .ok_or(AleError::MalformedEnvelope(bad))?;
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            // Masked to one byte.
+            dst[at] = ((acc >> bits) & 0xFF) as u8;
+            at += 1;
+        }
+    }
+    Ok(())
 }
 
 fn sextet(c: u8) -> Option<u8> {
