@@ -207,8 +207,13 @@ describe('hostile arguments', () => {
   });
 
   test('lone surrogates are refused, not silently replaced', () => {
-    for (const s of ['a\uD800b', '\uDC00', 'x\uDBFF', '😀\uD83D']) {
+    const long = 'long text '.repeat(20); // past the short-string path
+    for (const s of ['a\uD800b', '\uDC00', 'x\uDBFF', '😀\uD83D', `${long}\uD800`, `\uDFFF${long}`, `${long}é\uD800${long}`]) {
       throwsCode(assert, () => ring.encrypt(s, ...CTX), 'ALE_INVALID_INPUT');
+    }
+    // a real U+FFFD, short or long, is text like any other
+    for (const s of ['\uFFFD', `${long}\uFFFD${long}`, `${long}é\uFFFD😀`]) {
+      assert.equal(ring.decrypt(ring.encrypt(s, ...CTX), ...CTX), s);
     }
     throwsCode(assert, () => ring.encrypt('x', 'ten\uD800', 'c', 'f'), 'ALE_INVALID_INPUT');
   });
