@@ -206,6 +206,20 @@ describe('hostile arguments', () => {
     throwsCode(assert, () => ring.encrypt(), 'ALE_INVALID_INPUT');
   });
 
+  test('a 64 MiB value round-trips, in a sync and an async call', async () => {
+    const huge = 'ab€'.repeat(16 << 20).slice(0, 64 << 20);
+    const env = ring.encrypt(huge, ...CTX);
+    assert.equal(env.length, 'v1:'.length + 16 + 1 + 22 + 1 + Math.ceil((Buffer.byteLength(huge) * 4) / 3));
+    assert.equal(await ring.decryptAsync(env, ...CTX), huge);
+  });
+
+  test('a value whose envelope would exceed the engine\'s longest string throws a catchable error', { skip: process.versions.bun ? 'JavaScriptCore allows longer strings than memory here allows testing' : false }, async () => {
+    const { constants } = await import('node:buffer');
+    const plain = 'a'.repeat(Math.ceil(((constants.MAX_STRING_LENGTH - 43) * 3) / 4));
+    throwsCode(assert, () => ring.encrypt(plain, ...CTX), 'ALE_INVALID_INPUT');
+    assert.equal(ring.decrypt(ring.encrypt('still fine', ...CTX), ...CTX), 'still fine');
+  });
+
   test('lone surrogates are refused, not silently replaced', () => {
     const long = 'long text '.repeat(20); // past the short-string path
     for (const s of ['a\uD800b', '\uDC00', 'x\uDBFF', '😀\uD83D', `${long}\uD800`, `\uDFFF${long}`, `${long}é\uD800${long}`]) {

@@ -3,8 +3,8 @@
 //! generated `index.d.ts`.
 //!
 //! Every operation (sync, batch, async; class or process-wide ring) goes
-//! through [`with_context`] and one [`Buffers`] method, so argument handling
-//! and each conversion exist once.
+//! through [`with_context`] (or its raw form, for `fast.rs`) and one
+//! [`Buffers`] method, so argument handling and each conversion exist once.
 
 use std::cell::RefCell;
 use std::sync::{Arc, RwLock};

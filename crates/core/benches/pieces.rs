@@ -79,7 +79,8 @@ fn pieces(c: &mut Criterion) {
             })
         });
         let mut env = data.clone();
-        ring.seal_into(&mut env, &ctx, &mut aad, &mut sealed).expect("seal");
+        ring.seal_into(&mut env, &ctx, &mut aad, &mut sealed)
+            .expect("seal");
         let env = sealed.clone();
         let mut opened = Vec::new();
         g.bench_function("open_into (parse + base64 + AEAD)", |b| {
