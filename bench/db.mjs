@@ -148,7 +148,7 @@ const ns = (t0) => Number(process.hrtime.bigint() - t0);
  * One scenario: `rounds` rounds, each on fresh database files, of
  * interleaved transactional inserts and then interleaved reads by id.
  */
-async function runScenario(ale, scenario, { iterations, rounds = 1, keyRing, gate, target, fts = 'recommended' }) {
+async function runScenario(scenario, { iterations, rounds = 1, keyRing, gate, target, fts = 'recommended' }) {
   const tables = schemas(keyRing);
   const idCol = scenario.table === 'content_nodes' ? '_id' : 'id';
   const field = scenario.table === 'content_nodes' ? 'data' : 'details';
@@ -270,12 +270,12 @@ export async function runDb(ale, options) {
   const { sqliteVersion, driver } = probe;
   probe.close();
   for (const scenario of SCENARIOS) {
-    results.push(await runScenario(ale, scenario, { ...options, keyRing }));
+    results.push(await runScenario(scenario, { ...options, keyRing }));
     options.onStep?.(`db ${scenario.table} ${scenario.tier}`);
   }
   const naive = [];
   for (const scenario of SCENARIOS.filter((s) => s.table === 'content_nodes')) {
-    naive.push(await runScenario(ale, scenario, { ...options, keyRing, fts: 'naive' }));
+    naive.push(await runScenario(scenario, { ...options, keyRing, fts: 'naive' }));
     options.onStep?.(`db ${scenario.table} ${scenario.tier}, FTS over ciphertext`);
   }
   const rotation = await runRotationRead(ale, options);

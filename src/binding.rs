@@ -159,8 +159,9 @@ impl Buffers {
         let mac = ring
             .blind_index(key, &self.input[range], ctx, &mut self.aad)
             .ok_or_else(|| to_js(AleError::InvalidInput("no key at that index".into())))?;
+        envelope::base64url_into(&mac, &mut self.out);
         // SAFETY: the current env; base64url is ASCII.
-        unsafe { ascii_to_js(env, envelope::base64url(&mac).as_bytes()) }.map_err(napi_failure)
+        unsafe { ascii_to_js(env, &self.out) }.map_err(napi_failure)
     }
 
     fn trim(&mut self) {

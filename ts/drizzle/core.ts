@@ -62,14 +62,20 @@ export function withTenant<T>(tenantId: string, fn: () => T): T {
   if (typeof tenantId !== 'string' || tenantId === '' || tenantId.includes(':')) {
     throw Object.assign(new Error(`withTenant: the tenant id must be a non-empty string without ':'`), { code: 'ALE_INVALID_CONTEXT' });
   }
-  return tenantScope.run(tenantId, () => {
-    const result = fn();
-    if (result !== null && typeof result === 'object' && typeof (result as { then?: unknown }).then === 'function') {
-      const thenable = result as unknown as PromiseLike<unknown>;
-      return new Promise((resolve, reject) => thenable.then(resolve, reject)) as T;
-    }
-    return result;
-  });
+  return tenantScope.run(tenantId, () => startInScope(fn));
+}
+
+/**
+ * Calls `fn`; when it returns a thenable (a lazy Drizzle query), subscribes
+ * to it right away, so the query starts inside the caller's scope.
+ */
+function startInScope<T>(fn: () => T): T {
+  const result = fn();
+  if (result !== null && typeof result === 'object' && typeof (result as { then?: unknown }).then === 'function') {
+    const thenable = result as unknown as PromiseLike<unknown>;
+    return new Promise((resolve, reject) => thenable.then(resolve, reject)) as T;
+  }
+  return result;
 }
 
 /** The tenant of the current withTenant() scope, if any. */
@@ -104,7 +110,7 @@ export async function readWithFailures<Row extends Record<string, unknown>>(
   query: () => PromiseLike<Row[]> | Row[],
   options: { key?: string; table?: string } = {},
 ): Promise<{ rows: Row[]; failures: RowFailure[] }> {
-  const rows = await failureScope.run(true, () => Promise.resolve().then(() => withScopeThen(query)));
+  const rows = await failureScope.run(true, () => startInScope(query));
   const failures: RowFailure[] = [];
   for (const row of rows) {
     for (const [name, value] of Object.entries(row)) {
@@ -116,11 +122,6 @@ export async function readWithFailures<Row extends Record<string, unknown>>(
     }
   }
   return { rows, failures };
-}
-
-function withScopeThen<T>(query: () => PromiseLike<T> | T): Promise<T> {
-  const result = query();
-  return new Promise((resolve, reject) => Promise.resolve(result).then(resolve, reject));
 }
 
 const legacyReads = new Map<string, number>();
@@ -324,7 +325,7 @@ export function reencryptUnderPrimary(ring: KeyRing): Decide {
   };
 }
 
-/** The ring a helper works with: the one given, or a stand-in for the process-wide ring. */
+/** The ring a helper needs to tell keys apart: the one given, or a coded error. */
 export function requireRing(ring: KeyRing | undefined, what: string): KeyRing {
   if (ring) return ring;
   throw Object.assign(new Error(`${what} needs { keyRing }: a KeyRing of [primary, ...previous] to tell which key each value is under`), {

@@ -184,12 +184,10 @@ pub fn check_ciphertext<C: CodeUnit>(b64: &[C]) -> Result<()> {
     decode_ciphertext(b64, &mut Vec::new())
 }
 
-/// Unpadded base64url of `bytes`.
-pub fn base64url(bytes: &[u8]) -> String {
-    let mut out = Vec::new();
-    encode_append(bytes, &mut out);
-    // base64url output is ASCII.
-    out.into_iter().map(char::from).collect()
+/// Writes the unpadded base64url of `bytes` into `out`, replacing its contents.
+pub fn base64url_into(bytes: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    encode_append(bytes, out);
 }
 
 /// Decodes the ciphertext part into `out` (replacing its contents).
