@@ -1,5 +1,12 @@
-// Builds the Drizzle layer twice, as ESM (dist/esm) and CommonJS (dist/cjs),
-// each with its .d.ts and a package.json that tells runtimes which it is.
+// Builds the TypeScript layers (ts/drizzle, ts/sveltycms, ts/shared) twice,
+// as ESM (dist/esm) and CommonJS (dist/cjs), each with its .d.ts and a
+// package.json that tells runtimes which it is.
+//
+// The sources import the addon's entry point as '../../index.js' (the
+// repository root, seen from ts/<layer>/). Built, they sit one level deeper
+// (dist/<format>/<layer>/), where that path names dist/index.js: a one-line
+// CommonJS forwarder to the root entry point, written here, so both formats
+// share one instance of the addon and of its process-wide state.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -13,3 +20,5 @@ for (const [config, dir, type] of [['tsconfig.json', 'esm', 'module'], ['tsconfi
   mkdirSync(join(root, 'dist', dir), { recursive: true });
   writeFileSync(join(root, 'dist', dir, 'package.json'), `${JSON.stringify({ type })}\n`);
 }
+writeFileSync(join(root, 'dist', 'index.js'), "'use strict';\nmodule.exports = require('../index.js');\n");
+writeFileSync(join(root, 'dist', 'index.d.ts'), "export * from '../index.js';\n");

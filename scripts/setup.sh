@@ -36,7 +36,7 @@ if [ -d node_modules/better-sqlite3 ] && [ ! -f node_modules/better-sqlite3/buil
   npm_config_nodedir="$PWD/$node_home" npm rebuild better-sqlite3 --ignore-scripts=false --loglevel=error
 fi
 
-if [ ! -f dist/esm/index.js ] || [ -n "$(find ts tsconfig.json tsconfig.cjs.json -newer dist/esm/index.js -type f 2>/dev/null | head -n 1)" ]; then
+if [ ! -f dist/esm/drizzle/index.js ] || [ -n "$(find ts tsconfig.json tsconfig.cjs.json -newer dist/esm/drizzle/index.js -type f 2>/dev/null | head -n 1)" ]; then
   log "building the Drizzle layer (tsc, ESM + CJS)"
   node scripts/build-ts.mjs
 fi
