@@ -12,15 +12,21 @@ import { ale, SECRET, OLD_SECRET } from './helpers.mjs';
 
 const child = fileURLToPath(new URL('./fixtures/batch-child.mjs', import.meta.url));
 const ROWS = 1500;
+const BATCH = 50; // the child's batchSize
 
-/** Runs the child; with `killAfter`, SIGKILLs it as soon as it reports that batch. */
+/**
+ * Runs the child; with `killAfter`, the child stops itself once that batch is
+ * committed, and is SIGKILLed while stopped: the kill lands at that point
+ * every time, not at whatever point the child has reached.
+ */
 function runChild(file, mode, killAfter) {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [child, file, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const args = [child, file, mode, ...(killAfter ? [String(killAfter)] : [])];
+    const p = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (d) => {
       out += d;
-      if (killAfter && out.includes(`batch ${killAfter} `)) p.kill('SIGKILL');
+      if (killAfter && out.includes(`paused after batch ${killAfter}\n`)) p.kill('SIGKILL');
     });
     p.on('error', reject);
     p.on('close', (code, signal) => resolve({ code, signal, out }));
@@ -78,10 +84,12 @@ describe('kill -9 and resume', () => {
       const { dir, file, originals } = await seed(mode);
       try {
         const killed = await runChild(file, mode, 4);
-        assert.equal(killed.signal, 'SIGKILL', `the child finished before it could be killed:\n${killed.out}`);
+        assert.equal(killed.signal, 'SIGKILL', killed.out);
+        assert.match(killed.out, /paused after batch 4\n$/);
         const partial = await countUnderPrimary(file);
         const nonNull = [...originals.values()].filter((o) => o.body !== null).length;
-        assert.ok(partial >= 4 * 50 - 10 && partial < nonNull, `after the kill ${partial} of ${nonNull} were done`);
+        const inFourBatches = [...originals].filter(([id, o]) => id <= 4 * BATCH && o.body !== null).length;
+        assert.equal(partial, inFourBatches, 'exactly the first 4 batches were done when the child was killed');
         const resumed = await runChild(file, mode);
         assert.equal(resumed.code, 0, resumed.out);
         const done = JSON.parse(resumed.out.split('done ')[1]);
