@@ -4,14 +4,15 @@
 // from empty tables and writes the rows it reads.
 import { describe, test, before, beforeEach, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { eq, sql } from 'drizzle-orm';
+import { inspect } from 'node:util';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { ale, flipBit, SECRET, OLD_SECRET } from './helpers.mjs';
 
 /**
  * @param {object} d
  * @param {string} d.name
  * @param {any} d.mod            the '@sveltycms/ale/drizzle/<dialect>' module
- * @param {(mod: any, rings: object) => object} d.schema  returns { users, posts, legacyUsers, rotatingUsers }
+ * @param {(mod: any, rings: object) => object} d.schema  returns defineTables(…)
  * @param {() => Promise<{ db: any, reset: () => Promise<void>, close: () => Promise<void> | void }>} d.connect
  */
 export function drizzleSuite(d) {
@@ -19,7 +20,7 @@ export function drizzleSuite(d) {
   const newRing = new ale.KeyRing([SECRET, OLD_SECRET]);
   const oldRing = new ale.KeyRing([OLD_SECRET]);
   const t = d.schema(mod, { newRing });
-  const { users, posts, legacyUsers, rotatingUsers } = t;
+  const { users, posts, legacyUsers, rotatingUsers, legacyUsersWith } = t;
   let db;
   let conn;
 
@@ -127,6 +128,36 @@ export function drizzleSuite(d) {
       assert.equal(await count(users), 1);
     });
 
+    test('encryptedJson: a plaintext that is not JSON fails with ALE_INVALID_JSON, and none of it reaches the message or the stack', async () => {
+      const secret = '078-05-1120';
+      await db.insert(users).values({ id: 1, tenantId: 'acme', profile: sql`${ale.encrypt(`ssn: ${secret}`, 'acme', 'users', 'profile')}` }); // JSON.parse would quote it
+      let err;
+      try {
+        await withTenant('acme', () => db.select().from(users));
+      } catch (e) {
+        err = e;
+      }
+      assert.equal(err?.code, 'ALE_INVALID_JSON', String(err));
+      assert.ok(err instanceof mod.AleColumnError);
+      assert.match(err.message, /column "profile", collection "users"/);
+      for (const text of [err.message, err.stack, inspect(err), err.cause?.message, err.cause?.stack]) assert.ok(!String(text).includes(secret), text);
+      const { rows, failures } = await withTenant('acme', () => mod.readWithFailures(() => db.select().from(users), { key: 'id' }));
+      assert.equal(rows[0].profile, null);
+      assert.deepEqual(failures.map((f) => [f.key, f.column, f.code]), [[1, 'profile', 'ALE_INVALID_JSON']]);
+      assert.ok(!failures[0].message.includes(secret));
+    });
+
+    test('encryptedJson: a value JSON cannot carry fails with ALE_INVALID_INPUT before anything is written', async () => {
+      const cycle = {};
+      cycle.self = cycle;
+      for (const profile of [{ n: 1n }, cycle, () => 'fn']) {
+        const err = await withTenant('acme', () => db.insert(users).values({ id: 1, tenantId: 'acme', profile })).then(() => null, (e) => e);
+        assert.equal(err?.code, 'ALE_INVALID_INPUT', String(err));
+        assert.match(err.message, /column "profile", collection "users"/);
+      }
+      assert.equal(await count(users), 0);
+    });
+
     test('no tenant, no write: ALE_INVALID_CONTEXT before anything is written', async () => {
       let err = null;
       try {
@@ -165,6 +196,31 @@ export function drizzleSuite(d) {
       const other = await withTenant('globex', () => db.select({ id: users.id }).from(users).where(eq(users.emailIndex, 'b@x.test')));
       assert.deepEqual(other, []);
       assert.equal(await raw(users, users.emailIndex, 2), ale.blindIndex('b@x.test', 'acme', 'users', 'email'));
+      // matchBlindIndex on the process-wide ring matches its primary key's index
+      const matched = await withTenant('acme', () => db.select({ id: users.id }).from(users).where(mod.matchBlindIndex(users.emailIndex, 'c@x.test')));
+      assert.deepEqual(matched, [{ id: 3 }]);
+    });
+
+    test('matchBlindIndex finds values indexed under the old key and under the new key, in the tenant scope only', async () => {
+      const ctx = ['acme', 'users', 'email'];
+      // row 1 was written before the rotation (its index under the old key), row 2 after it (under the new)
+      await db.insert(rotatingUsers).values({ id: 1, tenantId: 'acme', email: sql`${oldRing.encrypt('old@x.test', ...ctx)}`, emailIndex: sql`${oldRing.blindIndex('old@x.test', ...ctx)}` });
+      await withTenant('acme', () => db.insert(rotatingUsers).values({ id: 2, tenantId: 'acme', email: 'new@x.test', emailIndex: 'new@x.test' }));
+      assert.equal(await raw(rotatingUsers, rotatingUsers.emailIndex, 2), newRing.blindIndex('new@x.test', ...ctx));
+      const find = (where) => db.select({ id: rotatingUsers.id }).from(rotatingUsers).where(where).orderBy(rotatingUsers.id).then((rows) => rows.map((r) => r.id));
+      await withTenant('acme', async () => {
+        assert.deepEqual(await find(mod.matchBlindIndex(rotatingUsers.emailIndex, 'old@x.test')), [1]);
+        assert.deepEqual(await find(mod.matchBlindIndex(rotatingUsers.emailIndex, 'new@x.test')), [2]);
+        assert.deepEqual(await find(mod.matchBlindIndex(rotatingUsers.emailIndex, 'nobody@x.test')), []);
+        // what the README gave before: each index goes through the column, is hashed again, and matches nothing
+        assert.deepEqual(await find(inArray(rotatingUsers.emailIndex, newRing.blindIndexes('old@x.test', ...ctx))), []);
+        // eq() hashes under the primary key only
+        assert.deepEqual(await find(eq(rotatingUsers.emailIndex, 'old@x.test')), []);
+      });
+      assert.deepEqual(await withTenant('globex', () => find(mod.matchBlindIndex(rotatingUsers.emailIndex, 'old@x.test'))), []);
+      assert.throws(() => mod.matchBlindIndex(rotatingUsers.emailIndex, 'old@x.test'), { code: 'ALE_INVALID_CONTEXT' });
+      assert.throws(() => withTenant('acme', () => mod.matchBlindIndex(rotatingUsers.email, 'old@x.test')), { code: 'ALE_INVALID_INPUT' });
+      assert.throws(() => withTenant('acme', () => mod.matchBlindIndex(rotatingUsers.id, 'old@x.test')), { code: 'ALE_INVALID_INPUT' });
     });
 
     test('legacy plaintext: opt-in reads and counts it; by default it is an error', async () => {
@@ -175,6 +231,48 @@ export function drizzleSuite(d) {
       assert.equal(rows[0].email, 'old@plain.test');
       assert.equal(mod.legacyPlaintextReads()['legacy_users.email'], before + 1);
       assert.equal(await codeOf(withTenant('acme', () => db.select().from(users))), 'ALE_MALFORMED_ENVELOPE');
+    });
+
+    test('legacy plaintext: reads and migratePlaintext use one rule (isEnvelope), so "v2: draft" is plaintext to both', async () => {
+      await db.insert(legacyUsers).values({ id: 1, tenantId: 'acme', email: sql`${'v2: draft'}` });
+      assert.equal(ale.isEnvelope('v2: draft'), false);
+      assert.deepEqual((await withTenant('acme', () => db.select().from(legacyUsers))).map((r) => r.email), ['v2: draft']);
+      const p = await mod.migratePlaintext(db, { table: legacyUsers, key: legacyUsers.id, columns: [{ column: legacyUsers.email, collection: 'legacy_users' }], tenant: 'acme' });
+      assert.equal(p.written, 1);
+      assert.ok(ale.isEnvelope(await raw(legacyUsers, legacyUsers.email, 1)));
+      assert.deepEqual((await withTenant('acme', () => db.select().from(legacyUsers))).map((r) => r.email), ['v2: draft']);
+    });
+
+    test('legacy plaintext: one process warning ALE_LEGACY_PLAINTEXT the first time a column serves one', async () => {
+      const collection = `legacy-warn-${Math.random().toString(36).slice(2)}`; // a column no other test has read
+      const table = legacyUsersWith({ collection, legacyPlaintext: true });
+      const warnings = [];
+      const onWarning = (w) => w.message.includes(collection) && warnings.push(w);
+      process.on('warning', onWarning);
+      try {
+        for (const id of [1, 2]) await db.insert(table).values({ id, tenantId: 'acme', email: sql`${`old${id}@plain.test`}` });
+        for (let i = 0; i < 2; i++) assert.equal((await withTenant('acme', () => db.select().from(table))).length, 2);
+        await new Promise((r) => setTimeout(r, 10)); // warnings are emitted on a later tick
+      } finally {
+        process.off('warning', onWarning);
+      }
+      assert.equal(mod.legacyPlaintextReads()[`${collection}.email`], 4);
+      assert.deepEqual(warnings.map((w) => [w.name, w.code]), [['AleWarning', 'ALE_LEGACY_PLAINTEXT']]);
+      assert.match(warnings[0].message, /column "email"/);
+      assert.ok(!warnings[0].message.includes('plain.test'));
+    });
+
+    test('legacy plaintext: { until } ends the mode; later a plaintext value is ALE_MALFORMED_ENVELOPE', async () => {
+      await db.insert(legacyUsers).values({ id: 1, tenantId: 'acme', email: sql`${'old@plain.test'}` });
+      const open = legacyUsersWith({ collection: 'legacy_users', legacyPlaintext: { until: '2999-01-01T00:00:00Z' } });
+      const ended = legacyUsersWith({ collection: 'legacy_users', legacyPlaintext: { until: new Date(Date.now() - 1000) } });
+      assert.deepEqual((await withTenant('acme', () => db.select().from(open))).map((r) => r.email), ['old@plain.test']);
+      assert.equal(await codeOf(withTenant('acme', () => db.select().from(ended))), 'ALE_MALFORMED_ENVELOPE');
+      await withTenant('acme', () => db.insert(ended).values({ id: 2, tenantId: 'acme', email: 'new@x.test' }));
+      assert.deepEqual((await withTenant('acme', () => db.select().from(ended).where(eq(ended.id, 2)))).map((r) => r.email), ['new@x.test']);
+      for (const until of ['not a date', undefined]) {
+        assert.throws(() => legacyUsersWith({ collection: 'legacy_users', legacyPlaintext: { until } }), { code: 'ALE_INVALID_INPUT' });
+      }
     });
 
     test('migratePlaintext encrypts in batches, is idempotent, reports progress, keeps NULLs', async () => {
@@ -209,6 +307,26 @@ export function drizzleSuite(d) {
       const again = await mod.migratePlaintext(db, { table: users, key: users.id, columns: [{ column: users.email, collection: 'users' }], tenant: { column: users.tenantId } });
       assert.equal(again.written, 0);
       assert.equal(again.skipped, 36);
+    });
+
+    test('migratePlaintext refuses a row whose tenant is NULL, and a missing tenant, before writing anything', async () => {
+      // email_index stands in for a nullable tenant column
+      await db.insert(users).values({ id: 1, tenantId: 'acme', email: sql`${'a@plain.test'}`, emailIndex: null });
+      const columns = [{ column: users.email, collection: 'users' }];
+      let err;
+      try {
+        await mod.migratePlaintext(db, { table: users, key: users.id, columns, tenant: { column: users.emailIndex } });
+      } catch (e) {
+        err = e;
+      }
+      assert.equal(err?.code, 'ALE_INVALID_CONTEXT', String(err));
+      assert.match(err.message, /row 1: the tenant column is NULL/);
+      for (const tenant of [null, undefined, { column: null }]) {
+        const e = await mod.migratePlaintext(db, { table: users, key: users.id, columns, tenant }).catch((e) => e);
+        assert.equal(e?.code, 'ALE_INVALID_CONTEXT', String(e));
+        assert.match(e.message, /options\.tenant must be/);
+      }
+      assert.equal(await raw(users, users.email, 1), 'a@plain.test');
     });
 
     test('rotateKeys re-encrypts only what is under a previous key', async () => {
@@ -246,17 +364,19 @@ export function defineTables(mod, { table, int, text }, { newRing }) {
   return {
     users: table('users', usersColumns('users')),
     posts: table('posts', { id: int('id').primaryKey(), tenantId: text('tenant_id').notNull(), secret: mod.encryptedText('secret', { collection: 'posts' }) }),
-    legacyUsers: table('legacy_users', {
-      id: int('id').primaryKey(),
-      tenantId: text('tenant_id').notNull(),
-      email: mod.encryptedText('email', { collection: 'legacy_users', legacyPlaintext: true }),
-    }),
+    legacyUsers: legacyUsersWith({ collection: 'legacy_users', legacyPlaintext: true }),
+    /** The legacy_users table seen through an email column with these options. */
+    legacyUsersWith,
     rotatingUsers: table('rotating_users', {
       id: int('id').primaryKey(),
       tenantId: text('tenant_id').notNull(),
       email: mod.encryptedText('email', { collection: 'users', keyRing: newRing }),
+      emailIndex: mod.blindIndexColumn('email_index', { collection: 'users', field: 'email', keyRing: newRing }),
     }),
   };
+  function legacyUsersWith(options) {
+    return table('legacy_users', { id: int('id').primaryKey(), tenantId: text('tenant_id').notNull(), email: mod.encryptedText('email', options) });
+  }
 }
 
 /** DDL for those tables; `types` maps the dialect's SQL types. */
@@ -265,6 +385,6 @@ export function tableDdl({ int, text, envelope, index }) {
     `CREATE TABLE users (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, email ${envelope}, email_index ${index}, profile ${envelope})`,
     `CREATE TABLE posts (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, secret ${envelope})`,
     `CREATE TABLE legacy_users (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, email ${envelope})`,
-    `CREATE TABLE rotating_users (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, email ${envelope})`,
+    `CREATE TABLE rotating_users (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, email ${envelope}, email_index ${index})`,
   ];
 }

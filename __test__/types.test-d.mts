@@ -3,19 +3,30 @@
 import { integer, sqliteTable } from 'drizzle-orm/sqlite-core';
 import { pgTable, serial } from 'drizzle-orm/pg-core';
 import { int, mysqlTable } from 'drizzle-orm/mysql-core';
+import type { SQL } from 'drizzle-orm';
+import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import * as sqlite from '@sveltycms/ale/drizzle/sqlite';
 import * as pg from '@sveltycms/ale/drizzle/pg';
 import * as mysql from '@sveltycms/ale/drizzle/mysql';
-import { withTenant } from '@sveltycms/ale/drizzle';
+import * as drizzle from '@sveltycms/ale/drizzle';
+import { withTenant, matchBlindIndex } from '@sveltycms/ale/drizzle';
 import { KeyRing, encrypt } from '@sveltycms/ale';
 
 type Equal<X, Y> = (<T>() => T extends X ? 1 : 2) extends <T>() => T extends Y ? 1 : 2 ? true : false;
 type Expect<T extends true> = T;
 
 const opts = { collection: 'users' };
-const s = sqliteTable('s', { id: integer('id').primaryKey(), doc: sqlite.encryptedJson<{ a: number }>('doc', opts), email: sqlite.encryptedText('email', opts).notNull() });
+const s = sqliteTable('s', { id: integer('id').primaryKey(), doc: sqlite.encryptedJson<{ a: number }>('doc', opts), email: sqlite.encryptedText('email', opts).notNull(), idx: sqlite.blindIndexColumn('idx', opts) });
 const p = pgTable('p', { id: serial('id').primaryKey(), doc: pg.encryptedJson<{ a: number }>('doc', opts), idx: pg.blindIndexColumn('idx', opts) });
-const m = mysqlTable('m', { id: int('id').primaryKey(), doc: mysql.encryptedJson<{ a: number }>('doc', opts), email: mysql.encryptedText('email', opts) });
+const m = mysqlTable('m', { id: int('id').primaryKey(), doc: mysql.encryptedJson<{ a: number }>('doc', opts), email: mysql.encryptedText('email', opts), idx: mysql.blindIndexColumn('idx', opts).notNull() });
+
+// withTenant starts a lazy query in the scope and returns a Promise of its rows.
+declare const sdb: BetterSQLite3Database;
+declare const pdb: NodePgDatabase;
+const sRows = withTenant('t', () => sdb.select().from(s));
+const pRows = withTenant('t', () => pdb.select({ doc: p.doc }).from(p).where(matchBlindIndex(p.idx, 'a@b.c')));
+const asyncResult = withTenant('t', async () => 1);
 
 export type Tests = [
   Expect<Equal<(typeof s.$inferSelect)['doc'], { a: number } | null>>,
@@ -28,6 +39,18 @@ export type Tests = [
   Expect<Equal<ReturnType<KeyRing['decryptAsync']>, Promise<string>>>,
   Expect<Equal<ReturnType<typeof encrypt>, string>>,
   Expect<Equal<ReturnType<typeof withTenant<number>>, number>>,
+  Expect<Equal<typeof sRows, Promise<(typeof s.$inferSelect)[]>>>,
+  Expect<Equal<typeof pRows, Promise<{ doc: { a: number } | null }[]>>>,
+  Expect<Equal<typeof asyncResult, Promise<number>>>,
+  Expect<Equal<(typeof s.$inferSelect)['idx'], string | null>>,
+  Expect<Equal<(typeof m.$inferSelect)['idx'], string>>,
+  Expect<Equal<ReturnType<typeof matchBlindIndex>, SQL>>,
+  // every dialect module re-exports the shared API unchanged
+  Expect<Equal<typeof sqlite.withTenant, typeof drizzle.withTenant>>,
+  Expect<Equal<typeof pg.matchBlindIndex, typeof drizzle.matchBlindIndex>>,
+  Expect<Equal<typeof mysql.readWithFailures, typeof drizzle.readWithFailures>>,
+  Expect<Equal<typeof sqlite.AleColumnError, typeof drizzle.AleColumnError>>,
+  Expect<Equal<sqlite.MigrateOptions, drizzle.MigrateOptions>>,
 ];
 
 // @ts-expect-error collection is required
@@ -36,3 +59,9 @@ sqlite.encryptedText('email', {});
 pg.encryptedText('email', { collection: 'c', tenant: () => 42 });
 // @ts-expect-error a JSON column of { a: number } does not take a string
 s.$inferInsert.doc = 'text';
+// @ts-expect-error the query has been started: what withTenant returns is a Promise, not a query builder
+void withTenant('t', () => sdb.select().from(s)).where;
+// @ts-expect-error a blind index matches a string
+matchBlindIndex(p.idx, 42);
+// @ts-expect-error legacyPlaintext ends at a date
+sqlite.encryptedText('email', { collection: 'c', legacyPlaintext: { until: 5 } });

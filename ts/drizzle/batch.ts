@@ -23,8 +23,15 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, specs: Col
   const keyCol = key as AnyColumn;
   const cols = specs.map((s) => s.column as AnyColumn);
   const names = specs.map((s) => keyOf(table, s.column));
+  if (typeof options.tenant !== 'string' && !options.tenant?.column) {
+    throw invalidTenant('options.tenant must be a tenant id, or { column } naming the column that holds it');
+  }
   const tenantCol = typeof options.tenant === 'string' ? null : (options.tenant.column as AnyColumn);
   const fixedTenant = typeof options.tenant === 'string' ? options.tenant : null;
+  const tenantOf = (r: Record<string, unknown>): string => {
+    if (r.tenant === null || r.tenant === undefined) throw invalidTenant(`row ${String(r.key)}: the tenant column is NULL, so its values cannot be bound to a tenant`);
+    return String(r.tenant);
+  };
   const selection: Record<string, SQL | AnyColumn> = { key: keyCol };
   cols.forEach((c, i) => (selection[`c${i}`] = sql<string | null>`${c}`));
   if (tenantCol) selection.tenant = sql<string>`${tenantCol}`;
@@ -39,7 +46,7 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, specs: Col
         .limit(limit);
       return rows.map((r) => ({
         key: r.key,
-        tenant: fixedTenant ?? String(r.tenant),
+        tenant: fixedTenant ?? tenantOf(r),
         cells: cols.map((_, i) => (r[`c${i}`] ?? null) as string | null),
       }));
     },
@@ -55,6 +62,10 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, specs: Col
       );
     },
   };
+}
+
+function invalidTenant(message: string): Error {
+  return Object.assign(new Error(message), { code: 'ALE_INVALID_CONTEXT' });
 }
 
 export interface MigrateOptions extends BatchOptions {
@@ -76,7 +87,7 @@ export function batchHelpers(transact: Transact) {
      * a transaction. Envelopes are never touched, so it is idempotent; it can
      * be killed and rerun at any point.
      */
-    migratePlaintext(db: AnyDb, options: MigrateOptions): Promise<Progress> {
+    async migratePlaintext(db: AnyDb, options: MigrateOptions): Promise<Progress> {
       const driver = drizzleDriver(db, options.table, options.key, options.columns, options, transact);
       return runBatches(driver, specsOf(options), options, encryptPlaintext(options.keyRing));
     },
@@ -84,7 +95,7 @@ export function batchHelpers(transact: Transact) {
      * Re-encrypts under the primary key every value that only a previous key
      * of `keyRing` opens. Same batching and resume guarantees as migratePlaintext.
      */
-    rotateKeys(db: AnyDb, options: MigrateOptions): Promise<Progress> {
+    async rotateKeys(db: AnyDb, options: MigrateOptions): Promise<Progress> {
       const ring = requireRing(options.keyRing, 'rotateKeys');
       const driver = drizzleDriver(db, options.table, options.key, options.columns, options, transact);
       return runBatches(driver, specsOf(options), options, reencryptUnderPrimary(ring));

@@ -4,6 +4,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import * as native from '../../index.js';
 import type { KeyRing } from '../../index.js';
+import { parseJson, stringifyJson } from '../shared/json.js';
 
 /** A fixed tenant id, or a synchronous resolver called for every value. */
 export type TenantSource = string | (() => string);
@@ -18,15 +19,19 @@ export interface EncryptedColumnOptions {
   /** Default: the process-wide ring from initKeyRing(). */
   keyRing?: KeyRing;
   /**
-   * Read stored values that are not envelopes (no `v<digits>:` prefix) as
-   * legacy plaintext instead of failing, and count them (see legacyPlaintextReads()).
-   * Writes are always encrypted. Default: false.
+   * Read stored values that are not envelopes (`isEnvelope()` is false, the
+   * rule migratePlaintext uses) as legacy plaintext instead of failing, count
+   * them (see legacyPlaintextReads()) and emit a process warning
+   * `ALE_LEGACY_PLAINTEXT` the first time each column serves one. With
+   * `{ until }`, the mode ends at that date: later, such a value fails as
+   * without the option (`ALE_MALFORMED_ENVELOPE`). Writes are always
+   * encrypted. Default: false.
    */
-  legacyPlaintext?: boolean;
+  legacyPlaintext?: boolean | { until: Date | string };
 }
 
 /** An Error with an `ALE_*` code and, where known, where the bad value sits. */
-export class AleColumnError extends Error {
+class ColumnError extends Error {
   readonly code: string;
   readonly column: string;
   readonly collection: string;
@@ -47,7 +52,39 @@ export class AleColumnError extends Error {
   }
 }
 
-const tenantScope = new AsyncLocalStorage<string>();
+/** A cell that could not be decrypted inside readWithFailures(). */
+class ReadFailure {
+  constructor(readonly error: ColumnError) {}
+}
+
+/**
+ * What must exist once per process even when an app loads both the ESM and
+ * the CommonJS build: the tenant and failure scopes, the legacy-read
+ * counters, and the classes that `instanceof` tests across the two builds.
+ * The first build loaded creates it; a change of its shape needs a new key.
+ */
+interface SharedState {
+  tenantScope: AsyncLocalStorage<string>;
+  failureScope: AsyncLocalStorage<true>;
+  legacyReads: Map<string, number>;
+  AleColumnError: typeof ColumnError;
+  AleReadFailure: typeof ReadFailure;
+}
+const state: SharedState = ((globalThis as { [key: symbol]: SharedState })[Symbol.for('@sveltycms/ale/drizzle-state')] ??= {
+  tenantScope: new AsyncLocalStorage<string>(),
+  failureScope: new AsyncLocalStorage<true>(),
+  legacyReads: new Map(),
+  AleColumnError: ColumnError,
+  AleReadFailure: ReadFailure,
+});
+
+export const AleColumnError = state.AleColumnError;
+export type AleColumnError = ColumnError;
+export const AleReadFailure = state.AleReadFailure;
+export type AleReadFailure = ReadFailure;
+
+/** What withTenant() returns for `fn`'s result: a thenable (a lazy query) becomes a Promise of its result. */
+export type InScope<T> = T extends PromiseLike<unknown> ? Promise<Awaited<T>> : T;
 
 /**
  * Runs `fn` with `tenantId` as the tenant of every encrypted column that has
@@ -58,37 +95,30 @@ const tenantScope = new AsyncLocalStorage<string>();
  * thenable result is subscribed to inside the scope, which starts the query
  * there, and a promise of its result is returned.
  */
-export function withTenant<T>(tenantId: string, fn: () => T): T {
+export function withTenant<T>(tenantId: string, fn: () => T): InScope<T> {
   if (typeof tenantId !== 'string' || tenantId === '' || tenantId.includes(':')) {
     throw Object.assign(new Error(`withTenant: the tenant id must be a non-empty string without ':'`), { code: 'ALE_INVALID_CONTEXT' });
   }
-  return tenantScope.run(tenantId, () => startInScope(fn));
+  return state.tenantScope.run(tenantId, () => startInScope(fn));
 }
 
 /**
  * Calls `fn`; when it returns a thenable (a lazy Drizzle query), subscribes
  * to it right away, so the query starts inside the caller's scope.
  */
-function startInScope<T>(fn: () => T): T {
+function startInScope<T>(fn: () => T): InScope<T> {
   const result = fn();
   if (result !== null && typeof result === 'object' && typeof (result as { then?: unknown }).then === 'function') {
     const thenable = result as unknown as PromiseLike<unknown>;
-    return new Promise((resolve, reject) => thenable.then(resolve, reject)) as T;
+    return new Promise((resolve, reject) => thenable.then(resolve, reject)) as InScope<T>;
   }
-  return result;
+  return result as InScope<T>;
 }
 
 /** The tenant of the current withTenant() scope, if any. */
 export function currentTenant(): string | undefined {
-  return tenantScope.getStore();
+  return state.tenantScope.getStore();
 }
-
-/** A cell that could not be decrypted inside readWithFailures(). */
-export class AleReadFailure {
-  constructor(readonly error: AleColumnError) {}
-}
-
-const failureScope = new AsyncLocalStorage<true>();
 
 export interface RowFailure {
   /** The row's key (the `key` property given to readWithFailures), when known. */
@@ -110,7 +140,7 @@ export async function readWithFailures<Row extends Record<string, unknown>>(
   query: () => PromiseLike<Row[]> | Row[],
   options: { key?: string; table?: string } = {},
 ): Promise<{ rows: Row[]; failures: RowFailure[] }> {
-  const rows = await failureScope.run(true, () => startInScope(query));
+  const rows = await state.failureScope.run(true, () => startInScope(query));
   const failures: RowFailure[] = [];
   for (const row of rows) {
     for (const [name, value] of Object.entries(row)) {
@@ -124,14 +154,21 @@ export async function readWithFailures<Row extends Record<string, unknown>>(
   return { rows, failures };
 }
 
-const legacyReads = new Map<string, number>();
-
 /** How many legacy plaintext values each `collection.field` has read (legacyPlaintext: true). */
 export function legacyPlaintextReads(): Record<string, number> {
-  return Object.fromEntries(legacyReads);
+  return Object.fromEntries(state.legacyReads);
 }
 
-const ENVELOPE_PREFIX = /^v\d+:/;
+/** Until when a column reads legacy plaintext (ms since the epoch), or undefined when it does not. */
+function legacyDeadline(option: EncryptedColumnOptions['legacyPlaintext'], column: string): number | undefined {
+  if (!option) return undefined;
+  if (option === true) return Infinity;
+  const until = new Date(option.until).getTime();
+  if (Number.isNaN(until)) {
+    throw Object.assign(new Error(`encrypted column "${column}": legacyPlaintext.until must be a Date or a date string`), { code: 'ALE_INVALID_INPUT' });
+  }
+  return until;
+}
 
 /** Binds one column's values to tenant:collection:field. */
 export interface FieldCodec {
@@ -139,23 +176,30 @@ export interface FieldCodec {
   readonly collection: string;
   readonly field: string;
   tenant(): string;
+  /** Encrypts `value`, serialised first by `serialise` when given. */
   encrypt(plaintext: string): string;
+  encrypt<T>(value: T, serialise: (value: T) => string): string;
+  /** Decrypts `stored`, then parses the plaintext with `parse` when given. */
   decrypt(stored: string): string;
+  decrypt<T>(stored: string, parse: (text: string) => T): T;
   blindIndex(value: string): string;
+  /** The blind index under every key of the column's ring, primary first (only the primary for the process-wide ring). */
+  blindIndexes(value: string): string[];
 }
 
 export function fieldCodec(column: string, options: EncryptedColumnOptions): FieldCodec {
   if (!options || typeof options.collection !== 'string') {
     throw Object.assign(new Error(`encrypted column "${column}": options.collection (the collectionId) is required`), { code: 'ALE_INVALID_CONTEXT' });
   }
-  const { collection, keyRing, legacyPlaintext = false } = options;
+  const { collection, keyRing } = options;
   const field = options.field ?? column;
   const tenantOption = options.tenant;
   const where = { column, collection };
   const counterKey = `${collection}.${field}`;
+  const legacyUntil = legacyDeadline(options.legacyPlaintext, column);
 
   const tenant = (): string => {
-    const t = typeof tenantOption === 'function' ? tenantOption() : (tenantOption ?? tenantScope.getStore());
+    const t = typeof tenantOption === 'function' ? tenantOption() : (tenantOption ?? state.tenantScope.getStore());
     if (typeof t !== 'string' || t === '') {
       throw new AleColumnError(
         {
@@ -178,44 +222,65 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
       throw new AleColumnError(e as Error & { code?: string }, where);
     }
   };
+  // One rule for "is this an envelope?": the one migratePlaintext uses.
+  const isLegacy = (stored: string) => legacyUntil !== undefined && !native.isEnvelope(stored) && Date.now() < legacyUntil;
+  const countLegacy = () => {
+    const reads = (state.legacyReads.get(counterKey) ?? 0) + 1;
+    state.legacyReads.set(counterKey, reads);
+    if (reads === 1) {
+      process.emitWarning(
+        `column "${column}" (collection "${collection}") served a value that is not an envelope as legacy plaintext. ` +
+          'Until migratePlaintext() has encrypted every value and legacyPlaintext is removed, anyone who can write ' +
+          'to the table can make this column serve any text. Counts: legacyPlaintextReads().',
+        { type: 'AleWarning', code: 'ALE_LEGACY_PLAINTEXT' },
+      );
+    }
+  };
 
   return {
     column,
     collection,
     field,
     tenant,
-    encrypt(plaintext) {
+    encrypt(value: unknown, serialise?: (value: unknown) => string) {
       const t = tenant();
-      return wrap(() => (keyRing ? keyRing.encrypt(plaintext, t, collection, field) : native.encrypt(plaintext, t, collection, field)));
+      return wrap(() => {
+        const plaintext = serialise ? serialise(value) : (value as string);
+        return keyRing ? keyRing.encrypt(plaintext, t, collection, field) : native.encrypt(plaintext, t, collection, field);
+      });
     },
-    decrypt(stored) {
-      if (legacyPlaintext && !ENVELOPE_PREFIX.test(stored)) {
-        legacyReads.set(counterKey, (legacyReads.get(counterKey) ?? 0) + 1);
-        return stored;
-      }
+    decrypt: function (stored: string, parse?: (text: string) => unknown) {
       try {
-        const t = tenant();
-        return wrap(() => (keyRing ? keyRing.decrypt(stored, t, collection, field) : native.decrypt(stored, t, collection, field)));
+        let text: string;
+        if (isLegacy(stored)) {
+          countLegacy();
+          text = stored;
+        } else {
+          const t = tenant();
+          text = wrap(() => (keyRing ? keyRing.decrypt(stored, t, collection, field) : native.decrypt(stored, t, collection, field)));
+        }
+        return parse ? wrap(() => parse(text)) : text;
       } catch (e) {
-        if (failureScope.getStore() && e instanceof AleColumnError) return new AleReadFailure(e) as unknown as string;
+        if (state.failureScope.getStore() && e instanceof AleColumnError) return new AleReadFailure(e);
         throw e;
       }
-    },
+    } as FieldCodec['decrypt'],
     blindIndex(value) {
       const t = tenant();
       return wrap(() => (keyRing ? keyRing.blindIndex(value, t, collection, field) : native.blindIndex(value, t, collection, field)));
     },
+    blindIndexes(value) {
+      const t = tenant();
+      return wrap(() => (keyRing ? keyRing.blindIndexes(value, t, collection, field) : [native.blindIndex(value, t, collection, field)]));
+    },
   };
 }
 
-/** JSON through the codec: serialised, then encrypted. */
+/** JSON through the codec: serialised, then encrypted. JSON errors are coded and quote nothing of the value. */
 export function jsonCodec<T>(codec: FieldCodec) {
   return {
-    toDriver: (value: T): string => codec.encrypt(JSON.stringify(value)),
-    fromDriver: (stored: string): T => {
-      const text: unknown = codec.decrypt(stored);
-      return (text instanceof AleReadFailure ? text : JSON.parse(text as string)) as T;
-    },
+    toDriver: (value: T): string => codec.encrypt(value, stringifyJson),
+    fromDriver: (stored: string): T => codec.decrypt(stored, parseJson) as T,
   };
 }
 

@@ -1,0 +1,107 @@
+// One module state for the ESM and CommonJS builds. An app may load both (its
+// own code as ESM, a schema or a dependency through require()): the tenant
+// scope, the failure scope, the legacy counters and the error classes must
+// then exist once. Also: every dialect module re-exports the same API.
+import { describe, test, before, beforeEach, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { eq, sql } from 'drizzle-orm';
+import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import * as esm from '@sveltycms/ale/drizzle';
+import * as esmSqlite from '@sveltycms/ale/drizzle/sqlite';
+import * as esmPg from '@sveltycms/ale/drizzle/pg';
+import * as esmMysql from '@sveltycms/ale/drizzle/mysql';
+import { openSqlite } from '../bench/sqlite.mjs';
+import { ale, flipBit, SECRET } from './helpers.mjs';
+
+const require = createRequire(import.meta.url);
+const cjs = require('@sveltycms/ale/drizzle');
+const cjsSqlite = require('@sveltycms/ale/drizzle/sqlite');
+
+/** A users table whose columns come from `mod`. */
+const usersOf = (mod, legacy) =>
+  sqliteTable('users', {
+    id: integer('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    email: mod.encryptedText('email', { collection: 'users', ...legacy }),
+    emailIndex: mod.blindIndexColumn('email_index', { collection: 'users', field: 'email' }),
+  });
+
+describe('drizzle: the ESM and CommonJS builds share one state', () => {
+  const cjsUsers = usersOf(cjsSqlite);
+  const esmUsers = usersOf(esmSqlite);
+  let s;
+  let db;
+  const codeOf = (promise) => promise.then(() => 'no error', (e) => e.code);
+
+  before(async () => {
+    ale.initKeyRing([SECRET]);
+    s = await openSqlite(':memory:', { wal: false });
+    db = s.db;
+  });
+  beforeEach(() => {
+    s.exec('DROP TABLE IF EXISTS users');
+    s.exec('CREATE TABLE users (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, email TEXT, email_index TEXT)');
+  });
+  after(() => s?.close());
+
+  test('both builds are loaded, as two module instances', () => {
+    assert.notEqual(cjsSqlite.encryptedText, esmSqlite.encryptedText);
+    assert.notEqual(cjs.withTenant, esm.withTenant);
+  });
+
+  test("one build's withTenant scopes the other's columns", async () => {
+    await esm.withTenant('acme', () => db.insert(cjsUsers).values({ id: 1, tenantId: 'acme', email: 'a@acme.test', emailIndex: 'a@acme.test' }));
+    await cjs.withTenant('acme', () => db.insert(esmUsers).values({ id: 2, tenantId: 'acme', email: 'b@acme.test' }));
+    assert.deepEqual((await esm.withTenant('acme', () => db.select().from(cjsUsers).orderBy(cjsUsers.id))).map((r) => r.email), ['a@acme.test', 'b@acme.test']);
+    assert.deepEqual((await cjs.withTenant('acme', () => db.select().from(esmUsers).orderBy(esmUsers.id))).map((r) => r.email), ['a@acme.test', 'b@acme.test']);
+    assert.equal(esm.withTenant('acme', () => cjs.currentTenant()), 'acme');
+    const found = await esm.withTenant('acme', () => db.select({ id: cjsUsers.id }).from(cjsUsers).where(esm.matchBlindIndex(cjsUsers.emailIndex, 'a@acme.test')));
+    assert.deepEqual(found, [{ id: 1 }]);
+  });
+
+  test("one build's readWithFailures reports the other's failed cells; AleColumnError is one class", async () => {
+    await esm.withTenant('acme', () => db.insert(cjsUsers).values([{ id: 1, tenantId: 'acme', email: 'a@acme.test' }, { id: 2, tenantId: 'acme', email: 'b@acme.test' }]));
+    const [{ v }] = await db.select({ v: sql`${cjsUsers.email}` }).from(cjsUsers).where(eq(cjsUsers.id, 2));
+    await db.update(cjsUsers).set({ email: sql`${flipBit(v, 3, 0)}` }).where(eq(cjsUsers.id, 2));
+    const { rows, failures } = await esm.withTenant('acme', () => esm.readWithFailures(() => db.select().from(cjsUsers).orderBy(cjsUsers.id), { key: 'id' }));
+    assert.deepEqual(rows.map((r) => r.email), ['a@acme.test', null]);
+    assert.deepEqual(failures.map((f) => [f.key, f.code]), [[2, 'ALE_AUTH_FAILED']]);
+    assert.equal(esm.AleColumnError, cjs.AleColumnError);
+    assert.equal(esm.AleReadFailure, cjs.AleReadFailure);
+    const err = await esm.withTenant('acme', () => db.select().from(cjsUsers)).catch((e) => e);
+    assert.ok(err instanceof esm.AleColumnError);
+  });
+
+  test('the legacy counters and the first-read warning are shared', async () => {
+    const collection = `dual-legacy-${Math.random().toString(36).slice(2)}`;
+    const legacy = { collection, legacyPlaintext: true };
+    const [cjsLegacy, esmLegacy] = [usersOf(cjsSqlite, legacy), usersOf(esmSqlite, legacy)];
+    await db.insert(cjsLegacy).values({ id: 1, tenantId: 'acme', email: sql`${'old@plain.test'}` });
+    const warnings = [];
+    const onWarning = (w) => w.message.includes(collection) && warnings.push(w.code);
+    process.on('warning', onWarning);
+    try {
+      for (const table of [cjsLegacy, esmLegacy]) assert.equal((await esm.withTenant('acme', () => db.select().from(table)))[0].email, 'old@plain.test');
+      await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.equal(esm.legacyPlaintextReads()[`${collection}.email`], 2);
+    assert.equal(cjs.legacyPlaintextReads()[`${collection}.email`], 2);
+    assert.deepEqual(warnings, ['ALE_LEGACY_PLAINTEXT']);
+  });
+});
+
+test('every dialect module, in both builds, re-exports all of @sveltycms/ale/drizzle and adds its columns and batch helpers', () => {
+  const own = ['blindIndexColumn', 'encryptedJson', 'encryptedText', 'migratePlaintext', 'rotateKeys'];
+  const expected = [...Object.keys(esm), ...own].sort();
+  assert.ok(expected.includes('matchBlindIndex'));
+  assert.deepEqual(Object.keys(cjs).sort(), Object.keys(esm).sort());
+  const modules = { esmSqlite, esmPg, esmMysql, cjsSqlite, cjsPg: require('@sveltycms/ale/drizzle/pg'), cjsMysql: require('@sveltycms/ale/drizzle/mysql') };
+  for (const [name, mod] of Object.entries(modules)) {
+    // a CommonJS module seen through import() may carry `default`; require() gives the exports object
+    assert.deepEqual(Object.keys(mod).filter((k) => k !== 'default').sort(), expected, name);
+    for (const key of Object.keys(esm)) assert.equal(typeof mod[key], typeof esm[key], `${name}.${key}`);
+  }
+});
