@@ -11,20 +11,27 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 
 /**
  * A set of AES-256-GCM keys: the primary encrypts, every key decrypts
- * (primary first). Keys are derived with HKDF-SHA-256 and never leave native
- * memory; they are wiped when the ring is garbage-collected.
+ * (primary first, then previous keys, then passphrases' legacy keys). Each
+ * secret resolves as SveltyCMS resolves `ENCRYPTION_KEY` (hex, base64 or
+ * base64url is the key itself; anything else is a passphrase for
+ * HKDF-SHA-256). Keys never leave native memory and are wiped when the ring
+ * is garbage-collected.
  */
 export declare class KeyRing {
   /**
-   * `secrets` is `[primary, ...previous]`; each at least 32 bytes of UTF-8.
-   * Throws `ALE_INVALID_KEY` for an empty list, a short secret or a non-string.
+   * `secrets` is `[primary, ...previous]`: strings of at least 32
+   * characters, or 32-byte `Uint8Array`s. Throws `ALE_INVALID_KEY` for an
+   * empty list, a short string, a byte key that is not 32 bytes or another
+   * type, and `ALE_INVALID_INPUT` for bad options.
    */
-  constructor(secrets: string[])
+  constructor(secrets: Array<string | Uint8Array>, options?: RingOptions)
   /**
-   * Builds a ring from `ENCRYPTION_KEY` (primary) and `ENCRYPTION_KEY_PREVIOUS`
-   * (comma-separated, newest first). Reads `process.env` by default.
+   * Builds a ring from `ENCRYPTION_KEY` (or `SECRET_ENCRYPTION_KEY` when it
+   * is empty) as the primary and `ENCRYPTION_KEY_PREVIOUS` (comma-separated,
+   * newest first, white space around entries ignored). Reads `process.env`
+   * by default.
    */
-  static fromEnv(env?: Record<string, string | undefined>): KeyRing
+  static fromEnv(env?: Record<string, string | undefined>, options?: RingOptions): KeyRing
   /**
    * Encrypts `plaintext` under the primary key, bound to
    * `tenantId:collectionId:fieldName`. Returns `v1:<iv>:<tag>:<ciphertext>`.
@@ -56,23 +63,32 @@ export declare class KeyRing {
    */
   blindIndex(value: string, tenantId: string, collectionId: string, fieldName: string): string
   /**
-   * The blind index of `value` under every key, primary first: query with
-   * `inArray(column, ring.blindIndexes(...))` while a rotation is rebuilding indexes.
+   * The blind index of `value` under every secret, primary first, for
+   * lookups while a rotation is rebuilding indexes (in Drizzle, use
+   * `matchBlindIndex`).
    */
   blindIndexes(value: string, tenantId: string, collectionId: string, fieldName: string): string[]
   /**
-   * Which key of the ring opens `envelope` (0 = primary). A value greater
-   * than 0 needs re-encryption under the primary. Throws like `decrypt`.
+   * Which key of the ring opens `envelope`, in decryption order (0 =
+   * primary; `stats()[i]` describes key `i`). Anything but 0, a legacy
+   * fallback of the primary included, needs re-encryption under the
+   * primary. Throws like `decrypt`.
    */
   keyIndex(envelope: string, tenantId: string, collectionId: string, fieldName: string): number
-  /** Number of keys in the ring, primary included. */
+  /** Number of secrets in the ring, primary included (legacy keys not counted). */
   get size(): number
-  /** Per-key encryption counts in this process, primary first. */
+  /** The IV length, in bytes, of the envelopes this ring writes: 16 or 12. */
+  get ivLength(): 12 | 16
+  /**
+   * Every key in decryption order (secrets first, then legacy keys) with
+   * its counters in this process.
+   */
   stats(): Array<KeyStats>
   /**
    * Sets after how many encryptions under the primary key (in this
-   * process) the ring emits a process warning with code `ALE_IV_BUDGET`.
-   * Default: 2^30, a quarter of the 2^32 limit for random 96-bit IVs.
+   * process) the ring emits a process warning with code `ALE_IV_BUDGET`:
+   * once, when a count first reaches or passes it, from any path.
+   * Default: 2^30, a quarter of the 2^32 limit for random IVs.
    */
   setIvBudgetWarning(encryptions: number): void
 }
@@ -88,10 +104,10 @@ export declare function encrypt(plaintext: string, tenantId: string, collectionI
 
 /**
  * Sets the process-wide ring used by `encrypt` and `decrypt`, shared by all
- * worker threads. Without an argument it reads `process.env` like
+ * worker threads. Without secrets (undefined) it reads `process.env` like
  * `KeyRing.fromEnv()`. Calling it again replaces the ring.
  */
-export declare function initKeyRing(secrets?: string[]): void
+export declare function initKeyRing(secrets?: Array<string | Uint8Array>, options?: RingOptions): void
 
 /**
  * Whether `value` is a well-formed envelope of a supported version (no key
@@ -102,10 +118,33 @@ export declare function isEnvelope(value: unknown): boolean
 /** Whether the process-wide ring has been initialized. */
 export declare function isKeyRingInitialized(): boolean
 
-/** Encryption counts of one key of a ring, in this process. */
+/** One key of a ring, in decryption order, and what it did in this process. */
 export interface KeyStats {
-  /** 0 is the primary. */
+  /** Position in decryption order: what `keyIndex` returns (0 is the primary). */
   index: number
+  /** The secret it comes from: 0 = primary, 1.. = previous keys. */
+  secret: number
+  /** How the secret became this key. */
+  kind: 'hex' | 'base64' | 'base64url' | 'bytes' | 'passphrase' | 'legacy-sha256' | 'legacy-base64'
+  /** Whether this is a decrypt-only legacy key of a passphrase. */
+  legacy: boolean
   /** Values encrypted under this key by this process. */
   encryptions: number
+  /** Values this key opened in this process. */
+  decryptions: number
+}
+
+/** How a ring writes and what it reads. */
+export interface RingOptions {
+  /**
+   * IV length of new envelopes: 16 (default; every SveltyCMS release reads
+   * it, so rolling back stays safe) or 12 (only this package reads it).
+   * Both are always read.
+   */
+  ivLength?: 12 | 16
+  /**
+   * Try passphrases' legacy keys (SHA-256, lenient base64) when decrypting.
+   * Default true; turn off once `stats()` shows they open nothing.
+   */
+  legacyFallbacks?: boolean
 }

@@ -1,7 +1,8 @@
 // Batch, async, blind index, key index, envelope check and the IV-budget warning.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHmac, hkdfSync } from 'node:crypto';
+import { createHash, createHmac, hkdfSync } from 'node:crypto';
+import { resolveKeyMaterial } from './fixtures/sveltycms-reference.mjs';
 import { ale, SECRET, OLD_SECRET, CTX, throwsCode } from './helpers.mjs';
 
 const ring = new ale.KeyRing([SECRET, OLD_SECRET]);
@@ -46,7 +47,9 @@ describe('async', () => {
 
 describe('blind index', () => {
   test('equals HMAC-SHA-256 under the HKDF "sveltycms-blind-index" key over tenant:collection:field:value', () => {
-    const key = Buffer.from(hkdfSync('sha256', SECRET, Buffer.alloc(0), 'sveltycms-blind-index', 32));
+    // the blind-index key is derived from the secret's AES key, never the AES key itself
+    const aesKey = resolveKeyMaterial(SECRET).key;
+    const key = Buffer.from(hkdfSync('sha256', aesKey, Buffer.alloc(0), 'sveltycms-blind-index', 32));
     const expected = createHmac('sha256', key).update(`${CTX.join(':')}:alice@example.com`).digest('base64url');
     assert.equal(ring.blindIndex('alice@example.com', ...CTX), expected);
     assert.equal(expected.length, 43);
@@ -68,6 +71,17 @@ describe('key index and envelope check', () => {
   test('keyIndex says which key opens a value', () => {
     assert.equal(ring.keyIndex(ring.encrypt('x', ...CTX), ...CTX), 0);
     assert.equal(ring.keyIndex(new ale.KeyRing([OLD_SECRET]).encrypt('x', ...CTX), ...CTX), 1);
+    // a value under the primary passphrase's SHA-256 legacy key: past the secrets, "needs rotation"
+    const legacyKey = createHash('sha256').update(SECRET).digest();
+    const legacy = new ale.KeyRing([legacyKey]).encrypt('x', ...CTX);
+    const index = ring.keyIndex(legacy, ...CTX);
+    assert.ok(index >= ring.size, `index ${index}`);
+    assert.deepEqual(
+      { secret: ring.stats()[index].secret, kind: ring.stats()[index].kind, legacy: ring.stats()[index].legacy },
+      { secret: 0, kind: 'legacy-sha256', legacy: true },
+    );
+    const strict = new ale.KeyRing([SECRET, OLD_SECRET], { legacyFallbacks: false });
+    throwsCode(assert, () => strict.keyIndex(legacy, ...CTX), 'ALE_AUTH_FAILED');
     throwsCode(assert, () => ring.keyIndex(new ale.KeyRing(['z'.repeat(32)]).encrypt('x', ...CTX), ...CTX), 'ALE_AUTH_FAILED');
   });
 
@@ -94,7 +108,28 @@ describe('IV budget', () => {
     }
     assert.equal(seen.length, 1);
     assert.match(seen[0].message, /encrypted 3 values/);
-    assert.deepEqual(r.stats(), [{ index: 0, encryptions: 4 }]);
-    throwsCode(assert, () => r.setIvBudgetWarning(0), 'ALE_INVALID_INPUT');
+    assert.deepEqual(r.stats()[0], { index: 0, secret: 0, kind: 'passphrase', legacy: false, encryptions: 4, decryptions: 0 });
+    for (const bad of [0, -1, 2.5, NaN, Infinity, '3']) throwsCode(assert, () => r.setIvBudgetWarning(bad), 'ALE_INVALID_INPUT');
+  });
+
+  test('the warning fires once when a count passes the threshold, from batch and async calls too', async () => {
+    const seen = [];
+    const onWarning = (w) => w.code === 'ALE_IV_BUDGET' && seen.push(w);
+    process.on('warning', onWarning);
+    try {
+      const batch = new ale.KeyRing([SECRET]);
+      batch.encryptMany(['a', 'b'], ...CTX);
+      batch.setIvBudgetWarning(1); // already past it: the next encryption warns
+      batch.encryptMany(['c', 'd'], ...CTX);
+      const later = new ale.KeyRing([SECRET]);
+      later.setIvBudgetWarning(2);
+      await later.encryptAsync('a', ...CTX);
+      await later.encryptAsync('b', ...CTX);
+      await later.encryptAsync('c', ...CTX);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.deepEqual(seen.map((w) => w.message.match(/encrypted (\d+) values/)[1]), ['3', '2']);
   });
 });

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { ale, SECRET, OLD_SECRET, CTX, throwsCode, flipBit } from './helpers.mjs';
 
 const ring = new ale.KeyRing([SECRET]);
+const ring12 = new ale.KeyRing([SECRET], { ivLength: 12 });
 
 describe('round trip', () => {
   const cases = {
@@ -19,13 +20,29 @@ describe('round trip', () => {
   for (const [name, text] of Object.entries(cases)) {
     test(name, () => {
       const env = ring.encrypt(text, ...CTX);
-      assert.match(env, /^v1:[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]{22}:[A-Za-z0-9_-]*$/);
+      assert.match(env, /^v1:[A-Za-z0-9_-]{22}:[A-Za-z0-9_-]{22}:[A-Za-z0-9_-]*$/);
       assert.equal(ring.decrypt(env, ...CTX), text);
+      const short = ring12.encrypt(text, ...CTX);
+      assert.match(short, /^v1:[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]{22}:[A-Za-z0-9_-]*$/);
+      // every ring reads both IV lengths, whatever it writes
+      assert.equal(ring.decrypt(short, ...CTX), text);
+      assert.equal(ring12.decrypt(env, ...CTX), text);
     });
   }
 
   test('empty plaintext is v1:<iv>:<tag>:', () => {
-    assert.match(ring.encrypt('', ...CTX), /^v1:[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]{22}:$/);
+    assert.match(ring.encrypt('', ...CTX), /^v1:[A-Za-z0-9_-]{22}:[A-Za-z0-9_-]{22}:$/);
+  });
+
+  test('ivLength: 16 by default, 12 on request, nothing else', () => {
+    assert.equal(ring.ivLength, 16);
+    assert.equal(ring12.ivLength, 16 - 4);
+    assert.equal(new ale.KeyRing([SECRET], { ivLength: 16 }).ivLength, 16);
+    for (const ivLength of [0, 8, 13, 15, 17, 24, 32, '12', 12.5, null]) {
+      throwsCode(assert, () => new ale.KeyRing([SECRET], { ivLength }), 'ALE_INVALID_INPUT');
+    }
+    throwsCode(assert, () => new ale.KeyRing([SECRET], 'fast'), 'ALE_INVALID_INPUT');
+    throwsCode(assert, () => new ale.KeyRing([SECRET], { legacyFallbacks: 'no' }), 'ALE_INVALID_INPUT');
   });
 
   test('1 MiB value', () => {
@@ -59,9 +76,9 @@ describe('binding to tenant, collection and field', () => {
   });
 });
 
-describe('tampering', () => {
-  const env = ring.encrypt('tamper me, please', ...CTX);
-  const bits = { IV: [1, 96], tag: [2, 128], ciphertext: [3, 17 * 8] };
+for (const [ivBits, writer] of [[128, ring], [96, ring12]]) describe(`tampering, ${ivBits}-bit IV`, () => {
+  const env = writer.encrypt('tamper me, please', ...CTX);
+  const bits = { IV: [1, ivBits], tag: [2, 128], ciphertext: [3, 17 * 8] };
   for (const [name, [part, count]] of Object.entries(bits)) {
     test(`every single-bit flip in the ${name} → ALE_AUTH_FAILED (${count} flips)`, () => {
       for (let bit = 0; bit < count; bit++) {
@@ -119,7 +136,7 @@ describe('keys and rotation', () => {
     assert.equal(new ale.KeyRing([SECRET]).decrypt(rewritten, ...CTX), 'rotate me');
     throwsCode(assert, () => old.decrypt(rewritten, ...CTX), 'ALE_AUTH_FAILED');
     throwsCode(assert, () => new ale.KeyRing([SECRET]).decrypt(written, ...CTX), 'ALE_AUTH_FAILED');
-    assert.deepEqual(rotated.stats().map((s) => s.encryptions), [1, 0]);
+    assert.deepEqual(rotated.stats().filter((s) => !s.legacy).map((s) => s.encryptions), [1, 0]);
   });
 
   test('bad secrets → ALE_INVALID_KEY naming the position, never the value', () => {
@@ -209,7 +226,7 @@ describe('hostile arguments', () => {
   test('a 64 MiB value round-trips, in a sync and an async call', async () => {
     const huge = 'ab€'.repeat(16 << 20).slice(0, 64 << 20);
     const env = ring.encrypt(huge, ...CTX);
-    assert.equal(env.length, 'v1:'.length + 16 + 1 + 22 + 1 + Math.ceil((Buffer.byteLength(huge) * 4) / 3));
+    assert.equal(env.length, 'v1:'.length + 22 + 1 + 22 + 1 + Math.ceil((Buffer.byteLength(huge) * 4) / 3));
     assert.equal(await ring.decryptAsync(env, ...CTX), huge);
   });
 

@@ -1,13 +1,12 @@
 // Byte-for-byte interoperability with an independent implementation on
-// node:crypto (bench/reference.mjs), in both directions.
+// node:crypto (bench/reference.mjs), in both directions, with the default
+// 16-byte IVs and with 12-byte ones.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { ale, SECRET, OLD_SECRET, CTX, throwsCode } from './helpers.mjs';
 import { NodeCryptoAle } from '../bench/reference.mjs';
 
-const addon = new ale.KeyRing([SECRET]);
-const reference = new NodeCryptoAle([SECRET]);
 
 const samples = [
   '',
@@ -20,9 +19,17 @@ const samples = [
   '\u0000'.repeat(33),
 ];
 
-describe('interop with node:crypto', () => {
+for (const ivLength of [16, 12]) describe(`interop with node:crypto, ${ivLength}-byte IVs`, () => {
+  const addon = new ale.KeyRing([SECRET], { ivLength });
+  const reference = new NodeCryptoAle([SECRET], { ivLength });
+  const ivChars = ivLength === 16 ? 22 : 16;
+
   test('addon → node:crypto', () => {
-    for (const s of samples) assert.equal(reference.decrypt(addon.encrypt(s, ...CTX), ...CTX), s);
+    for (const s of samples) {
+      const env = addon.encrypt(s, ...CTX);
+      assert.equal(env.split(':')[1].length, ivChars);
+      assert.equal(reference.decrypt(env, ...CTX), s);
+    }
   });
 
   test('node:crypto → addon', () => {
@@ -35,7 +42,7 @@ describe('interop with node:crypto', () => {
   });
 
   test('rotation agrees: node:crypto under the old key, addon ring [new, old]', () => {
-    const env = new NodeCryptoAle([OLD_SECRET]).encrypt('old data', ...CTX);
+    const env = new NodeCryptoAle([OLD_SECRET], { ivLength }).encrypt('old data', ...CTX);
     assert.equal(new ale.KeyRing([SECRET, OLD_SECRET]).decrypt(env, ...CTX), 'old data');
   });
 

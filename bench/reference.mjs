@@ -1,25 +1,28 @@
 // The v1 envelope written with node:crypto only: what a team would otherwise
-// hand-write. It is the independent implementation the tests check the addon
-// against, and the contender the benchmark times the addon against.
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-
-export const INFO = 'sveltycms-field-at-rest';
-
-/** HKDF-SHA-256(secret as UTF-8, no salt, info, 32 bytes). */
-export function deriveKey(secret) {
-  return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), INFO, 32));
-}
+// hand-write. It is the contender the benchmark times the addon against, and
+// one of the independent implementations the tests check the addon against.
+// Keys resolve as SveltyCMS resolves ENCRYPTION_KEY, through the test oracle
+// written from the reference (__test__/fixtures/sveltycms-reference.mjs).
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { resolveKeyMaterial } from '../__test__/fixtures/sveltycms-reference.mjs';
 
 export class NodeCryptoAle {
   #keys;
+  #ivLength;
 
-  /** @param {string[]} secrets [primary, ...previous] */
-  constructor(secrets) {
-    this.#keys = secrets.map(deriveKey);
+  /**
+   * @param {string[]} secrets [primary, ...previous]
+   * @param {{ ivLength?: 12 | 16 }} [options] IV length of new envelopes (default 16)
+   */
+  constructor(secrets, { ivLength = 16 } = {}) {
+    const resolved = secrets.map(resolveKeyMaterial);
+    // The ring's decryption order: every secret's key, then the legacy keys.
+    this.#keys = [...resolved.map((r) => r.key), ...resolved.flatMap((r) => r.fallbacks)];
+    this.#ivLength = ivLength;
   }
 
   encrypt(plaintext, tenantId, collectionId, fieldName) {
-    const iv = randomBytes(12);
+    const iv = randomBytes(this.#ivLength);
     const cipher = createCipheriv('aes-256-gcm', this.#keys[0], iv);
     cipher.setAAD(Buffer.from(`${tenantId}:${collectionId}:${fieldName}`, 'utf8'));
     const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);

@@ -15,10 +15,19 @@ export RUSTC_BOOTSTRAP=1
 if [ "${1:-}" = runs ]; then limit=(-runs="${2:?count}"); else limit=(-max_total_time="${1:-30}"); fi
 for target in parse_decrypt roundtrip; do
   mkdir -p "fuzz/corpus/$target"
-  cargo fuzz run --release "$target" "fuzz/corpus/$target" "fuzz/seeds/$target" -- "${limit[@]}" -print_final_stats=1 2>&1 |
-    tee "fuzz/corpus/$target.log" | grep -E '^(#[0-9]+ *DONE|stat::number_of_executed_units|stat::peak_rss|==[0-9]+== ERROR|SUMMARY)' || true
-  if grep -qE 'ERROR: libFuzzer|panicked|SUMMARY: ' "fuzz/corpus/$target.log"; then
-    echo "fuzz target $target FAILED; see fuzz/corpus/$target.log and fuzz/artifacts/$target" >&2
+  log="fuzz/corpus/$target.log"
+  # A crash makes cargo fuzz exit non-zero; so does a build or sanitizer-flag
+  # failure. Either fails this script (set -e via the `if !`).
+  if ! cargo fuzz run --release "$target" "fuzz/corpus/$target" "fuzz/seeds/$target" -- "${limit[@]}" -print_final_stats=1 >"$log" 2>&1; then
+    tail -n 30 "$log" >&2
+    echo "fuzz target $target FAILED; see $log and fuzz/artifacts/$target" >&2
+    exit 1
+  fi
+  grep -E '^(#[0-9]+ *DONE|stat::number_of_executed_units|stat::peak_rss)' "$log" || true
+  # A run that executed nothing did not fuzz, whatever its exit status.
+  units=$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -n 1)
+  if [ -z "$units" ] || [ "$units" -eq 0 ]; then
+    echo "fuzz target $target executed no input (number_of_executed_units: ${units:-missing}); see $log" >&2
     exit 1
   fi
 done

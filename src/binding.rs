@@ -36,6 +36,17 @@ pub fn napi_failure(err: napi::Error) -> napi::Error<&'static str> {
     napi::Error::new("ALE_INVALID_INPUT", err.reason)
 }
 
+/// Emits the IV-budget warning when `count` is the first to reach the threshold.
+///
+/// # Safety
+/// `env` must be valid for the current call.
+unsafe fn after_seal(env: sys::napi_env, ring: &CoreRing, count: u64) {
+    if ring.should_warn(count) {
+        // SAFETY: forwarded from the caller.
+        unsafe { warn_iv_budget(env, count) };
+    }
+}
+
 /// A JS string created by this module, returned as-is.
 pub struct JsText(sys::napi_value);
 
@@ -83,10 +94,8 @@ impl Buffers {
         let count = ring
             .seal_into(&mut self.input[range], ctx, &mut self.aad, &mut self.out)
             .map_err(to_js)?;
-        if count == ring.warn_at() {
-            // SAFETY: the current env.
-            unsafe { warn_iv_budget(env, count) };
-        }
+        // SAFETY: the current env.
+        unsafe { after_seal(env, ring, count) };
         // SAFETY: the current env; an envelope is ASCII.
         unsafe { ascii_to_js(env, &self.out) }.map_err(napi_failure)
     }
@@ -308,43 +317,81 @@ unsafe fn warn_iv_budget(env: sys::napi_env, count: u64) {
 }
 
 /// A set of AES-256-GCM keys: the primary encrypts, every key decrypts
-/// (primary first). Keys are derived with HKDF-SHA-256 and never leave native
-/// memory; they are wiped when the ring is garbage-collected.
+/// (primary first, then previous keys, then passphrases' legacy keys). Each
+/// secret resolves as SveltyCMS resolves `ENCRYPTION_KEY` (hex, base64 or
+/// base64url is the key itself; anything else is a passphrase for
+/// HKDF-SHA-256). Keys never leave native memory and are wiped when the ring
+/// is garbage-collected.
 #[napi]
 pub struct KeyRing {
     pub(crate) inner: Arc<CoreRing>,
 }
 
-/// Encryption counts of one key of a ring, in this process.
+/// One key of a ring, in decryption order, and what it did in this process.
 #[napi(object)]
 pub struct KeyStats {
-    /// 0 is the primary.
+    /// Position in decryption order: what `keyIndex` returns (0 is the primary).
     pub index: u32,
+    /// The secret it comes from: 0 = primary, 1.. = previous keys.
+    pub secret: u32,
+    /// How the secret became this key.
+    #[napi(
+        ts_type = "'hex' | 'base64' | 'base64url' | 'bytes' | 'passphrase' | 'legacy-sha256' | 'legacy-base64'"
+    )]
+    pub kind: String,
+    /// Whether this is a decrypt-only legacy key of a passphrase.
+    pub legacy: bool,
     /// Values encrypted under this key by this process.
     pub encryptions: f64,
+    /// Values this key opened in this process.
+    pub decryptions: f64,
+}
+
+/// How a ring writes and what it reads.
+// Declared for the generated `index.d.ts`; `secrets::read_options` reads the
+// JS object itself, so a bad option gets an `ALE_*` code.
+#[allow(dead_code)]
+#[napi(object)]
+pub struct RingOptions {
+    /// IV length of new envelopes: 16 (default; every SveltyCMS release reads
+    /// it, so rolling back stays safe) or 12 (only this package reads it).
+    /// Both are always read.
+    #[napi(ts_type = "12 | 16")]
+    pub iv_length: Option<u32>,
+    /// Try passphrases' legacy keys (SHA-256, lenient base64) when decrypting.
+    /// Default true; turn off once `stats()` shows they open nothing.
+    pub legacy_fallbacks: Option<bool>,
 }
 
 #[napi]
 impl KeyRing {
-    /// `secrets` is `[primary, ...previous]`; each at least 32 bytes of UTF-8.
-    /// Throws `ALE_INVALID_KEY` for an empty list, a short secret or a non-string.
-    #[napi(catch_unwind, constructor, ts_args_type = "secrets: string[]")]
-    pub fn new(env: Env, secrets: Unknown) -> Result<Self> {
+    /// `secrets` is `[primary, ...previous]`: strings of at least 32
+    /// characters, or 32-byte `Uint8Array`s. Throws `ALE_INVALID_KEY` for an
+    /// empty list, a short string, a byte key that is not 32 bytes or another
+    /// type, and `ALE_INVALID_INPUT` for bad options.
+    #[napi(
+        catch_unwind,
+        constructor,
+        ts_args_type = "secrets: Array<string | Uint8Array>, options?: RingOptions"
+    )]
+    pub fn new(env: Env, secrets: Unknown, options: Option<Unknown>) -> Result<Self> {
         Ok(Self {
-            inner: read_secrets(&env, secrets)?,
+            inner: read_secrets(&env, secrets, options)?,
         })
     }
 
-    /// Builds a ring from `ENCRYPTION_KEY` (primary) and `ENCRYPTION_KEY_PREVIOUS`
-    /// (comma-separated, newest first). Reads `process.env` by default.
+    /// Builds a ring from `ENCRYPTION_KEY` (or `SECRET_ENCRYPTION_KEY` when it
+    /// is empty) as the primary and `ENCRYPTION_KEY_PREVIOUS` (comma-separated,
+    /// newest first, white space around entries ignored). Reads `process.env`
+    /// by default.
     #[napi(
         catch_unwind,
         factory,
-        ts_args_type = "env?: Record<string, string | undefined>"
+        ts_args_type = "env?: Record<string, string | undefined>, options?: RingOptions"
     )]
-    pub fn from_env(env: Env, vars: Option<Unknown>) -> Result<Self> {
+    pub fn from_env(env: Env, vars: Option<Unknown>, options: Option<Unknown>) -> Result<Self> {
         Ok(Self {
-            inner: ring_from_env(&env, vars)?,
+            inner: ring_from_env(&env, vars, options)?,
         })
     }
 
@@ -518,8 +565,9 @@ impl KeyRing {
         .map(JsText)
     }
 
-    /// The blind index of `value` under every key, primary first: query with
-    /// `inArray(column, ring.blindIndexes(...))` while a rotation is rebuilding indexes.
+    /// The blind index of `value` under every secret, primary first, for
+    /// lookups while a rotation is rebuilding indexes (in Drizzle, use
+    /// `matchBlindIndex`).
     #[napi(
         catch_unwind,
         ts_args_type = "value: string, tenantId: string, collectionId: string, fieldName: string",
@@ -535,7 +583,7 @@ impl KeyRing {
     ) -> Result<Vec<JsText>> {
         let ctx = [tenant_id, collection_id, field_name];
         with_context(env, ctx, |b, c| {
-            (0..self.inner.len())
+            (0..self.inner.secrets())
                 .map(|k| {
                     // SAFETY: `value` is an argument of the current callback.
                     unsafe { b.blind_index(env.raw(), &self.inner, value.raw(), c, k) }.map(JsText)
@@ -544,8 +592,10 @@ impl KeyRing {
         })
     }
 
-    /// Which key of the ring opens `envelope` (0 = primary). A value greater
-    /// than 0 needs re-encryption under the primary. Throws like `decrypt`.
+    /// Which key of the ring opens `envelope`, in decryption order (0 =
+    /// primary; `stats()[i]` describes key `i`). Anything but 0, a legacy
+    /// fallback of the primary included, needs re-encryption under the
+    /// primary. Throws like `decrypt`.
     #[napi(
         catch_unwind,
         ts_args_type = "envelope: string, tenantId: string, collectionId: string, fieldName: string"
@@ -568,13 +618,20 @@ impl KeyRing {
         Ok(u32::try_from(index).unwrap_or(u32::MAX))
     }
 
-    /// Number of keys in the ring, primary included.
+    /// Number of secrets in the ring, primary included (legacy keys not counted).
     #[napi(getter, catch_unwind)]
     pub fn size(&self) -> u32 {
-        u32::try_from(self.inner.len()).unwrap_or(u32::MAX)
+        u32::try_from(self.inner.secrets()).unwrap_or(u32::MAX)
     }
 
-    /// Per-key encryption counts in this process, primary first.
+    /// The IV length, in bytes, of the envelopes this ring writes: 16 or 12.
+    #[napi(getter, catch_unwind, ts_return_type = "12 | 16")]
+    pub fn iv_length(&self) -> u32 {
+        u32::try_from(self.inner.options().iv_length.bytes()).unwrap_or(u32::MAX)
+    }
+
+    /// Every key in decryption order (secrets first, then legacy keys) with
+    /// its counters in this process.
     #[napi(catch_unwind)]
     pub fn stats(&self) -> Vec<KeyStats> {
         self.inner
@@ -583,19 +640,33 @@ impl KeyRing {
             .enumerate()
             .map(|(i, s)| KeyStats {
                 index: u32::try_from(i).unwrap_or(u32::MAX),
+                secret: u32::try_from(s.secret).unwrap_or(u32::MAX),
+                kind: s.kind.as_str().to_owned(),
+                legacy: s.kind.is_legacy(),
                 encryptions: s.encryptions as f64,
+                decryptions: s.decryptions as f64,
             })
             .collect()
     }
 
     /// Sets after how many encryptions under the primary key (in this
-    /// process) the ring emits a process warning with code `ALE_IV_BUDGET`.
-    /// Default: 2^30, a quarter of the 2^32 limit for random 96-bit IVs.
-    #[napi(catch_unwind)]
-    pub fn set_iv_budget_warning(&self, encryptions: f64) -> Result<()> {
-        if !(encryptions.is_finite() && encryptions >= 1.0) {
+    /// process) the ring emits a process warning with code `ALE_IV_BUDGET`:
+    /// once, when a count first reaches or passes it, from any path.
+    /// Default: 2^30, a quarter of the 2^32 limit for random IVs.
+    #[napi(catch_unwind, ts_args_type = "encryptions: number")]
+    pub fn set_iv_budget_warning(&self, env: &Env, encryptions: Unknown) -> Result<()> {
+        let mut n = f64::NAN;
+        // SAFETY: `encryptions` is an argument of the current call.
+        let status = unsafe { sys::napi_get_value_double(env.raw(), encryptions.raw(), &mut n) };
+        // Not a number: refused below like NaN.
+        let encryptions = if status == sys::Status::napi_ok {
+            n
+        } else {
+            f64::NAN
+        };
+        if !(encryptions.is_finite() && encryptions >= 1.0 && encryptions.fract() == 0.0) {
             return Err(to_js(AleError::InvalidInput(
-                "encryptions must be a positive number".into(),
+                "encryptions must be a positive integer".into(),
             )));
         }
         // Saturating float-to-int conversion; counts beyond 2^53 are moot.
@@ -646,7 +717,9 @@ pub struct Job {
     op: Op,
     context: [String; 3],
     bytes: Zeroizing<Vec<u8>>,
-    units: Vec<u16>,
+    units: Zeroizing<Vec<u16>>,
+    /// The primary key's encryption count after a seal.
+    count: u64,
 }
 
 impl Job {
@@ -663,7 +736,8 @@ impl Job {
             op,
             context: Default::default(),
             bytes: Zeroizing::new(Vec::new()),
-            units: Vec::new(),
+            units: Zeroizing::new(Vec::new()),
+            count: 0,
         };
         with_context(env, ctx, |_, c| {
             job.context = c.parts().map(str::to_owned);
@@ -688,7 +762,7 @@ impl Job {
         }
         .map_err(to_js)?;
         if matches!(op, Op::Seal) {
-            zeroize::Zeroize::zeroize(&mut job.units);
+            zeroize::Zeroize::zeroize(&mut *job.units);
         }
         Ok(AsyncTask::new(job))
     }
@@ -698,16 +772,19 @@ impl Task for Job {
     type Output = std::result::Result<Zeroizing<Vec<u8>>, AleError>;
     type JsValue = JsText;
 
+    /// Runs on the thread pool, where no `catch_unwind` of napi-rs reaches:
+    /// a panic becomes `ALE_INTERNAL` here instead of aborting the process.
     fn compute(&mut self) -> napi::Result<Self::Output> {
-        let [t, c, f] = &self.context;
-        let mut run = || -> std::result::Result<Zeroizing<Vec<u8>>, AleError> {
+        let run = || -> std::result::Result<Zeroizing<Vec<u8>>, AleError> {
+            let [t, c, f] = &self.context;
             let ctx = Context::new(t, c, f)?;
             let (mut aad, mut out) = (Vec::new(), Zeroizing::new(Vec::new()));
             match self.op {
-                Op::Seal => self
-                    .ring
-                    .seal_into(&mut self.bytes, &ctx, &mut aad, &mut out)
-                    .map(drop)?,
+                Op::Seal => {
+                    self.count = self
+                        .ring
+                        .seal_into(&mut self.bytes, &ctx, &mut aad, &mut out)?;
+                }
                 Op::Open => self
                     .ring
                     .open_into(&self.units[..], &ctx, &mut aad, &mut out)
@@ -715,11 +792,18 @@ impl Task for Job {
             }
             Ok(out)
         };
-        Ok(run())
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
+        // The UTF-16 copy of an envelope is not secret, but a plaintext's is
+        // wiped on the main thread already; nothing else to clean here.
+        Ok(outcome.unwrap_or(Err(AleError::Internal)))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<JsText> {
         let raw = env.raw();
+        if matches!(self.op, Op::Seal) && output.is_ok() {
+            // SAFETY: the current env (the task's completion callback).
+            unsafe { after_seal(raw, &self.ring, self.count) };
+        }
         let created = match output {
             // SAFETY: the current env; an envelope is ASCII.
             Ok(out) if matches!(self.op, Op::Seal) => unsafe { ascii_to_js(raw, &out) }.map(Some),
@@ -757,13 +841,18 @@ pub(crate) fn with_global<T>(f: impl FnOnce(&CoreRing) -> Result<T>) -> Result<T
 }
 
 /// Sets the process-wide ring used by `encrypt` and `decrypt`, shared by all
-/// worker threads. Without an argument it reads `process.env` like
+/// worker threads. Without secrets (undefined) it reads `process.env` like
 /// `KeyRing.fromEnv()`. Calling it again replaces the ring.
-#[napi(catch_unwind, ts_args_type = "secrets?: string[]")]
-pub fn init_key_ring(env: Env, secrets: Option<Unknown>) -> Result<()> {
+#[napi(
+    catch_unwind,
+    ts_args_type = "secrets?: Array<string | Uint8Array>, options?: RingOptions"
+)]
+pub fn init_key_ring(env: Env, secrets: Option<Unknown>, options: Option<Unknown>) -> Result<()> {
     let ring = match secrets {
-        Some(s) if !matches!(s.get_type(), Ok(ValueType::Undefined)) => read_secrets(&env, s)?,
-        _ => ring_from_env(&env, None)?,
+        Some(s) if !matches!(s.get_type(), Ok(ValueType::Undefined)) => {
+            read_secrets(&env, s, options)?
+        }
+        _ => ring_from_env(&env, None, options)?,
     };
     *GLOBAL_RING
         .write()

@@ -108,10 +108,7 @@ unsafe fn call(
     let error = match outcome {
         Ok(Ok(value)) => return value,
         Ok(Err(error)) => error,
-        Err(_) => napi::Error::new(
-            "ALE_INTERNAL",
-            "internal error in @sveltycms/ale (a bug: please report it)".to_string(),
-        ),
+        Err(_) => to_js(ale_core::AleError::Internal),
     };
     // SAFETY: the current env.
     unsafe { JsError::from(error).throw_into(env) };

@@ -16,16 +16,18 @@ use simdutf::{Base64Options, ErrorCode, LastChunkHandlingOptions};
 
 use crate::aead::TAG_LEN;
 use crate::error::{AleError, Result};
-use crate::iv::IV_LEN;
+use crate::iv::{Iv, IvLength, MAX_IV_LEN};
 
 /// The only version this build writes and reads.
 pub const PREFIX_V1: &[u8] = b"v1:";
-/// Base64url length of a 12-byte IV.
-pub const IV_B64_LEN: usize = 16;
 /// Base64url length of a 16-byte tag.
 pub const TAG_B64_LEN: usize = 22;
-/// Bytes an envelope adds around the ciphertext's base64: `v1:` + iv + `:` + tag + `:`.
-pub const OVERHEAD: usize = PREFIX_V1.len() + IV_B64_LEN + 1 + TAG_B64_LEN + 1;
+
+/// Characters an envelope adds around the ciphertext's base64: `v1:` + iv +
+/// `:` + tag + `:`. 49 with a 16-byte IV, 43 with a 12-byte one.
+pub const fn overhead(iv: IvLength) -> usize {
+    PREFIX_V1.len() + b64_len(iv.bytes()) + 1 + TAG_B64_LEN + 1
+}
 
 /// A character of an envelope: a byte, or a UTF-16 code unit of a JS string.
 pub trait CodeUnit: Copy + Eq {
@@ -103,15 +105,15 @@ fn decode_with(
 /// The parts of a v1 envelope, with IV and tag already decoded.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Parts<'a, C> {
-    pub iv: [u8; IV_LEN],
+    pub iv: Iv,
     pub tag: [u8; TAG_LEN],
     /// Still base64url; see [`decode_ciphertext`].
     pub ciphertext_b64: &'a [C],
 }
 
 /// Length of the envelope for a plaintext of `len` bytes.
-pub const fn encoded_len(len: usize) -> usize {
-    OVERHEAD + b64_len(len)
+pub const fn encoded_len(iv: IvLength, len: usize) -> usize {
+    overhead(iv) + b64_len(len)
 }
 
 /// Unpadded base64 length of `n` bytes.
@@ -120,11 +122,11 @@ pub const fn b64_len(n: usize) -> usize {
 }
 
 /// Writes `v1:<iv>:<tag>:<ciphertext>` into `out`, replacing its contents.
-pub fn write(out: &mut Vec<u8>, iv: &[u8; IV_LEN], tag: &[u8; TAG_LEN], ciphertext: &[u8]) {
+pub fn write(out: &mut Vec<u8>, iv: &Iv, tag: &[u8; TAG_LEN], ciphertext: &[u8]) {
     out.clear();
-    out.reserve(encoded_len(ciphertext.len()));
+    out.reserve(encoded_len(iv.len(), ciphertext.len()));
     out.extend_from_slice(PREFIX_V1);
-    encode_append(iv, out);
+    encode_append(iv.as_bytes(), out);
     out.push(b':');
     encode_append(tag, out);
     out.push(b':');
@@ -159,24 +161,27 @@ pub fn parse<C: CodeUnit>(envelope: &[C]) -> Result<Parts<'_, C>> {
     let (iv, rest) = (&rest[..iv_end], &rest[iv_end + 1..]);
     let tag_end = colon(rest).ok_or_else(four_parts)?;
     let (tag, ciphertext_b64) = (&rest[..tag_end], &rest[tag_end + 1..]);
-    if iv.len() != IV_B64_LEN {
-        return Err(AleError::MalformedEnvelope(
-            "the IV must be 16 base64url characters",
-        ));
-    }
+    let iv_len = [IvLength::Bits128, IvLength::Bits96]
+        .into_iter()
+        .find(|l| b64_len(l.bytes()) == iv.len())
+        .ok_or(AleError::MalformedEnvelope(
+            "the IV must be 22 or 16 base64url characters (16 or 12 bytes)",
+        ))?;
     if tag.len() != TAG_B64_LEN {
         return Err(AleError::MalformedEnvelope(
             "the tag must be 22 base64url characters",
         ));
     }
-    let mut parts = Parts {
-        iv: [0; IV_LEN],
-        tag: [0; TAG_LEN],
+    let mut iv_bytes = [0u8; MAX_IV_LEN];
+    let iv_bytes = &mut iv_bytes[..iv_len.bytes()];
+    decode_exact(iv, iv_bytes, "the IV is not canonical base64url")?;
+    let mut tag_bytes = [0u8; TAG_LEN];
+    decode_exact(tag, &mut tag_bytes, "the tag is not canonical base64url")?;
+    Ok(Parts {
+        iv: Iv::from_slice(iv_bytes).ok_or(AleError::Internal)?,
+        tag: tag_bytes,
         ciphertext_b64,
-    };
-    decode_exact(iv, &mut parts.iv, "the IV is not canonical base64url")?;
-    decode_exact(tag, &mut parts.tag, "the tag is not canonical base64url")?;
-    Ok(parts)
+    })
 }
 
 /// Checks the ciphertext part without decoding it into memory we keep.
@@ -253,12 +258,8 @@ fn strip_version<C: CodeUnit>(envelope: &[C]) -> Result<&[C]> {
 
 /// Decodes a fixed-size part (IV, tag) with a scalar loop: 16 or 22
 /// characters, no allocation, canonical form enforced by `decoded_len`.
-fn decode_exact<C: CodeUnit, const N: usize>(
-    src: &[C],
-    dst: &mut [u8; N],
-    bad: &'static str,
-) -> Result<()> {
-    if decoded_len(src) != Some(N) {
+fn decode_exact<C: CodeUnit>(src: &[C], dst: &mut [u8], bad: &'static str) -> Result<()> {
+    if decoded_len(src) != Some(dst.len()) {
         return Err(AleError::MalformedEnvelope(bad));
     }
     let (mut acc, mut bits, mut at) = (0u32, 0u32, 0usize);
@@ -316,16 +317,23 @@ mod tests {
         bytes
     }
 
+    const IV16: &str = "AAECAwQFBgcICQoLDA0ODw"; // 00..0f
+
     #[test]
     fn round_trips_the_layout() {
-        let iv: [u8; 12] = core::array::from_fn(|i| u8::try_from(i).expect("small"));
-        let tag: [u8; 16] = core::array::from_fn(|i| u8::try_from(i).expect("small"));
-        let mut out = Vec::new();
-        write(&mut out, &iv, &tag, b"hi!?");
-        assert_eq!(out, format!("v1:{IV}:{TAG}:aGkhPw").as_bytes());
-        assert_eq!(out.len(), encoded_len(4));
-        let p = parse(&out[..]).expect("parses");
-        assert_eq!((p.iv, p.tag, p.ciphertext_b64), (iv, tag, &b"aGkhPw"[..]));
+        let bytes: [u8; 16] = core::array::from_fn(|i| u8::try_from(i).expect("small"));
+        let tag = bytes;
+        for (iv, iv_b64) in [(&bytes[..12], IV), (&bytes[..], IV16)] {
+            let iv = Iv::from_slice(iv).expect("12 or 16");
+            let mut out = Vec::new();
+            write(&mut out, &iv, &tag, b"hi!?");
+            assert_eq!(out, format!("v1:{iv_b64}:{TAG}:aGkhPw").as_bytes());
+            assert_eq!(out.len(), encoded_len(iv.len(), 4));
+            let p = parse(&out[..]).expect("parses");
+            assert_eq!((p.iv, p.tag, p.ciphertext_b64), (iv, tag, &b"aGkhPw"[..]));
+        }
+        assert_eq!(overhead(IvLength::Bits128), 49);
+        assert_eq!(overhead(IvLength::Bits96), 43);
     }
 
     #[test]
@@ -385,13 +393,21 @@ mod tests {
     }
 
     #[test]
-    fn iv_must_be_16_chars_and_tag_22() {
+    fn iv_must_be_16_or_22_chars_and_tag_22() {
+        assert_eq!(code(&format!("v1:{IV}:{TAG}:")), "ok");
+        assert_eq!(code(&format!("v1:{IV16}:{TAG}:")), "ok");
         for iv in [
             "",
             &IV[..15],
             &format!("{IV}A"),
             &IV[..8],
             &format!("{IV}{IV}"),
+            &IV16[..21],
+            &format!("{IV16}A"),
+            &IV16[..11],
+            &format!("{IV16}{IV16}"),
+            // 22 characters with stray bits in the last one
+            "AAECAwQFBgcICQoLDA0ODx",
         ] {
             assert_eq!(
                 code(&format!("v1:{iv}:{TAG}:")),
@@ -480,7 +496,12 @@ mod tests {
         let data: Vec<u8> = (0..=255u8).cycle().take(1200).collect();
         for n in 0..data.len() {
             let mut out = Vec::new();
-            write(&mut out, &[7; 12], &[9; 16], &data[..n]);
+            write(
+                &mut out,
+                &Iv::from_slice(&[7; 16]).expect("16"),
+                &[9; 16],
+                &data[..n],
+            );
             let p = parse(&out[..]).expect("parses");
             assert_eq!(
                 p.ciphertext_b64,

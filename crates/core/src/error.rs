@@ -29,6 +29,8 @@ pub enum AleError {
     InvalidInput(String),
     /// The operating system's random number generator failed.
     RngUnavailable,
+    /// A bug: a panic caught at the boundary, or a broken internal invariant.
+    Internal,
 }
 
 impl AleError {
@@ -43,6 +45,7 @@ impl AleError {
             AleError::NotInitialized => "ALE_NOT_INITIALIZED",
             AleError::InvalidInput(_) => "ALE_INVALID_INPUT",
             AleError::RngUnavailable => "ALE_RNG_UNAVAILABLE",
+            AleError::Internal => "ALE_INTERNAL",
         }
     }
 }
@@ -78,6 +81,9 @@ impl fmt::Display for AleError {
             AleError::RngUnavailable => f.write_str(
                 "the operating system's random number generator failed; nothing was encrypted",
             ),
+            AleError::Internal => {
+                f.write_str("internal error in @sveltycms/ale (a bug: please report it)")
+            }
         }
     }
 }
@@ -107,6 +113,7 @@ mod tests {
             AleError::NotInitialized,
             AleError::InvalidInput("x".into()),
             AleError::RngUnavailable,
+            AleError::Internal,
         ];
         let mut codes: Vec<_> = all.iter().map(AleError::code).collect();
         codes.sort_unstable();

@@ -1,7 +1,7 @@
-//! IVs: 96 random bits for every encryption, without a syscall per call.
+//! IVs: 96 or 128 random bits for every encryption, without a syscall per call.
 //!
 //! Each thread keeps a pool of bytes drawn from the OS CSPRNG (`getrandom(2)`)
-//! and hands out 12 of them per IV, refilling when the pool runs dry.
+//! and hands out 12 or 16 of them per IV, refilling when the pool runs dry.
 //!
 //! Uniqueness, which AES-GCM requires, rests on three facts:
 //! - every byte comes from the OS generator and is handed out once, then the
@@ -12,20 +12,90 @@
 //!   and a pool filled under an older generation is thrown away before use.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Once;
 
 use crate::error::{AleError, Result};
 
-/// Length of an IV in bytes (96 bits).
-pub const IV_LEN: usize = 12;
+/// The longest IV this crate handles, in bytes.
+pub const MAX_IV_LEN: usize = 16;
 
-/// IVs per refill: 341 × 12 = 4092 bytes, one `getrandom` call.
-const POOL_IVS: usize = 341;
-const POOL_LEN: usize = POOL_IVS * IV_LEN;
+/// The two IV lengths an envelope may carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum IvLength {
+    /// 96 bits: GCM's native length (`J0 = IV || 0^31 || 1`). Only this
+    /// package reads it; no deployed SveltyCMS release does.
+    Bits96,
+    /// 128 bits, hashed into the first counter block (`J0 = GHASH(IV || 0^64
+    /// || [128]64)`, NIST SP 800-38D). What SveltyCMS writes and reads.
+    #[default]
+    Bits128,
+}
+
+impl IvLength {
+    /// The length in bytes: 12 or 16.
+    pub const fn bytes(self) -> usize {
+        match self {
+            IvLength::Bits96 => 12,
+            IvLength::Bits128 => 16,
+        }
+    }
+
+    /// `Some` for 12 or 16 bytes, `None` for every other length.
+    pub const fn from_bytes(n: usize) -> Option<Self> {
+        match n {
+            12 => Some(IvLength::Bits96),
+            16 => Some(IvLength::Bits128),
+            _ => None,
+        }
+    }
+}
+
+/// An IV of 12 or 16 bytes. IVs are public (they are stored in the envelope).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Iv {
+    bytes: [u8; MAX_IV_LEN],
+    len: IvLength,
+}
+
+impl Iv {
+    /// Wraps 12 or 16 bytes; `None` for any other length.
+    pub fn from_slice(bytes: &[u8]) -> Option<Self> {
+        let len = IvLength::from_bytes(bytes.len())?;
+        let mut iv = Iv {
+            bytes: [0; MAX_IV_LEN],
+            len,
+        };
+        iv.bytes[..bytes.len()].copy_from_slice(bytes);
+        Some(iv)
+    }
+
+    /// A fresh random IV. Never the same bytes twice within a process, nor
+    /// bytes that a parent or child process also hands out.
+    pub fn random(len: IvLength) -> Result<Self> {
+        let mut iv = Iv {
+            bytes: [0; MAX_IV_LEN],
+            len,
+        };
+        take_from_pool(&mut iv.bytes[..len.bytes()])?;
+        Ok(iv)
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len.bytes()]
+    }
+
+    pub fn len(&self) -> IvLength {
+        self.len
+    }
+}
+
+/// Bytes per refill: one `getrandom` call, 341 IVs of 12 bytes or 256 of 16.
+const POOL_LEN: usize = 4096;
 
 static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
 static REGISTER_ATFORK: Once = Once::new();
+static FORK_HANDLER_MISSING: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn after_fork_in_child() {
     // Async-signal-safe: a single atomic add.
@@ -39,15 +109,12 @@ fn register_fork_handler() {
         // child between fork() and exec().
         let rc = unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
         // pthread_atfork only fails with ENOMEM; without the handler a fork
-        // could repeat IVs, so fall back to refilling on every call.
+        // could repeat IVs, so fall back to drawing every IV from the kernel.
         if rc != 0 {
             FORK_HANDLER_MISSING.store(true, Ordering::SeqCst);
         }
     });
 }
-
-static FORK_HANDLER_MISSING: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
 
 struct Pool {
     bytes: [u8; POOL_LEN],
@@ -62,33 +129,28 @@ thread_local! {
     };
 }
 
-/// Returns a fresh random IV. Never returns the same bytes twice within a
-/// process, nor bytes that a parent or child process also returns.
-pub fn next_iv() -> Result<[u8; IV_LEN]> {
+/// Fills `dst` (at most [`MAX_IV_LEN`] bytes) with pool bytes never handed out before.
+fn take_from_pool(dst: &mut [u8]) -> Result<()> {
     register_fork_handler();
+    if FORK_HANDLER_MISSING.load(Ordering::Relaxed) {
+        return getrandom::fill(dst).map_err(|_| AleError::RngUnavailable);
+    }
     POOL.with(|cell| {
         let mut pool = cell.borrow_mut();
         // The child handler runs in the only thread of the new process before
         // any code of ours, so an Acquire load sees its increment.
         let generation = FORK_GENERATION.load(Ordering::Acquire);
-        let stale = pool.generation != generation || FORK_HANDLER_MISSING.load(Ordering::Relaxed);
-        if stale || pool.cursor + IV_LEN > POOL_LEN {
-            let fill_len = if FORK_HANDLER_MISSING.load(Ordering::Relaxed) {
-                IV_LEN
-            } else {
-                POOL_LEN
-            };
-            getrandom::fill(&mut pool.bytes[..fill_len]).map_err(|_| AleError::RngUnavailable)?;
+        if pool.generation != generation || pool.cursor + dst.len() > POOL_LEN {
+            getrandom::fill(&mut pool.bytes).map_err(|_| AleError::RngUnavailable)?;
             pool.cursor = 0;
             pool.generation = generation;
         }
-        let start = pool.cursor;
-        let mut iv = [0u8; IV_LEN];
-        iv.copy_from_slice(&pool.bytes[start..start + IV_LEN]);
+        let range = pool.cursor..pool.cursor + dst.len();
+        dst.copy_from_slice(&pool.bytes[range.clone()]);
         // Burn what was handed out so no later state can repeat it.
-        pool.bytes[start..start + IV_LEN].fill(0);
-        pool.cursor = start + IV_LEN;
-        Ok(iv)
+        pool.bytes[range.clone()].fill(0);
+        pool.cursor = range.end;
+        Ok(())
     })
 }
 
@@ -97,12 +159,42 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
 
+    fn next_iv() -> Result<Iv> {
+        Iv::random(IvLength::Bits96)
+    }
+    const IV_LEN: usize = 12;
+    const POOL_IVS: usize = POOL_LEN / IV_LEN;
+
     #[test]
     fn ivs_are_unique_across_many_refills() {
         let mut seen = HashSet::new();
-        for _ in 0..(POOL_IVS * 20) {
-            assert!(seen.insert(next_iv().expect("rng")), "repeated IV");
+        for i in 0..(POOL_IVS * 20) {
+            // alternate lengths, so refills happen at uneven cursors
+            let len = if i % 3 == 0 {
+                IvLength::Bits128
+            } else {
+                IvLength::Bits96
+            };
+            let iv = Iv::random(len).expect("rng");
+            assert_eq!(iv.as_bytes().len(), len.bytes());
+            assert!(seen.insert(iv.as_bytes()[..12].to_vec()), "repeated IV");
         }
+    }
+
+    #[test]
+    fn only_12_and_16_bytes_make_an_iv() {
+        for n in [0, 1, 8, 11, 13, 15, 17, 24, 32] {
+            assert!(Iv::from_slice(&vec![0; n]).is_none(), "{n}");
+        }
+        assert_eq!(
+            Iv::from_slice(&[1; 12]).map(|iv| iv.len()),
+            Some(IvLength::Bits96)
+        );
+        assert_eq!(
+            Iv::from_slice(&[1; 16]).map(|iv| iv.len()),
+            Some(IvLength::Bits128)
+        );
+        assert_eq!(IvLength::default(), IvLength::Bits128);
     }
 
     #[test]
@@ -142,7 +234,7 @@ mod tests {
             let mut out = Vec::with_capacity(N * IV_LEN);
             for _ in 0..N {
                 match next_iv() {
-                    Ok(iv) => out.extend_from_slice(&iv),
+                    Ok(iv) => out.extend_from_slice(iv.as_bytes()),
                     // SAFETY: terminating the child without running Rust destructors.
                     Err(_) => unsafe { libc::_exit(2) },
                 }
@@ -153,7 +245,7 @@ mod tests {
             // SAFETY: terminating the forked child immediately is the intent.
             unsafe { libc::_exit(code) };
         }
-        let parent: HashSet<[u8; IV_LEN]> = (0..N).map(|_| next_iv().expect("rng")).collect();
+        let parent: HashSet<Iv> = (0..N).map(|_| next_iv().expect("rng")).collect();
         let mut buf = vec![0u8; N * IV_LEN];
         let mut got = 0;
         while got < buf.len() {
@@ -167,7 +259,7 @@ mod tests {
         unsafe { libc::waitpid(pid, &mut status, 0) };
         assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
         for chunk in buf.chunks_exact(IV_LEN) {
-            let iv: [u8; IV_LEN] = chunk.try_into().expect("12 bytes");
+            let iv = Iv::from_slice(chunk).expect("12 bytes");
             assert!(!parent.contains(&iv), "child replayed an IV of its parent");
         }
         // SAFETY: closing the pipe fds we opened.

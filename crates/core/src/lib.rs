@@ -1,7 +1,8 @@
 //! The engine of `@sveltycms/ale`: application-layer encryption for SveltyCMS.
 //!
-//! Values are sealed with AES-256-GCM under a key derived by HKDF-SHA-256 and
-//! stored as `v1:<iv>:<tag>:<ciphertext>` (unpadded base64url), with
+//! Values are sealed with AES-256-GCM under a key resolved the way SveltyCMS
+//! resolves `ENCRYPTION_KEY` ([`secret`]) and stored as
+//! `v1:<iv>:<tag>:<ciphertext>` (unpadded base64url, 12- or 16-byte IV), with
 //! `tenant:collection:field` as additional data so that a value moved to
 //! another tenant, collection or field no longer decrypts.
 //!
@@ -15,6 +16,7 @@ pub mod envelope;
 pub mod error;
 pub mod iv;
 pub mod keys;
+pub mod secret;
 
 pub use context::Context;
 pub use error::{AleError, Result};
