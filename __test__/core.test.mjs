@@ -1,6 +1,7 @@
 // The JS contract of the addon: API, errors, binding, rotation, text.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { ale, SECRET, OLD_SECRET, CTX, throwsCode, flipBit } from './helpers.mjs';
 
 const ring = new ale.KeyRing([SECRET]);
@@ -160,6 +161,33 @@ describe('keys and rotation', () => {
     const p = throwsCode(assert, () => ale.KeyRing.fromEnv({ ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS: 'short' }), 'ALE_INVALID_KEY');
     assert.match(p.message, /ENCRYPTION_KEY_PREVIOUS\[0\]/);
     assert.ok(!p.message.includes('short,'));
+  });
+
+  test('fromEnv: SECRET_ENCRYPTION_KEY when ENCRYPTION_KEY is empty; previous entries trimmed', () => {
+    const hex = randomBytes(32).toString('hex');
+    const viaSecret = ale.KeyRing.fromEnv({ ENCRYPTION_KEY: '', SECRET_ENCRYPTION_KEY: hex });
+    assert.equal(viaSecret.stats()[0].kind, 'hex');
+    assert.equal(new ale.KeyRing([hex]).decrypt(viaSecret.encrypt('s', ...CTX), ...CTX), 's');
+    // a base64 key after a comma and a space stays a base64 key, not a passphrase
+    const b64 = randomBytes(32).toString('base64');
+    const old = new ale.KeyRing([b64]).encrypt('o', ...CTX);
+    const r = ale.KeyRing.fromEnv({ ENCRYPTION_KEY: hex, ENCRYPTION_KEY_PREVIOUS: ` ${OLD_SECRET} ,\t${b64}\n, ` });
+    assert.deepEqual(r.stats().filter((k) => !k.legacy).map((k) => k.kind), ['hex', 'passphrase', 'base64']);
+    assert.equal(r.keyIndex(old, ...CTX), 2);
+  });
+
+  test('a 32-byte Uint8Array or Buffer is a raw key; other lengths are refused', () => {
+    const key = randomBytes(32);
+    const fromBuffer = new ale.KeyRing([key]);
+    const fromView = new ale.KeyRing([new Uint8Array(key)]);
+    assert.equal(fromBuffer.stats()[0].kind, 'bytes');
+    // the same key as its hex spelling
+    assert.equal(new ale.KeyRing([key.toString('hex')]).decrypt(fromView.encrypt('k', ...CTX), ...CTX), 'k');
+    for (const n of [0, 16, 31, 33, 64]) {
+      const e = throwsCode(assert, () => new ale.KeyRing([new Uint8Array(n)]), 'ALE_INVALID_KEY');
+      assert.match(e.message, /secret #0/);
+    }
+    throwsCode(assert, () => new ale.KeyRing([new Uint16Array(16)]), 'ALE_INVALID_KEY');
   });
 
   test('fromEnv() defaults to process.env', () => {

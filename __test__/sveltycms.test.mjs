@@ -1,0 +1,291 @@
+// SveltyCMS compatibility: every value the CMS's field-encryption module
+// writes opens here (KeyRing.decrypt and the drop-in), and every value this
+// package writes by default opens in the CMS's module, for every kind of
+// ENCRYPTION_KEY and every kind of JSON value. The CMS's module is the test
+// oracle in fixtures/, written from shared/reference on node:crypto alone.
+// Then the CMS's own behaviours, run against the drop-in.
+import { after, afterEach, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { randomBytes } from 'node:crypto';
+import { ale, runtime, throwsCode, flipBit } from './helpers.mjs';
+import * as cms from './fixtures/sveltycms-reference.mjs';
+
+const require = createRequire(import.meta.url);
+const dropIn = require('@sveltycms/ale/sveltycms');
+const { sqliteTable, integer } = require('drizzle-orm/sqlite-core');
+const { encryptedJson } = require('@sveltycms/ale/drizzle/sqlite');
+
+const CTX = { tenantId: 'tenant-7', collectionId: 'posts' };
+const FIELD = 'body';
+const AAD = `${CTX.tenantId}:${CTX.collectionId}:${FIELD}`;
+
+const VALUES = {
+  'empty string': '',
+  'unicode string': 'Grüße, 世界 👋 e\u0301',
+  '70 KB string': 'lorem ipsum dolor sit amet, '.repeat(2560),
+  integer: 42,
+  float: -3.25e-7,
+  zero: 0,
+  true: true,
+  false: false,
+  null: null,
+  array: [1, 'two', { three: [3] }, null],
+  object: { title: 'Hello', tags: ['a', 'b'], nested: { n: 1, ok: false } },
+  'empty object': {},
+};
+
+// 33 random bytes as base64 is 44 characters; 48 bytes is 64.
+const bytes = (n) => randomBytes(n);
+const urlWith = (ch) => {
+  for (;;) {
+    const s = bytes(32).toString('base64url');
+    if (s.includes(ch)) return s;
+  }
+};
+const lenientOnly = () => {
+  // base64 with spaces: not strict base64 (the spaces), not base64url (no - or _),
+  // so a passphrase, whose lenient base64 decoding gives 33 bytes.
+  for (;;) {
+    const b64 = bytes(33).toString('base64');
+    if (!/[-_]/.test(b64)) return b64.match(/.{1,11}/g).join(' ');
+  }
+};
+
+/** Each key kind: the env it is set through, and how the CMS wrote the values we read. */
+const KEY_KINDS = {
+  hex: { env: { ENCRYPTION_KEY: bytes(32).toString('hex') }, kind: 'hex' },
+  'base64, 44 characters': { env: { ENCRYPTION_KEY: bytes(33).toString('base64') }, kind: 'base64' },
+  'base64, 64 characters': { env: { ENCRYPTION_KEY: bytes(48).toString('base64') }, kind: 'base64' },
+  "base64url with '-'": { env: { ENCRYPTION_KEY: urlWith('-') }, kind: 'base64url' },
+  "base64url with '_'": { env: { ENCRYPTION_KEY: urlWith('_') }, kind: 'base64url' },
+  passphrase: { env: { ENCRYPTION_KEY: 'the CMS admin typed this passphrase, not a key' }, kind: 'passphrase' },
+  'passphrase, SHA-256 fallback only': {
+    env: { ENCRYPTION_KEY: 'another passphrase, from before the HKDF release' },
+    kind: 'passphrase',
+    writtenWith: (m) => m.fallbacks[0],
+    legacy: 'legacy-sha256',
+  },
+  'passphrase, lenient-base64 fallback only': {
+    env: { ENCRYPTION_KEY: lenientOnly() },
+    kind: 'passphrase',
+    writtenWith: (m) => m.fallbacks[1],
+    legacy: 'legacy-base64',
+  },
+  SECRET_ENCRYPTION_KEY: { env: { ENCRYPTION_KEY: '', SECRET_ENCRYPTION_KEY: bytes(32).toString('hex') }, kind: 'hex' },
+};
+
+const saved = {};
+const ENV_NAMES = ['ENCRYPTION_KEY', 'SECRET_ENCRYPTION_KEY', 'ENCRYPTION_KEY_PREVIOUS'];
+function useEnv(vars) {
+  for (const name of ENV_NAMES) {
+    if (name in vars) process.env[name] = vars[name];
+    else delete process.env[name];
+  }
+  cms.resetFieldEncryptionKeyCache();
+  dropIn.resetFieldEncryptionKeyCache();
+}
+before(() => {
+  for (const name of ENV_NAMES) saved[name] = process.env[name];
+  cms.setReferenceLogger(null);
+});
+after(() => {
+  for (const name of ENV_NAMES) {
+    if (saved[name] === undefined) delete process.env[name];
+    else process.env[name] = saved[name];
+  }
+  dropIn.setFieldEncryptionLogger(undefined);
+  dropIn.resetFieldEncryptionKeyCache();
+});
+
+const counts = [];
+
+describe(`values SveltyCMS wrote open here, and the other way round (${runtime})`, () => {
+  for (const [kindName, spec] of Object.entries(KEY_KINDS)) {
+    test(kindName, () => {
+      useEnv(spec.env);
+      const raw = spec.env.ENCRYPTION_KEY || spec.env.SECRET_ENCRYPTION_KEY;
+      const material = cms.resolveKeyMaterial(raw);
+      assert.equal(material.kind, spec.kind, 'the oracle resolves the key kind the test meant');
+      const ring = ale.KeyRing.fromEnv();
+      const stats = ring.stats();
+      assert.equal(stats[0].kind, spec.kind);
+      let opened = 0;
+      let written = 0;
+      for (const [valueName, value] of Object.entries(VALUES)) {
+        // CMS → here: the CMS's module, or its key derivation from before (a fallback key)
+        const stored = spec.writtenWith
+          ? cms.encryptWithKey(spec.writtenWith(material), JSON.stringify(value), AAD, 16)
+          : cms.encryptFieldValueSync(value, CTX, FIELD);
+        assert.equal(stored.split(':')[1].length, 22, 'the CMS writes 16-byte IVs');
+        assert.deepEqual(JSON.parse(ring.decrypt(stored, CTX.tenantId, CTX.collectionId, FIELD)), value, valueName);
+        assert.deepEqual(dropIn.decryptFieldValueSync(stored, CTX, FIELD), value, valueName);
+        const index = ring.keyIndex(stored, CTX.tenantId, CTX.collectionId, FIELD);
+        if (spec.legacy) {
+          assert.ok(index >= ring.size, 'a legacy key needs rotation');
+          assert.equal(stats[index].kind, spec.legacy);
+        } else {
+          assert.equal(index, 0);
+        }
+        opened++;
+        // here → CMS: the drop-in, and KeyRing.encrypt of the JSON text
+        for (const envelope of [dropIn.encryptFieldValueSync(value, CTX, FIELD), ring.encrypt(JSON.stringify(value), CTX.tenantId, CTX.collectionId, FIELD)]) {
+          assert.equal(envelope.split(':')[1].length, 22, 'the default envelope has a 16-byte IV');
+          assert.deepEqual(cms.decryptFieldValueSync(envelope, CTX, FIELD), value, valueName);
+        }
+        written++;
+      }
+      counts.push(`${kindName}: ${opened} opened, ${written} read back by the CMS`);
+    });
+  }
+
+  test('a 12-byte-IV envelope is refused by the CMS (why 16 is the default)', () => {
+    useEnv(KEY_KINDS.hex.env);
+    const short = new ale.KeyRing([process.env.ENCRYPTION_KEY], { ivLength: 12 }).encrypt('"x"', CTX.tenantId, CTX.collectionId, FIELD);
+    assert.equal(cms.decryptFieldValueSync(short, CTX, FIELD), null);
+    assert.equal(dropIn.decryptFieldValueSync(short, CTX, FIELD), 'x', 'the drop-in reads both lengths');
+  });
+
+  after(() => console.log(`SveltyCMS compatibility on ${runtime}:\n  ${counts.join('\n  ')}`));
+});
+
+describe('the drop-in keeps the CMS module’s behaviour', () => {
+  const reports = [];
+  before(() => useEnv(KEY_KINDS.passphrase.env));
+  afterEach(() => {
+    reports.length = 0;
+    dropIn.setFieldEncryptionLogger((r) => reports.push(r));
+  });
+
+  test('exports the module’s functions under the same names', () => {
+    for (const name of [
+      'encryptFieldValueSync',
+      'decryptFieldValueSync',
+      'encryptFieldValue',
+      'decryptFieldValue',
+      'encryptDocumentFieldsSync',
+      'decryptDocumentFieldsSync',
+      'encryptDocumentFields',
+      'decryptDocumentFields',
+      'isFieldEncryptionEnvelope',
+      'resetFieldEncryptionKeyCache',
+    ]) {
+      assert.equal(typeof dropIn[name], 'function', name);
+      assert.equal(dropIn[name].length, cms[name].length, `${name} takes as many arguments`);
+    }
+  });
+
+  test('round trip, a fresh IV every time, and idempotence', async () => {
+    const a = dropIn.encryptFieldValueSync({ x: 1 }, CTX, FIELD);
+    const b = dropIn.encryptFieldValueSync({ x: 1 }, CTX, FIELD);
+    assert.notEqual(a, b);
+    assert.notEqual(a.split(':')[1], b.split(':')[1]);
+    assert.deepEqual(dropIn.decryptFieldValueSync(a, CTX, FIELD), { x: 1 });
+    assert.equal(dropIn.encryptFieldValueSync(a, CTX, FIELD), a);
+    assert.equal(await dropIn.encryptFieldValue(a, CTX, FIELD), a);
+    assert.deepEqual(await dropIn.decryptFieldValue(b, CTX, FIELD), { x: 1 });
+    assert.equal(dropIn.isFieldEncryptionEnvelope(a), true);
+    assert.equal(dropIn.isFieldEncryptionEnvelope('v1:a:b:'), false);
+  });
+
+  test('a tampered value, or one from another tenant, collection or field, gives null and a coded report', () => {
+    const secret = 'ssn 078-05-1120';
+    const env = dropIn.encryptFieldValueSync(secret, CTX, FIELD);
+    const cases = [
+      [flipBit(env, 3, 5), CTX, FIELD, 'ALE_AUTH_FAILED'],
+      [flipBit(env, 1, 100), CTX, FIELD, 'ALE_AUTH_FAILED'],
+      [env, { ...CTX, tenantId: 'tenant-8' }, FIELD, 'ALE_AUTH_FAILED'],
+      [env, { ...CTX, collectionId: 'pages' }, FIELD, 'ALE_AUTH_FAILED'],
+      [env, CTX, 'title', 'ALE_AUTH_FAILED'],
+      [env.replace(/:[^:]+:/, ':AAAA:'), CTX, FIELD, 'ALE_MALFORMED_ENVELOPE'],
+    ];
+    for (const [stored, ctx, field, code] of cases) {
+      assert.equal(dropIn.decryptFieldValueSync(stored, ctx, field), null);
+      const report = reports.at(-1);
+      assert.equal(report.code, code);
+      assert.equal(report.fieldName, field);
+      assert.ok(!JSON.stringify(report).includes('078-05'), 'no plaintext in the report');
+    }
+    assert.equal(reports.length, cases.length);
+  });
+
+  test('JSON that does not parse gives null with ALE_INVALID_JSON; the strict variant throws it', async () => {
+    const notJson = new ale.KeyRing([process.env.ENCRYPTION_KEY]).encrypt('secret words, not JSON', CTX.tenantId, CTX.collectionId, FIELD);
+    assert.equal(dropIn.decryptFieldValueSync(notJson, CTX, FIELD), null);
+    assert.equal(reports.at(-1).code, 'ALE_INVALID_JSON');
+    const e = throwsCode(assert, () => dropIn.decryptFieldValueStrictSync(notJson, CTX, FIELD), 'ALE_INVALID_JSON');
+    assert.ok(!e.message.includes('secret words') && !e.stack.includes('secret words'));
+    await assert.rejects(dropIn.decryptFieldValueStrict(flipBit(notJson, 2, 0), CTX, FIELD), { code: 'ALE_AUTH_FAILED' });
+    assert.equal(dropIn.decryptFieldValueStrictSync('plain', CTX, FIELD), 'plain');
+  });
+
+  test('legacy plaintext passes through', () => {
+    for (const legacy of ['plain text', 'v2:not:ours:x', 'v1:only:three', 17, true, null, undefined, { a: 1 }]) {
+      assert.deepEqual(dropIn.decryptFieldValueSync(legacy, CTX, FIELD), legacy);
+    }
+    assert.equal(reports.length, 0);
+  });
+
+  test('documents: in place, own names only, empty values and envelopes skipped', async () => {
+    const proto = { inherited: 'not mine' };
+    const doc = Object.assign(Object.create(proto), { title: 'T', body: { blocks: [1] }, empty: '', none: null, undef: undefined, count: 0 });
+    const already = dropIn.encryptFieldValueSync('kept', CTX, 'kept');
+    doc.kept = already;
+    const names = ['title', 'body', 'empty', 'none', 'undef', 'count', 'kept', 'inherited', 'missing'];
+    assert.equal(dropIn.encryptDocumentFieldsSync(doc, names, CTX), doc);
+    for (const name of ['title', 'body', 'count']) assert.equal(cms.isFieldEncryptionEnvelope(doc[name]), true, name);
+    assert.equal(doc.kept, already);
+    assert.deepEqual([doc.empty, doc.none, doc.undef, doc.inherited, 'missing' in doc], ['', null, undefined, 'not mine', false]);
+    // the CMS's module reads the document the drop-in wrote, field by field
+    assert.equal(cms.decryptFieldValueSync(doc.title, CTX, 'title'), 'T');
+    doc.body = flipBit(doc.body, 3, 1);
+    assert.equal(await dropIn.decryptDocumentFields(doc, names, CTX), doc);
+    assert.deepEqual([doc.title, doc.body, doc.count, doc.kept], ['T', null, 0, 'kept']);
+    assert.equal(reports.length, 1, 'the failed field is reported');
+    const again = await dropIn.encryptDocumentFields({ a: 'x' }, ['a'], CTX);
+    assert.equal(dropIn.decryptDocumentFieldsSync(again, ['a'], CTX).a, 'x');
+  });
+
+  test('no key: FIELD_ENCRYPTION_UNAVAILABLE with status 503, sync and async; a key set later is picked up', async () => {
+    for (const env of [{}, { ENCRYPTION_KEY: 'too short' }, { ENCRYPTION_KEY: '', SECRET_ENCRYPTION_KEY: '' }]) {
+      useEnv(env);
+      const stored = cms.encryptWithKey(Buffer.alloc(32, 1), '"x"', AAD, 16);
+      for (const call of [() => dropIn.encryptFieldValueSync('x', CTX, FIELD), () => dropIn.decryptFieldValueSync(stored, CTX, FIELD)]) {
+        const e = throwsCode(assert, call, 'FIELD_ENCRYPTION_UNAVAILABLE');
+        assert.equal(e.status, 503);
+        assert.ok(!e.message.includes('too short'));
+      }
+      await assert.rejects(dropIn.encryptFieldValue('x', CTX, FIELD), { code: 'FIELD_ENCRYPTION_UNAVAILABLE', status: 503 });
+      await assert.rejects(dropIn.decryptFieldValue(stored, CTX, FIELD), { code: 'FIELD_ENCRYPTION_UNAVAILABLE', status: 503 });
+      await assert.rejects(dropIn.encryptDocumentFields({ a: 'x' }, ['a'], CTX), { code: 'FIELD_ENCRYPTION_UNAVAILABLE' });
+    }
+    useEnv(KEY_KINDS.hex.env);
+    assert.equal(cms.decryptFieldValueSync(dropIn.encryptFieldValueSync('x', CTX, FIELD), CTX, FIELD), 'x');
+  });
+
+  test('the key is cached until resetFieldEncryptionKeyCache()', () => {
+    useEnv(KEY_KINDS.hex.env);
+    const before = dropIn.encryptFieldValueSync('x', CTX, FIELD);
+    process.env.ENCRYPTION_KEY = KEY_KINDS['base64, 44 characters'].env.ENCRYPTION_KEY;
+    assert.equal(dropIn.decryptFieldValueSync(before, CTX, FIELD), 'x', 'still the cached key');
+    dropIn.resetFieldEncryptionKeyCache();
+    assert.equal(dropIn.decryptFieldValueSync(before, CTX, FIELD), null, 'the new key does not open it');
+  });
+});
+
+describe('the Drizzle JSON column stores what the CMS stores', () => {
+  test('encryptedJson opens CMS-written values, and the CMS opens its values', () => {
+    useEnv(KEY_KINDS['base64, 64 characters'].env);
+    const keyRing = ale.KeyRing.fromEnv();
+    const table = sqliteTable('posts', {
+      id: integer('id').primaryKey(),
+      body: encryptedJson('body', { collection: CTX.collectionId, tenant: CTX.tenantId, keyRing }),
+    });
+    for (const value of Object.values(VALUES)) {
+      if (value === null) continue; // Drizzle stores SQL NULL for null, never an envelope
+      const fromCms = cms.encryptFieldValueSync(value, CTX, FIELD);
+      assert.deepEqual(table.body.mapFromDriverValue(fromCms), value);
+      assert.deepEqual(cms.decryptFieldValueSync(table.body.mapToDriverValue(value), CTX, FIELD), value);
+    }
+  });
+});
