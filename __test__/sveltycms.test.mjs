@@ -289,3 +289,37 @@ describe('the Drizzle JSON column stores what the CMS stores', () => {
     }
   });
 });
+
+describe('checking a database before switching (ale-check)', () => {
+  test('counts values per key and failures; exits 1 when some do not open', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { join } = await import('node:path');
+    const primary = 'the new primary passphrase, long enough to pass';
+    const previous = randomBytes(32).toString('hex');
+    const rows = [];
+    const add = (value, fieldName = FIELD) => rows.push({ value, tenantId: CTX.tenantId, collectionId: CTX.collectionId, fieldName });
+    const material = cms.resolveKeyMaterial(primary);
+    const aad = (f) => `${CTX.tenantId}:${CTX.collectionId}:${f}`;
+    for (let i = 0; i < 3; i++) add(cms.encryptWithKey(material.key, JSON.stringify(`p${i}`), aad(FIELD)));
+    for (let i = 0; i < 2; i++) add(cms.encryptWithKey(Buffer.from(previous, 'hex'), '"old"', aad(FIELD)));
+    add(cms.encryptWithKey(material.fallbacks[0], '"older"', aad(FIELD)));
+    add('legacy plaintext');
+    add(cms.encryptWithKey(material.key, '"moved"', aad('title')), FIELD); // written for another field
+    const input = rows.map((r) => JSON.stringify(r)).join('\n');
+    const bin = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', 'bin', 'ale-check.mjs');
+    const run = (extra = [], env = { ENCRYPTION_KEY: primary, ENCRYPTION_KEY_PREVIOUS: previous }) =>
+      spawnSync(process.execPath, [bin, ...extra], { input, encoding: 'utf8', env: { PATH: process.env.PATH, ...env } });
+    const r = run();
+    assert.equal(r.status, 1, r.stderr);
+    for (const line of ['checked 8 values', '3 opened by the primary key', '2 opened by a previous key', "1 opened by a passphrase's legacy key", '1 legacy plaintext', '1 did not open: ALE_AUTH_FAILED × 1']) {
+      assert.ok(r.stdout.includes(line), `${line}\n${r.stdout}`);
+    }
+    assert.ok(!r.stdout.includes('p0') && !r.stdout.includes(primary), 'no value or key is printed');
+    const sampled = run(['--sample', '3']);
+    assert.equal(sampled.status, 0, sampled.stdout);
+    assert.ok(sampled.stdout.includes('checked 3 values'));
+    const noKey = run([], {});
+    assert.equal(noKey.status, 2);
+    assert.match(noKey.stderr, /FIELD_ENCRYPTION_UNAVAILABLE/);
+  });
+});

@@ -1,9 +1,17 @@
-// Micro-benchmark: the addon against node:crypto producing the identical
-// envelope, in memory, per payload tier. Both contenders get the same input,
-// are checked to interoperate before timing, and are timed in interleaved
-// batches (A B, then B A, ...) so drift and noise hit both alike.
+// Micro-benchmark, in memory, per payload tier, in two pairs:
+// - the addon against node:crypto producing the identical envelope (the
+//   speed targets);
+// - the SveltyCMS drop-in (@sveltycms/ale/sveltycms) against "SveltyCMS
+//   today", the CMS's own module on node:crypto (JSON values, 16-byte IVs).
+// Every contender gets the same input, each pair is checked to interoperate
+// before timing, and all are timed in interleaved batches (A B C D, then
+// D C B A, ...) so drift and noise hit them alike.
+import { createRequire } from 'node:module';
 import { NodeCryptoAle } from './reference.mjs';
+import * as cms from '../__test__/fixtures/sveltycms-reference.mjs';
 import { median } from './stats.mjs';
+
+const dropIn = createRequire(import.meta.url)('@sveltycms/ale/sveltycms');
 
 export const TIERS = [
   { name: '256 B', label: 'Scalar / PII', bytes: 256, char: 'a' },
@@ -40,20 +48,48 @@ export function payload(bytes, kind = 'a') {
   return s + ' '.repeat(bytes - Buffer.byteLength(s));
 }
 
+const FIELD_CTX = { tenantId: CTX[0], collectionId: CTX[1] };
+
+/**
+ * Both SveltyCMS modules read ENCRYPTION_KEY lazily and cache the key: point
+ * it at the bench's secret and drop their caches.
+ */
+export function useSecretForCms(secret) {
+  process.env.ENCRYPTION_KEY = secret;
+  cms.resetFieldEncryptionKeyCache();
+  dropIn.resetFieldEncryptionKeyCache();
+}
+
+/** The contenders; `baseline` names the one a contender's speed-up is measured against. */
 function contenders(ale, secret) {
+  useSecretForCms(secret);
   const addon = new ale.KeyRing([secret]);
   const ref = new NodeCryptoAle([secret]);
   return [
-    { name: 'addon', encrypt: (p) => addon.encrypt(p, ...CTX), decrypt: (e) => addon.decrypt(e, ...CTX) },
+    { name: 'addon', baseline: 'node:crypto', encrypt: (p) => addon.encrypt(p, ...CTX), decrypt: (e) => addon.decrypt(e, ...CTX) },
     { name: 'node:crypto', encrypt: (p) => ref.encrypt(p, ...CTX), decrypt: (e) => ref.decrypt(e, ...CTX) },
+    {
+      name: 'drop-in',
+      baseline: 'SveltyCMS today',
+      encrypt: (p) => dropIn.encryptFieldValueSync(p, FIELD_CTX, CTX[2]),
+      decrypt: (e) => dropIn.decryptFieldValueStrictSync(e, FIELD_CTX, CTX[2]),
+    },
+    {
+      name: 'SveltyCMS today',
+      encrypt: (p) => cms.encryptFieldValueSync(p, FIELD_CTX, CTX[2]),
+      decrypt: (e) => cms.decryptFieldValueSync(e, FIELD_CTX, CTX[2]),
+    },
   ];
 }
 
-/** Throws unless each contender reads what the other writes, byte for byte. */
+/** Throws unless each contender reads what the other of its pair writes, and its own. */
 export function checkInterop(list, text) {
-  for (const a of list) {
-    for (const b of list) {
-      if (b.decrypt(a.encrypt(text)) !== text) throw new Error(`interop failed: ${a.name} → ${b.name}`);
+  const pairs = list.filter((c) => c.baseline).map((c) => [c, list.find((b) => b.name === c.baseline)]);
+  for (const pair of pairs) {
+    for (const a of pair) {
+      for (const b of pair) {
+        if (b.decrypt(a.encrypt(text)) !== text) throw new Error(`interop failed: ${a.name} → ${b.name}`);
+      }
     }
   }
 }
@@ -98,8 +134,8 @@ export function runMicro(ale, { warmup, iterations, rounds, secret, onStep }) {
     const e = timeBatches(enc, { iterations, rounds });
     const d = timeBatches(dec, { iterations, rounds });
     if (sink === 0) throw new Error('benchmark produced no output');
-    const envelopeBytes = list[0].encrypt(text).length;
     list.forEach((c, k) => {
+      const envelopeBytes = c.encrypt(text).length;
       rows.push({
         tier: tier.name,
         label: tier.label,
@@ -114,9 +150,13 @@ export function runMicro(ale, { warmup, iterations, rounds, secret, onStep }) {
         sizeOverhead: envelopeBytes / tier.bytes - 1,
       });
     });
-    const [addon, ref] = [rows.at(-2), rows.at(-1)];
-    addon.encryptSpeedup = ref.encryptUs / addon.encryptUs;
-    addon.decryptSpeedup = ref.decryptUs / addon.decryptUs;
+    const tierRows = rows.slice(-list.length);
+    list.forEach((c, k) => {
+      if (!c.baseline) return;
+      const base = tierRows.find((r) => r.contender === c.baseline);
+      tierRows[k].encryptSpeedup = base.encryptUs / tierRows[k].encryptUs;
+      tierRows[k].decryptSpeedup = base.decryptUs / tierRows[k].decryptUs;
+    });
     onStep?.(`micro ${tier.name}`);
   }
   return rows;
@@ -140,4 +180,39 @@ export function runBatchCost(ale, { iterations, rounds, secret }) {
   );
   const per = (x) => x.nsPerOp / 100 / 1000;
   return { encryptSingleUs: per(single), encryptManyUs: per(many), decryptSingleUs: per(singleDec), decryptManyUs: per(manyDec) };
+}
+
+/**
+ * A SveltyCMS document of 8 fields × 256 B through the drop-in's
+ * encrypt/decryptDocumentFieldsSync against the CMS's module: µs per document.
+ */
+export function runDocument({ iterations, rounds, secret }) {
+  useSecretForCms(secret);
+  const names = Array.from({ length: 8 }, (_, i) => `field${i}`);
+  const fresh = () => Object.fromEntries(names.map((n, i) => [n, payload(256) + i]));
+  const original = fresh();
+  const modules = [
+    ['drop-in', dropIn],
+    ['SveltyCMS today', cms],
+  ];
+  // Each reads what the other writes before anything is timed.
+  for (const [, writer] of modules) {
+    for (const [, reader] of modules) {
+      const doc = reader.decryptDocumentFieldsSync(writer.encryptDocumentFieldsSync(fresh(), names, FIELD_CTX), names, FIELD_CTX);
+      if (JSON.stringify(doc) !== JSON.stringify(original)) throw new Error('document interop failed');
+    }
+  }
+  const encrypted = modules.map(([, m]) => m.encryptDocumentFieldsSync(fresh(), names, FIELD_CTX));
+  let sink = 0;
+  const n = Math.max(1, Math.floor(iterations / 8));
+  const timings = timeBatches(
+    [
+      ...modules.map(([, m]) => () => (sink += m.encryptDocumentFieldsSync(fresh(), names, FIELD_CTX).field7.length)),
+      ...modules.map(([, m], k) => () => (sink += m.decryptDocumentFieldsSync({ ...encrypted[k] }, names, FIELD_CTX).field7.length)),
+    ],
+    { iterations: n * rounds, rounds },
+  );
+  if (sink === 0) throw new Error('benchmark produced no output');
+  const [encDrop, encCms, decDrop, decCms] = timings.map((t) => t.nsPerOp / 1000);
+  return { fields: 8, bytes: 256, encryptUs: { dropIn: encDrop, cms: encCms }, decryptUs: { dropIn: decDrop, cms: decCms } };
 }

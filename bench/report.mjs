@@ -22,7 +22,7 @@ export function microTable(results) {
   const rows = [];
   for (const r of results) {
     for (const m of r.micro) {
-      const speed = m.contender === 'addon' ? `${times(m.encryptSpeedup)} / ${times(m.decryptSpeedup)}` : '—';
+      const speed = m.encryptSpeedup ? `${times(m.encryptSpeedup)} / ${times(m.decryptSpeedup)}` : '—';
       rows.push([r.runtime.name, m.tier, m.bytes.toLocaleString('en-US'), m.contender, us(m.encryptUs), us(m.decryptUs), `${m.cpuMsPer1000.toFixed(2)} ms`, `${m.throughputMBs.toFixed(0)} MB/s`, `${Math.round(m.opsPerSec).toLocaleString('en-US')} ops/s`, speed]);
     }
   }
@@ -40,6 +40,22 @@ export function targetTable(results) {
     }
   }
   return table(['Runtime', 'Tier', 'Encrypt speed-up', 'Target', 'Decrypt speed-up', 'Target', 'Status'], rows);
+}
+
+/** What switching SveltyCMS to the drop-in buys: per tier, and per document. */
+export function cmsTable(results) {
+  const rows = [];
+  for (const r of results) {
+    for (const m of r.micro.filter((x) => x.contender === 'drop-in')) {
+      const today = r.micro.find((x) => x.tier === m.tier && x.contender === 'SveltyCMS today');
+      rows.push([r.runtime.version, `one value, ${m.tier}`, `${us(today.encryptUs)} → ${us(m.encryptUs)}`, times(m.encryptSpeedup), `${us(today.decryptUs)} → ${us(m.decryptUs)}`, times(m.decryptSpeedup)]);
+    }
+    const d = r.document;
+    if (d) {
+      rows.push([r.runtime.version, `document, ${d.fields} fields × ${d.bytes} B`, `${us(d.encryptUs.cms)} → ${us(d.encryptUs.dropIn)}`, times(d.encryptUs.cms / d.encryptUs.dropIn), `${us(d.decryptUs.cms)} → ${us(d.decryptUs.dropIn)}`, times(d.decryptUs.cms / d.decryptUs.dropIn)]);
+    }
+  }
+  return table(['Runtime', 'What', 'Encrypt: SveltyCMS today → drop-in', 'Speed-up', 'Decrypt: SveltyCMS today → drop-in', 'Speed-up'], rows);
 }
 
 export function dbTable(results) {
@@ -106,6 +122,12 @@ Speed-up = node:crypto time ÷ addon time for the identical envelope (median of 
 ## Speed targets
 
 ${targetTable(results)}
+
+## SveltyCMS today → the drop-in
+
+${cmsTable(results)}
+
+"SveltyCMS today" is the CMS's own field-encryption module on node:crypto (JSON values, 16-byte IVs); the drop-in is \`@sveltycms/ale/sveltycms\`. Both write the same envelopes and each reads the other's.
 
 ## DB adapter hot path (SQLite WAL, synchronous=NORMAL, Drizzle)
 

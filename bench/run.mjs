@@ -7,9 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
-import { runMicro, runBatchCost, TIERS } from './micro.mjs';
+import { runMicro, runBatchCost, runDocument, TIERS } from './micro.mjs';
 import { runDb, SCENARIOS } from './db.mjs';
-import { markdown, microTable, targetTable, dbTable, extrasTable, batchTable, svg, environment } from './report.mjs';
+import { markdown, microTable, targetTable, cmsTable, dbTable, extrasTable, batchTable, svg, environment } from './report.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ale = createRequire(import.meta.url)('../index.js');
@@ -63,7 +63,7 @@ const machine = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, aesn
 
 const secret = 'bench-secret-0123456789-abcdefghijklmnop';
 const oldSecret = 'bench-old-secret-0123456789-abcdefghijkl';
-const steps = TIERS.length + SCENARIOS.length + SCENARIOS.filter((x) => x.table === 'content_nodes').length + 2;
+const steps = TIERS.length + SCENARIOS.length + SCENARIOS.filter((x) => x.table === 'content_nodes').length + 3;
 const bar = new cliProgress.SingleBar(
   { format: `${runtime.version} {bar} {value}/{total} {step}`, noTTYOutput: true, notTTYSchedule: 5000, stream: process.stderr, hideCursor: true },
   cliProgress.Presets.shades_classic,
@@ -75,13 +75,16 @@ const startedAt = new Date().toISOString();
 const micro = runMicro(ale, { ...config, secret, onStep });
 const batch = runBatchCost(ale, { iterations: config.iterations, rounds: config.rounds, secret });
 onStep('batch');
+const document = runDocument({ iterations: config.iterations, rounds: config.rounds, secret });
+onStep('document');
 const db = await runDb(ale, { iterations: config.dbIterations, rounds: config.dbRounds, secret, oldSecret, gate: config.gate, target: config.target, onStep });
 bar.stop();
 
-const result = { runtime, machine, config, startedAt, micro, batch, db };
+const result = { runtime, machine, config, startedAt, micro, batch, document, db };
 console.log(`\n${environment([result])}\n`);
 console.log(`Micro-benchmark (AES-256-GCM v1 envelopes, in memory)\n${microTable([result])}\n`);
 console.log(`Speed targets (node:crypto time ÷ addon time)\n${targetTable([result])}\n`);
+console.log(`SveltyCMS today → the drop-in (@sveltycms/ale/sveltycms)\n${cmsTable([result])}\n`);
 console.log(`DB hot path (SQLite WAL, synchronous=NORMAL, Drizzle ${db.driver})\n${dbTable([result])}\n`);
 console.log(`Size, FTS5 and rotation\n${extrasTable([result])}\n`);
 console.log(`Batching\n${batchTable([result])}\n`);

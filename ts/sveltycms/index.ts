@@ -162,3 +162,60 @@ export async function encryptDocumentFields<T extends Record<string, unknown>>(d
 export async function decryptDocumentFields<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): Promise<T> {
   return decryptDocumentFieldsSync(doc, fieldNames, ctx);
 }
+
+/** One stored value to check, with the context it was written for. */
+export interface StoredFieldValue {
+  value: unknown;
+  tenantId: string;
+  collectionId: string;
+  fieldName: string;
+}
+
+/** What {@link checkStoredValues} found. Counts only; no value is kept. */
+export interface StoredValuesReport {
+  total: number;
+  /** Not an envelope: legacy plaintext, read as it is. */
+  plaintext: number;
+  /** Opened by ENCRYPTION_KEY's own key. */
+  primary: number;
+  /** Opened by a key of ENCRYPTION_KEY_PREVIOUS: re-encrypt before dropping it. */
+  previous: number;
+  /** Opened by a passphrase's legacy key (SHA-256 or lenient base64): re-encrypt. */
+  legacy: number;
+  /** Did not open: by code, e.g. { ALE_AUTH_FAILED: 2 }. */
+  failed: Record<string, number>;
+  /** Values opened per key of the ring, in decryption order. */
+  byKey: { index: number; secret: number; kind: string; opened: number }[];
+}
+
+/**
+ * Opens every value (nothing is written) and counts which key opened it, so
+ * a site can check its database before switching: every envelope should
+ * open, and `previous` and `legacy` say how much rotation is left.
+ * The ring defaults to the one the drop-in uses (from the environment).
+ */
+export function checkStoredValues(values: Iterable<StoredFieldValue>, options: { keyRing?: KeyRing } = {}): StoredValuesReport {
+  const ring = options.keyRing ?? keyRing();
+  const byKey = ring.stats().map(({ index, secret, kind }) => ({ index, secret, kind, opened: 0 }));
+  const report: StoredValuesReport = { total: 0, plaintext: 0, primary: 0, previous: 0, legacy: 0, failed: {}, byKey };
+  for (const { value, tenantId, collectionId, fieldName } of values) {
+    report.total++;
+    if (!isFieldEncryptionEnvelope(value)) {
+      report.plaintext++;
+      continue;
+    }
+    let index: number;
+    try {
+      index = ring.keyIndex(value, ...parts({ tenantId, collectionId }, fieldName));
+    } catch (e) {
+      const code = (e as CodedError).code ?? 'ALE_INTERNAL';
+      report.failed[code] = (report.failed[code] ?? 0) + 1;
+      continue;
+    }
+    byKey[index].opened++;
+    if (index === 0) report.primary++;
+    else if (index < ring.size) report.previous++;
+    else report.legacy++;
+  }
+  return report;
+}
