@@ -1,5 +1,5 @@
-// The README's examples run as written: the core API block and the SQLite
-// Drizzle block. (better-sqlite3 is a Node addon, so the SQLite block runs
+// The README's examples run as written: the core API block, the SQLite
+// Drizzle block and the SveltyCMS drop-in block. (better-sqlite3 is a Node addon, so the SQLite block runs
 // under Node; the same schema runs on bun:sqlite in drizzle-sqlite.test.mjs.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -42,4 +42,9 @@ test('README: the core API example runs and round-trips', () => {
 test('README: the SQLite Drizzle example runs', { skip: process.versions.bun ? 'better-sqlite3 is a Node addon' : false }, () => {
   const out = runExample('sqlite.mjs', blockAfter('### SQLite'));
   assert.equal(out.trim(), "a@b.c { plan: 'pro' }");
+});
+
+test('README: the SveltyCMS drop-in example runs', () => {
+  const out = runExample('sveltycms.mjs', blockAfter('## Adopting in SveltyCMS'));
+  assert.deepEqual(out.trim().split('\n'), ['true true', 'Hello 1', 'title ALE_AUTH_FAILED', 'null']);
 });
