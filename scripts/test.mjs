@@ -14,7 +14,7 @@ const jsTests = readdirSync(join(root, '__test__'))
 
 const suites = [
   {
-    name: 'cargo test (core, ring + rustcrypto backends)',
+    name: 'cargo test (core, AWS-LC + RustCrypto backends)',
     cmd: 'cargo',
     args: ['test', '--workspace', '--features', 'rustcrypto'],
     count: (out) => sumAll(out, /test result: \w+\. (\d+) passed; (\d+) failed/g),

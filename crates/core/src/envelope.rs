@@ -34,6 +34,10 @@ pub trait CodeUnit: Copy + Eq {
     /// The character as ASCII, or `None` for anything else.
     fn ascii(self) -> Option<u8>;
 
+    /// An index into a 256-entry table: the byte itself, or 0x80 (never an
+    /// ASCII character) for a code unit above 0xFF.
+    fn table_index(self) -> usize;
+
     /// Unpadded base64url → bytes, appended to `out`; `None` on a character
     /// outside the alphabet. White space is caught by the caller's length check.
     fn decode_base64(src: &[Self], out: &mut Vec<u8>) -> Option<usize>;
@@ -42,6 +46,10 @@ pub trait CodeUnit: Copy + Eq {
 impl CodeUnit for u8 {
     fn ascii(self) -> Option<u8> {
         self.is_ascii().then_some(self)
+    }
+
+    fn table_index(self) -> usize {
+        usize::from(self)
     }
 
     fn decode_base64(src: &[u8], out: &mut Vec<u8>) -> Option<usize> {
@@ -64,6 +72,10 @@ impl CodeUnit for u8 {
 impl CodeUnit for u16 {
     fn ascii(self) -> Option<u8> {
         u8::try_from(self).ok().filter(u8::is_ascii)
+    }
+
+    fn table_index(self) -> usize {
+        usize::from(self.min(0x80))
     }
 
     fn decode_base64(src: &[u16], out: &mut Vec<u8>) -> Option<usize> {
@@ -256,39 +268,49 @@ fn strip_version<C: CodeUnit>(envelope: &[C]) -> Result<&[C]> {
     Err(AleError::UnsupportedVersion(version))
 }
 
-/// Decodes a fixed-size part (IV, tag) with a scalar loop: 16 or 22
-/// characters, no allocation, canonical form enforced by `decoded_len`.
+/// Decodes a fixed-size part (IV, tag) with a table-driven scalar loop: 16
+/// or 22 characters, no allocation, no branch on the characters' values;
+/// canonical form enforced by `decoded_len`.
 fn decode_exact<C: CodeUnit>(src: &[C], dst: &mut [u8], bad: &'static str) -> Result<()> {
     if decoded_len(src) != Some(dst.len()) {
         return Err(AleError::MalformedEnvelope(bad));
     }
-    let (mut acc, mut bits, mut at) = (0u32, 0u32, 0usize);
+    let (mut acc, mut bits, mut at, mut invalid) = (0u32, 0u32, 0usize, 0u8);
     for c in src {
-        let v = c
-            .ascii()
-            .and_then(sextet)
-            .ok_or(AleError::MalformedEnvelope(bad))?;
-        acc = (acc << 6) | u32::from(v);
+        let v = SEXTETS[c.table_index()];
+        invalid |= v;
+        acc = (acc << 6) | u32::from(v & 0x3F);
         bits += 6;
         if bits >= 8 {
             bits -= 8;
-            // Masked to one byte.
-            dst[at] = ((acc >> bits) & 0xFF) as u8;
+            dst[at] = (acc >> bits).to_le_bytes()[0];
             at += 1;
         }
+    }
+    if invalid & NOT_BASE64 != 0 {
+        return Err(AleError::MalformedEnvelope(bad));
     }
     Ok(())
 }
 
-fn sextet(c: u8) -> Option<u8> {
-    match c {
-        b'A'..=b'Z' => Some(c - b'A'),
-        b'a'..=b'z' => Some(c - b'a' + 26),
-        b'0'..=b'9' => Some(c - b'0' + 52),
-        b'-' => Some(62),
-        b'_' => Some(63),
-        _ => None,
+/// Marks a byte outside the base64url alphabet in [`SEXTETS`].
+const NOT_BASE64: u8 = 0x80;
+
+/// The base64url value of every byte, or [`NOT_BASE64`].
+static SEXTETS: [u8; 256] = {
+    let mut table = [NOT_BASE64; 256];
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut i = 0u8;
+    while (i as usize) < alphabet.len() {
+        table[alphabet[i as usize] as usize] = i;
+        i += 1;
     }
+    table
+};
+
+fn sextet(c: u8) -> Option<u8> {
+    let v = SEXTETS[usize::from(c)];
+    (v & NOT_BASE64 == 0).then_some(v)
 }
 
 #[cfg(test)]
