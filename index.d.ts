@@ -147,4 +147,10 @@ export interface RingOptions {
    * Default true; turn off once `stats()` shows they open nothing.
    */
   legacyFallbacks?: boolean
+  /**
+   * The longest stored value, in characters, that decryption reads; a
+   * longer one is refused with `ALE_ENVELOPE_TOO_LARGE` before it is
+   * copied. Default 2^27 (134,217,728), the envelope of about 96 MiB.
+   */
+  maxEnvelopeLength?: number
 }

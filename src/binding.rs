@@ -19,7 +19,8 @@ use napi_derive::napi;
 use zeroize::Zeroizing;
 
 use crate::convert::{
-    self, ascii_to_js, read_envelope_bytes, read_short_utf8, read_utf16, read_utf8, utf8_to_js,
+    self, ascii_to_js, read_envelope_bytes, read_envelope_utf16, read_short_utf8, read_utf16,
+    read_utf8, utf8_to_js,
 };
 use crate::secrets::{read_secrets, ring_from_env};
 
@@ -31,9 +32,10 @@ pub fn to_js(err: AleError) -> napi::Error<&'static str> {
     napi::Error::new(err.code(), err.to_string())
 }
 
-/// A Node-API call failed (the engine is out of memory or shutting down).
+/// A Node-API call failed: the engine is out of memory, refused a string
+/// longer than it allows, or is shutting down.
 pub fn napi_failure(err: napi::Error) -> napi::Error<&'static str> {
-    napi::Error::new("ALE_INVALID_INPUT", err.reason)
+    to_js(AleError::Engine(err.reason))
 }
 
 /// Emits the IV-budget warning when `count` is the first to reach the threshold.
@@ -136,15 +138,16 @@ impl Buffers {
         ctx: &Context<'_>,
     ) -> Result<usize> {
         // SAFETY: forwarded from the caller.
-        let bytes = unsafe { read_envelope_bytes(env, value, &mut self.wide, &mut self.input) }
-            .map_err(to_js)?;
+        let bytes =
+            unsafe { read_envelope_bytes(env, value, &mut self.wide, &mut self.input, ring) }
+                .map_err(to_js)?;
         if let Some(range) = bytes {
             return ring
                 .open_into(&self.input[range], ctx, &mut self.aad, &mut self.out)
                 .map_err(to_js);
         }
         // SAFETY: forwarded from the caller.
-        unsafe { read_utf16(env, value, &mut self.wide, "envelope") }.map_err(to_js)?;
+        unsafe { read_envelope_utf16(env, value, &mut self.wide, ring) }.map_err(to_js)?;
         ring.open_into(&self.wide[..], ctx, &mut self.aad, &mut self.out)
             .map_err(to_js)
     }
@@ -255,14 +258,15 @@ fn map_array(
     let raw = env.raw();
     let (mut is_array, mut len) = (false, 0u32);
     // SAFETY: `values` is an argument of the current callback.
-    unsafe { sys::napi_is_array(raw, values.raw(), &mut is_array) };
-    if !is_array {
+    let status = unsafe { sys::napi_is_array(raw, values.raw(), &mut is_array) };
+    if status != sys::Status::napi_ok || !is_array {
         return Err(to_js(AleError::InvalidInput(
             "values must be an array of strings".into(),
         )));
     }
     // SAFETY: `values` is an array.
-    unsafe { sys::napi_get_array_length(raw, values.raw(), &mut len) };
+    napi::check_status!(unsafe { sys::napi_get_array_length(raw, values.raw(), &mut len) })
+        .map_err(napi_failure)?;
     with_context(env, ctx, |buffers, context| {
         let mut result = std::ptr::null_mut();
         // SAFETY: creating an array in the current env.
@@ -273,13 +277,17 @@ fn map_array(
         for i in 0..len {
             let mut element = std::ptr::null_mut();
             // SAFETY: `i` is below the array's length.
-            unsafe { sys::napi_get_element(raw, values.raw(), i, &mut element) };
+            napi::check_status!(unsafe {
+                sys::napi_get_element(raw, values.raw(), i, &mut element)
+            })
+            .map_err(napi_failure)?;
             let value = op(buffers, context, element).map_err(|mut e| {
                 e.reason = format!("values[{i}]: {}", e.reason);
                 e
             })?;
             // SAFETY: `result` is an array of length `len`.
-            unsafe { sys::napi_set_element(raw, result, i, value) };
+            napi::check_status!(unsafe { sys::napi_set_element(raw, result, i, value) })
+                .map_err(napi_failure)?;
         }
         // SAFETY: `result` was created in this env.
         Ok(unsafe { Unknown::from_raw_unchecked(raw, result) })
@@ -361,6 +369,10 @@ pub struct RingOptions {
     /// Try passphrases' legacy keys (SHA-256, lenient base64) when decrypting.
     /// Default true; turn off once `stats()` shows they open nothing.
     pub legacy_fallbacks: Option<bool>,
+    /// The longest stored value, in characters, that decryption reads; a
+    /// longer one is refused with `ALE_ENVELOPE_TOO_LARGE` before it is
+    /// copied. Default 2^27 (134,217,728), the envelope of about 96 MiB.
+    pub max_envelope_length: Option<f64>,
 }
 
 #[napi]
@@ -757,7 +769,7 @@ impl Job {
             .map(drop),
             Op::Open => {
                 // SAFETY: as above.
-                unsafe { read_utf16(raw, value.raw(), &mut job.units, "envelope") }.map(drop)
+                unsafe { read_envelope_utf16(raw, value.raw(), &mut job.units, ring) }.map(drop)
             }
         }
         .map_err(to_js)?;
@@ -930,6 +942,6 @@ pub fn is_key_ring_initialized() -> bool {
 pub fn is_envelope(env: &Env, value: Unknown) -> bool {
     let mut wide = Vec::new();
     // SAFETY: `value` is an argument of the current callback.
-    unsafe { read_utf16(env.raw(), value.raw(), &mut wide, "value") }.is_ok()
+    unsafe { read_utf16(env.raw(), value.raw(), &mut wide, "value", None) }.is_ok()
         && CoreRing::check_envelope(&wide[..]).is_ok()
 }

@@ -20,7 +20,9 @@ use std::ops::Range;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use ale_core::envelope;
 use ale_core::error::AleError;
+use ale_core::keys::KeyRing as CoreRing;
 use napi::sys;
 
 #[cfg(target_endian = "big")]
@@ -77,12 +79,12 @@ unsafe fn read_utf8_sized(
 ) -> Result<Range<usize>, AleError> {
     if !short && ENGINE_UTF8.load(Ordering::Relaxed) {
         // SAFETY: forwarded from the caller.
-        if let Some(range) = unsafe { read_utf8_from_engine(env, value, wide, out, what, true) }? {
+        if let Some(range) = unsafe { read_utf8_from_engine(env, value, wide, out, what, None) }? {
             return Ok(range);
         }
     }
     // SAFETY: forwarded from the caller.
-    let units = unsafe { read_utf16(env, value, wide, what) }?;
+    let units = unsafe { read_utf16(env, value, wide, what, None) }?;
     let start = out.len();
     if units == 0 {
         return Ok(start..start);
@@ -136,19 +138,44 @@ pub unsafe fn read_envelope_bytes(
     value: sys::napi_value,
     wide: &mut Vec<u16>,
     out: &mut Vec<u8>,
+    ring: &CoreRing,
 ) -> Result<Option<Range<usize>>, AleError> {
     if !ENGINE_UTF8.load(Ordering::Relaxed) {
         return Ok(None);
     }
     out.clear();
     // SAFETY: forwarded from the caller.
-    unsafe { read_utf8_from_engine(env, value, wide, out, "envelope", false) }
+    unsafe { read_utf8_from_engine(env, value, wide, out, "envelope", Some(ring)) }
+}
+
+/// Reads an envelope's UTF-16 units into `wide` and returns how many. A
+/// value longer than the ring's maximum, or one that does not start like a
+/// v1 envelope, is refused before more than the reused buffer is copied.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current call.
+pub unsafe fn read_envelope_utf16(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    wide: &mut Vec<u16>,
+    ring: &CoreRing,
+) -> Result<usize, AleError> {
+    // SAFETY: forwarded from the caller.
+    unsafe { read_utf16(env, value, wide, "envelope", Some(ring)) }
+}
+
+/// Refuses, before it is copied, a stored value of `units` characters whose
+/// first characters are `head`: over the ring's maximum, or not `v1:`.
+fn check_long_envelope(ring: &CoreRing, units: usize, head: &[u16]) -> Result<(), AleError> {
+    envelope::check_version(head)?;
+    ring.check_envelope_len(units)
 }
 
 /// The engine's own UTF-8 export, for strings longer than [`SHORT`]: one
-/// call into a buffer sized from the O(1) UTF-16 length. Engines replace a
-/// lone surrogate with U+FFFD, so with `check_text` output containing U+FFFD
-/// is checked against the UTF-16 original. `None`: use the UTF-16 path.
+/// call into a buffer sized from the O(1) UTF-16 length. Text (`envelope` is
+/// `None`) is checked for lone surrogates, which engines replace with
+/// U+FFFD; an envelope is bounded by the ring's maximum length and checked
+/// for its prefix before it is copied. `None`: use the UTF-16 path.
 ///
 /// # Safety
 /// `env` and `value` must be valid for the current call.
@@ -158,7 +185,7 @@ unsafe fn read_utf8_from_engine(
     wide: &mut Vec<u16>,
     out: &mut Vec<u8>,
     what: &str,
-    check_text: bool,
+    envelope: Option<&CoreRing>,
 ) -> Result<Option<Range<usize>>, AleError> {
     let mut units = 0usize;
     // SAFETY: a null buffer asks only for the length, in UTF-16 units (O(1)).
@@ -166,6 +193,18 @@ unsafe fn read_utf8_from_engine(
         unsafe { sys::napi_get_value_string_utf16(env, value, ptr::null_mut(), 0, &mut units) };
     if status != sys::Status::napi_ok || units <= SHORT {
         return Ok(None);
+    }
+    if let Some(ring) = envelope.filter(|_| units > MIN_WIDE_CAPACITY) {
+        let mut head = [0u16; 24];
+        let mut copied = 0usize;
+        // SAFETY: `head` has room for 24 units; the engine writes at most 23 and a NUL.
+        let status = unsafe {
+            sys::napi_get_value_string_utf16(env, value, head.as_mut_ptr(), head.len(), &mut copied)
+        };
+        if status != sys::Status::napi_ok {
+            return Ok(None);
+        }
+        check_long_envelope(ring, units, &head[..copied])?;
     }
     let capacity = units
         .checked_mul(3)
@@ -191,7 +230,7 @@ unsafe fn read_utf8_from_engine(
     // SAFETY: the engine initialized `written` bytes from `start`.
     unsafe { out.set_len(start + written) };
     // All-ASCII text (as many bytes as units) is valid and cannot hold U+FFFD.
-    if check_text && written != units {
+    if envelope.is_none() && written != units {
         let text = &out[start..];
         let well_formed = if !simdutf::validate_utf8(text) {
             false
@@ -219,13 +258,15 @@ unsafe fn utf16_is_well_formed(
     what: &str,
 ) -> Result<bool, AleError> {
     // SAFETY: forwarded from the caller.
-    unsafe { read_utf16(env, value, wide, what) }?;
+    unsafe { read_utf16(env, value, wide, what, None) }?;
     Ok(simdutf::validate_utf16le(wide))
 }
 
 /// Copies the string's UTF-16 code units into `wide` (replacing its contents)
 /// and returns how many there are. A string that fits the buffer's current
-/// capacity takes one engine call; a longer one takes a length query first.
+/// capacity takes one engine call; a longer one takes a length query first,
+/// and, for an `envelope`, the checks of [`check_long_envelope`] before the
+/// buffer grows.
 ///
 /// # Safety
 /// `env` and `value` must be valid for the current call.
@@ -234,6 +275,7 @@ pub unsafe fn read_utf16(
     value: sys::napi_value,
     wide: &mut Vec<u16>,
     what: &str,
+    envelope: Option<&CoreRing>,
 ) -> Result<usize, AleError> {
     wide.clear();
     wide.reserve(MIN_WIDE_CAPACITY);
@@ -266,6 +308,12 @@ pub unsafe fn read_utf16(
     // SAFETY: a null buffer asks only for the length, in UTF-16 units (O(1)).
     let status =
         unsafe { sys::napi_get_value_string_utf16(env, value, ptr::null_mut(), 0, &mut units) };
+    if let Some(ring) = envelope {
+        // SAFETY: the engine initialized `copied` units.
+        check_long_envelope(ring, units, unsafe {
+            std::slice::from_raw_parts(wide.as_ptr(), copied)
+        })?;
+    }
     wide.reserve(units + 1);
     // SAFETY: `wide` now has room for `units + 1` units.
     let status2 = unsafe {

@@ -127,8 +127,9 @@ unsafe fn read_uint8_array(
     Ok(Some(Zeroizing::new(bytes.to_vec())))
 }
 
-/// `{ ivLength?: 12 | 16, legacyFallbacks?: boolean }`; undefined or null
-/// means the defaults. Anything else is `ALE_INVALID_INPUT`.
+/// `{ ivLength?: 12 | 16, legacyFallbacks?: boolean, maxEnvelopeLength?:
+/// number }`; undefined or null means the defaults. Anything else is
+/// `ALE_INVALID_INPUT`.
 fn read_options(env: sys::napi_env, options: Option<Unknown>) -> Result<RingOptions> {
     let mut out = RingOptions::default();
     let Some(options) = options.filter(|o| !is_nullish(o)) else {
@@ -156,6 +157,24 @@ fn read_options(env: sys::napi_env, options: Option<Unknown>) -> Result<RingOpti
             return Err(invalid_option("options.legacyFallbacks must be a boolean"));
         }
         out.legacy_fallbacks = b;
+    }
+    // SAFETY: as above.
+    if let Some(value) = unsafe { property(env, options.raw(), c"maxEnvelopeLength") }? {
+        let mut n = f64::NAN;
+        // SAFETY: `value` was just read.
+        let status = unsafe { sys::napi_get_value_double(env, value, &mut n) };
+        let valid =
+            status == sys::Status::napi_ok && n >= 1.0 && n.fract() == 0.0 && n < 2f64.powi(53);
+        if !valid {
+            return Err(invalid_option(
+                "options.maxEnvelopeLength must be a positive integer",
+            ));
+        }
+        // An integer below 2^53: exact, and saturating on 32-bit targets.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        {
+            out.max_envelope_len = n as usize;
+        }
     }
     Ok(out)
 }

@@ -241,6 +241,13 @@ fn decoded_len<C: CodeUnit>(b64: &[C]) -> Option<usize> {
     (last & unused_bits_mask == 0).then_some(whole + tail)
 }
 
+/// Checks only the version prefix: `Ok` for `v1:`, the error [`parse`] would
+/// give for any other. Reads a few characters, so a partial copy of a long
+/// value is enough.
+pub fn check_version<C: CodeUnit>(envelope: &[C]) -> Result<()> {
+    strip_version(envelope).map(drop)
+}
+
 /// Accepts `v1:` and returns what follows; classifies every other prefix.
 fn strip_version<C: CodeUnit>(envelope: &[C]) -> Result<&[C]> {
     let ascii = |i: usize| envelope.get(i).and_then(|c| c.ascii());

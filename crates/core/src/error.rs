@@ -31,6 +31,12 @@ pub enum AleError {
     RngUnavailable,
     /// A bug: a panic caught at the boundary, or a broken internal invariant.
     Internal,
+    /// A stored value longer than the ring's maximum envelope length, refused
+    /// before it is copied.
+    EnvelopeTooLarge { max: usize },
+    /// The JavaScript engine refused an operation: out of memory, a string
+    /// longer than it allows, or an environment that is shutting down.
+    Engine(String),
 }
 
 impl AleError {
@@ -46,6 +52,8 @@ impl AleError {
             AleError::InvalidInput(_) => "ALE_INVALID_INPUT",
             AleError::RngUnavailable => "ALE_RNG_UNAVAILABLE",
             AleError::Internal => "ALE_INTERNAL",
+            AleError::EnvelopeTooLarge { .. } => "ALE_ENVELOPE_TOO_LARGE",
+            AleError::Engine(_) => "ALE_ENGINE_FAILURE",
         }
     }
 }
@@ -84,6 +92,13 @@ impl fmt::Display for AleError {
             AleError::Internal => {
                 f.write_str("internal error in @sveltycms/ale (a bug: please report it)")
             }
+            AleError::EnvelopeTooLarge { max } => write!(
+                f,
+                "the stored value is longer than the maximum envelope length ({max} characters) \
+                 and was not read; raise the ring's maxEnvelopeLength if values this large are \
+                 expected"
+            ),
+            AleError::Engine(reason) => write!(f, "the JavaScript engine refused: {reason}"),
         }
     }
 }
@@ -114,6 +129,8 @@ mod tests {
             AleError::InvalidInput("x".into()),
             AleError::RngUnavailable,
             AleError::Internal,
+            AleError::EnvelopeTooLarge { max: 1 },
+            AleError::Engine("x".into()),
         ];
         let mut codes: Vec<_> = all.iter().map(AleError::code).collect();
         codes.sort_unstable();

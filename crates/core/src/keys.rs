@@ -59,13 +59,22 @@ pub struct RingOptions {
     /// Whether passphrases' legacy keys (SHA-256, lenient base64) are tried
     /// when decrypting. Default: true; turn off once every value is rotated.
     pub legacy_fallbacks: bool,
+    /// The longest stored value, in characters, that decryption reads: a
+    /// longer one is refused with `ALE_ENVELOPE_TOO_LARGE` before it is
+    /// copied, so a hostile value cannot exhaust memory. Default
+    /// [`DEFAULT_MAX_ENVELOPE_LEN`].
+    pub max_envelope_len: usize,
 }
+
+/// 2^27 characters: the envelope of about 96 MiB of plaintext.
+pub const DEFAULT_MAX_ENVELOPE_LEN: usize = 1 << 27;
 
 impl Default for RingOptions {
     fn default() -> Self {
         RingOptions {
             iv_length: IvLength::Bits128,
             legacy_fallbacks: true,
+            max_envelope_len: DEFAULT_MAX_ENVELOPE_LEN,
         }
     }
 }
@@ -223,6 +232,8 @@ impl KeyRing {
         aad: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) -> Result<usize> {
+        envelope::check_version(envelope)?;
+        self.check_envelope_len(envelope.len())?;
         let parts = envelope::parse(envelope)?;
         ctx.write_aad(aad);
         for (index, key) in self.keys.iter().enumerate() {
@@ -238,6 +249,16 @@ impl KeyRing {
         }
         out.clear();
         Err(AleError::AuthFailed)
+    }
+
+    /// `ALE_ENVELOPE_TOO_LARGE` for a stored value of more than the ring's
+    /// maximum length in characters; the binding asks before copying one.
+    pub fn check_envelope_len(&self, chars: usize) -> Result<()> {
+        let max = self.options.max_envelope_len;
+        if chars > max {
+            return Err(AleError::EnvelopeTooLarge { max });
+        }
+        Ok(())
     }
 
     /// Checks that `envelope` is a well-formed envelope of a supported
@@ -511,6 +532,25 @@ mod tests {
         mac.update(b"t1:users:email:alice@example.com");
         assert_eq!(a, <[u8; 32]>::from(mac.finalize().into_bytes()));
         assert_ne!(key.expose(), aes.expose());
+    }
+
+    #[test]
+    fn a_value_over_the_maximum_length_is_refused_before_parsing() {
+        let options = RingOptions {
+            max_envelope_len: 100,
+            ..RingOptions::default()
+        };
+        let small = KeyRing::from_secrets(&[S1], options).expect("ring");
+        let fits = small.encrypt(&"x".repeat(30), &ctx()).expect("encrypt");
+        assert!(fits.len() <= 100);
+        assert!(small.decrypt(&fits, &ctx()).is_ok());
+        let long = small.encrypt(&"x".repeat(60), &ctx()).expect("encrypt");
+        assert!(long.len() > 100);
+        assert_eq!(
+            small.decrypt(&long, &ctx()),
+            Err(AleError::EnvelopeTooLarge { max: 100 })
+        );
+        assert!(ring(&[S1]).decrypt(&long, &ctx()).is_ok());
     }
 
     #[test]
