@@ -7,9 +7,18 @@
 //! - every byte comes from the OS generator and is handed out once, then the
 //!   cursor moves past it;
 //! - pools are per thread (`thread_local!`), so worker threads never share one;
-//! - a `fork()` child must not replay the pool it inherited from its parent. A
-//!   `pthread_atfork` child handler bumps a process-wide generation counter,
-//!   and a pool filled under an older generation is thrown away before use.
+//! - a `fork()` child must not replay the pool it inherited from its parent.
+//!   A pool filled under an older process-wide generation is thrown away
+//!   before use, and two independent watches bump the generation in a child:
+//!   a `pthread_atfork` child handler, and (on Linux) a page mapped with
+//!   `MADV_WIPEONFORK`, which the kernel zeroes in every child, however it was
+//!   made (a raw `clone`/`fork` syscall or glibc's `_Fork` skip the handler).
+//!   Where that page is unavailable, the process id is compared instead.
+//!
+//! A VM snapshot restored twice is a copy no process-level watch sees: both
+//! copies continue the same pools (and the same kernel state, unless the
+//! hypervisor reseeds it). Do not resume one snapshot of a running
+//! application more than once.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -94,6 +103,54 @@ impl Iv {
 const POOL_LEN: usize = 4096;
 
 static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// Whether this process is a fork child that no earlier call has seen, by
+/// the kernel-wiped page (Linux) or, without one, by a changed process id.
+fn forked_since_last_check() -> bool {
+    #[cfg(target_os = "linux")]
+    if let Some(page) = wipe_on_fork_page() {
+        // 1 in the process that mapped the page and in children that have
+        // seen their fork; 0 in a child that has not.
+        return page.load(Ordering::Acquire) == 0 && page.swap(1, Ordering::AcqRel) == 0;
+    }
+    static PID: AtomicU64 = AtomicU64::new(0);
+    let pid = u64::from(std::process::id());
+    let seen = PID.swap(pid, Ordering::AcqRel);
+    seen != 0 && seen != pid
+}
+
+/// A page the kernel zeroes in every fork child, holding 1; `None` where
+/// `MADV_WIPEONFORK` is unavailable (kernels before 4.14).
+#[cfg(target_os = "linux")]
+fn wipe_on_fork_page() -> Option<&'static AtomicU64> {
+    static PAGE: std::sync::OnceLock<Option<&'static AtomicU64>> = std::sync::OnceLock::new();
+    *PAGE.get_or_init(|| {
+        const LEN: usize = 4096;
+        // SAFETY: an anonymous private mapping of one page; nothing else
+        // refers to it. It is never unmapped (it lives for the process).
+        unsafe {
+            let addr = libc::mmap(
+                std::ptr::null_mut(),
+                LEN,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            if addr == libc::MAP_FAILED {
+                return None;
+            }
+            if libc::madvise(addr, LEN, libc::MADV_WIPEONFORK) != 0 {
+                libc::munmap(addr, LEN);
+                return None;
+            }
+            // Page-aligned, zero-filled, and valid for the process's life.
+            let page = &*addr.cast::<AtomicU64>();
+            page.store(1, Ordering::Release);
+            Some(page)
+        }
+    })
+}
 static REGISTER_ATFORK: Once = Once::new();
 static FORK_HANDLER_MISSING: AtomicBool = AtomicBool::new(false);
 
@@ -137,6 +194,9 @@ fn take_from_pool(dst: &mut [u8]) -> Result<()> {
     }
     POOL.with(|cell| {
         let mut pool = cell.borrow_mut();
+        if forked_since_last_check() {
+            FORK_GENERATION.fetch_add(1, Ordering::SeqCst);
+        }
         // The child handler runs in the only thread of the new process before
         // any code of ours, so an Acquire load sees its increment.
         let generation = FORK_GENERATION.load(Ordering::Acquire);
@@ -216,9 +276,27 @@ mod tests {
         }
     }
 
+    /// A way to fork: 0 in the child, the child's pid in the parent.
+    type Fork = unsafe fn() -> libc::pid_t;
+
+    /// glibc's fork(), which runs the `pthread_atfork` handlers.
+    unsafe fn libc_fork() -> libc::pid_t {
+        // SAFETY: see `child_does_not_replay_parent_pool`.
+        unsafe { libc::fork() }
+    }
+
+    /// A raw clone(SIGCHLD) system call: a fork that runs no handler, as
+    /// `syscall(SYS_fork)`, glibc's `_Fork` or a CRIU-style copy would.
+    #[cfg(target_os = "linux")]
+    unsafe fn raw_fork() -> libc::pid_t {
+        // SAFETY: clone with only SIGCHLD and a null stack is fork(2) without
+        // glibc's wrapper; see `child_does_not_replay_parent_pool`.
+        let pid = unsafe { libc::syscall(libc::SYS_clone, libc::SIGCHLD, 0, 0, 0, 0) };
+        libc::pid_t::try_from(pid).unwrap_or(-1)
+    }
+
     /// A forked child must not hand out what its parent hands out next.
-    #[test]
-    fn fork_child_does_not_replay_parent_pool() {
+    fn child_does_not_replay_parent_pool(fork: Fork) {
         // Prime the pool so the child inherits a partly used one.
         let _ = next_iv().expect("rng");
         let mut fds = [0i32; 2];
@@ -226,9 +304,9 @@ mod tests {
         assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
         const N: usize = 64;
         // SAFETY: the child only calls next_iv (no locks held by other threads
-        // are needed: the pool is thread-local and the atomics are lock-free),
-        // write(2) and _exit(2).
-        let pid = unsafe { libc::fork() };
+        // are needed: the pool is thread-local and the atomics and the
+        // initialised OnceLock are lock-free), write(2) and _exit(2).
+        let pid = unsafe { fork() };
         assert!(pid >= 0, "fork failed");
         if pid == 0 {
             let mut out = Vec::with_capacity(N * IV_LEN);
@@ -267,5 +345,21 @@ mod tests {
             libc::close(fds[0]);
             libc::close(fds[1]);
         }
+    }
+
+    #[test]
+    fn fork_child_does_not_replay_parent_pool() {
+        child_does_not_replay_parent_pool(libc_fork);
+    }
+
+    /// No `pthread_atfork` handler runs here; the wiped page must catch it.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn raw_fork_child_does_not_replay_parent_pool() {
+        assert!(
+            wipe_on_fork_page().is_some(),
+            "MADV_WIPEONFORK is unavailable here"
+        );
+        child_does_not_replay_parent_pool(raw_fork);
     }
 }
