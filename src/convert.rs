@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use ale_core::envelope;
 use ale_core::error::AleError;
 use ale_core::keys::KeyRing as CoreRing;
+use ale_core::scratch;
 use napi::sys;
 
 #[cfg(target_endian = "big")]
@@ -94,13 +95,14 @@ unsafe fn read_utf8_sized(
     if units <= SHORT && wide.iter().all(|&u| u < 0x80) {
         // Every unit is below 0x80, so the cast keeps it whole.
         #[allow(clippy::cast_possible_truncation)]
+        scratch::reserve(out, units);
         out.extend(wide.iter().map(|&u| u as u8));
         return Ok(start..out.len());
     }
     let capacity = units
         .checked_mul(3)
         .ok_or_else(|| AleError::InvalidInput(format!("{what} is too long")))?;
-    out.reserve(capacity);
+    scratch::reserve(out, capacity);
     // SAFETY: `wide` holds `units` initialized code units; `out` has room for
     // `3 * units` bytes after `start`, the most UTF-8 that many units can need.
     let written = unsafe {
@@ -211,7 +213,7 @@ unsafe fn read_utf8_from_engine(
         .and_then(|n| n.checked_add(1))
         .ok_or_else(|| AleError::InvalidInput(format!("{what} is too long")))?;
     let start = out.len();
-    out.reserve(capacity);
+    scratch::reserve(out, capacity);
     let mut written = 0usize;
     // SAFETY: `out` has `capacity` writable bytes after `start`; one UTF-16
     // unit never needs more than 3 UTF-8 bytes, so nothing is cut.
@@ -278,7 +280,7 @@ pub unsafe fn read_utf16(
     envelope: Option<&CoreRing>,
 ) -> Result<usize, AleError> {
     wide.clear();
-    wide.reserve(MIN_WIDE_CAPACITY);
+    scratch::reserve(wide, MIN_WIDE_CAPACITY);
     let mut copied = 0usize;
     // SAFETY: `wide` has `capacity()` writable units; the engine writes at
     // most `capacity() - 1` of them plus a terminating NUL.
@@ -314,7 +316,7 @@ pub unsafe fn read_utf16(
             std::slice::from_raw_parts(wide.as_ptr(), copied)
         })?;
     }
-    wide.reserve(units + 1);
+    scratch::reserve(wide, units + 1);
     // SAFETY: `wide` now has room for `units + 1` units.
     let status2 = unsafe {
         sys::napi_get_value_string_utf16(env, value, wide.as_mut_ptr(), units + 1, &mut copied)
@@ -358,7 +360,7 @@ pub unsafe fn utf8_to_js(
         return unsafe { ascii_to_js(env, text) }.map(Some);
     }
     wide.clear();
-    wide.reserve(text.len());
+    scratch::reserve(wide, text.len());
     // SAFETY: `text` is valid for reads; `wide` has room for `text.len()` units,
     // the most that many UTF-8 bytes can produce. Non-empty: ASCII was handled.
     let units =

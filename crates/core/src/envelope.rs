@@ -103,7 +103,7 @@ fn decode_with(
 ) -> Option<usize> {
     let start = out.len();
     // Upper bound of simdutf's maximal_binary_length_from_base64.
-    out.reserve(chars / 4 * 3 + 3);
+    crate::scratch::reserve(out, chars / 4 * 3 + 3);
     // SAFETY: `start` is within the allocation just reserved.
     let r = decode(unsafe { out.as_mut_ptr().add(start) });
     if !matches!(r.error, ErrorCode::Success) {
@@ -136,7 +136,7 @@ pub const fn b64_len(n: usize) -> usize {
 /// Writes `v1:<iv>:<tag>:<ciphertext>` into `out`, replacing its contents.
 pub fn write(out: &mut Vec<u8>, iv: &Iv, tag: &[u8; TAG_LEN], ciphertext: &[u8]) {
     out.clear();
-    out.reserve(encoded_len(iv.len(), ciphertext.len()));
+    crate::scratch::reserve(out, encoded_len(iv.len(), ciphertext.len()));
     out.extend_from_slice(PREFIX_V1);
     encode_append(iv.as_bytes(), out);
     out.push(b':');
@@ -147,7 +147,7 @@ pub fn write(out: &mut Vec<u8>, iv: &Iv, tag: &[u8; TAG_LEN], ciphertext: &[u8])
 
 fn encode_append(src: &[u8], out: &mut Vec<u8>) {
     let start = out.len();
-    out.reserve(b64_len(src.len()));
+    crate::scratch::reserve(out, b64_len(src.len()));
     // SAFETY: `src` is valid for reads; `out` has room for the unpadded
     // base64url length of `src` after `start`, which is what simdutf writes.
     let written = unsafe {

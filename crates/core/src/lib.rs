@@ -16,6 +16,7 @@ pub mod envelope;
 pub mod error;
 pub mod iv;
 pub mod keys;
+pub mod scratch;
 pub mod secret;
 
 pub use context::Context;

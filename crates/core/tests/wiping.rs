@@ -1,0 +1,71 @@
+//! Freed memory holds no plaintext: a buffer reused across calls that has
+//! to grow must wipe its old allocation. A global allocator watches every
+//! freed block for a marker that only the plaintext contains.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use ale_core::keys::RingOptions;
+use ale_core::{Context, KeyRing};
+
+const MARKER: &[u8] = b"PLAINTEXT-MARKER-7c1e";
+
+struct Watch;
+static WATCHING: AtomicBool = AtomicBool::new(false);
+static FREED_WITH_MARKER: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator; on dealloc it only reads the
+// block it is about to free, which is still valid then.
+unsafe impl GlobalAlloc for Watch {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if WATCHING.load(Ordering::Relaxed) {
+            // SAFETY: `ptr` is valid for `layout.size()` bytes until freed below.
+            let block = unsafe { std::slice::from_raw_parts(ptr, layout.size()) };
+            if block.windows(MARKER.len()).any(|w| w == MARKER) {
+                FREED_WITH_MARKER.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        // SAFETY: forwarded.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Watch = Watch;
+
+#[test]
+fn a_growing_decrypt_buffer_leaves_no_plaintext_in_freed_memory() {
+    let ring = KeyRing::from_secrets(
+        &["wiping-test-secret-0123456789-abcdef"],
+        RingOptions::default(),
+    )
+    .expect("ring");
+    let ctx = Context::new("t", "c", "f").expect("ctx");
+    let small = std::str::from_utf8(MARKER).expect("ascii").to_owned();
+    let large = "x".repeat(100_000);
+    let env_small = ring.encrypt(&small, &ctx).expect("encrypt");
+    let env_large = ring.encrypt(&large, &ctx).expect("encrypt");
+    let (mut aad, mut out) = (Vec::new(), Vec::new());
+    WATCHING.store(true, Ordering::Relaxed);
+    // `out` holds the marker's plaintext, then must grow for the large value.
+    ring.open_into(env_small.as_bytes(), &ctx, &mut aad, &mut out)
+        .expect("open");
+    assert_eq!(out, MARKER);
+    ring.open_into(env_large.as_bytes(), &ctx, &mut aad, &mut out)
+        .expect("open");
+    // And an envelope written into a buffer that held plaintext.
+    let mut buf = MARKER.to_vec();
+    ring.seal_into(&mut buf, &ctx, &mut aad, &mut out)
+        .expect("seal");
+    WATCHING.store(false, Ordering::Relaxed);
+    assert_eq!(
+        FREED_WITH_MARKER.load(Ordering::Relaxed),
+        0,
+        "plaintext left in freed memory"
+    );
+}
