@@ -93,9 +93,9 @@ unsafe fn read_utf8_sized(
     // Short ASCII strings (context parts, small values): a plain loop beats
     // the SIMD library's dispatch.
     if units <= SHORT && wide.iter().all(|&u| u < 0x80) {
+        scratch::reserve(out, units);
         // Every unit is below 0x80, so the cast keeps it whole.
         #[allow(clippy::cast_possible_truncation)]
-        scratch::reserve(out, units);
         out.extend(wide.iter().map(|&u| u as u8));
         return Ok(start..out.len());
     }
