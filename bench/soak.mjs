@@ -15,13 +15,16 @@ const texts = [payload(256), payload(4096), payload(4096, 'ü€'), 'a\u0000b'];
 const mib = () => process.memoryUsage().rss / 2 ** 20;
 const rows = [];
 const started = process.hrtime.bigint();
-let done = 0;
-for (let s = 1; s <= samples; s++) {
+const used = texts.map(() => 0); // round trips per input: every input takes its turn
+let done = 0; // operations: each round trip is an encrypt and a decrypt
+for (let s = 1, turn = 0; s <= samples; s++) {
   const until = Math.round((ops / samples) * s);
-  for (; done < until; done += 2) {
-    const text = texts[done & 3];
+  for (; done < until; done += 2, turn++) {
+    const which = turn % texts.length;
+    const text = texts[which];
     const env = ring.encrypt(text, 't', 'c', 'f');
-    if (ring.decrypt(env, 't', 'c', 'f').length !== text.length) throw new Error('round trip failed');
+    if (ring.decrypt(env, 't', 'c', 'f') !== text) throw new Error('round trip failed');
+    used[which]++;
   }
   rows.push({ ops: done, rssMiB: mib() });
   console.log(`${done.toLocaleString('en-US').padStart(12)} ops  RSS ${mib().toFixed(1)} MiB`);
@@ -30,6 +33,11 @@ const seconds = Number(process.hrtime.bigint() - started) / 1e9;
 const settled = rows[Math.min(1, rows.length - 1)].rssMiB;
 const last = rows.at(-1).rssMiB;
 console.log(`${process.versions.bun ? `Bun ${process.versions.bun}` : `Node ${process.version}`}: ${done.toLocaleString('en-US')} operations in ${seconds.toFixed(1)} s; RSS ${settled.toFixed(1)} MiB after the first ${(rows[Math.min(1, rows.length - 1)].ops).toLocaleString('en-US')} ops, ${last.toFixed(1)} MiB at the end`);
+console.log(`round trips per input: ${used.map((n) => n.toLocaleString('en-US')).join(', ')}`);
+if (Math.max(...used) - Math.min(...used) > 1) {
+  console.error('not every input took its turn');
+  process.exit(1);
+}
 if (last - settled > 48) {
   console.error(`RSS grew by ${(last - settled).toFixed(1)} MiB after warm-up: not a plateau`);
   process.exit(1);
