@@ -69,6 +69,17 @@ export declare class KeyRing {
    */
   blindIndexes(value: string, tenantId: string, collectionId: string, fieldName: string): string[]
   /**
+   * Encrypts `plaintext` into a binary envelope, for columns that hold
+   * bytes: version, IV length, IV, tag, ciphertext, with no base64 (see
+   * the README's format section). Returns a new `Buffer`.
+   */
+  encryptBinary(plaintext: string, tenantId: string, collectionId: string, fieldName: string): Buffer
+  /**
+   * Decrypts a binary envelope (a `Buffer` or `Uint8Array`; not changed)
+   * written for the same tenant, collection and field.
+   */
+  decryptBinary(envelope: Uint8Array, tenantId: string, collectionId: string, fieldName: string): string
+  /**
    * Which key of the ring opens `envelope`, in decryption order (0 =
    * primary; `stats()[i]` describes key `i`). Anything but 0, a legacy
    * fallback of the primary included, needs re-encryption under the
@@ -99,8 +110,26 @@ export declare function blindIndex(value: string, tenantId: string, collectionId
 /** Decrypts with the process-wide ring. Throws `ALE_NOT_INITIALIZED` before `initKeyRing()`. */
 export declare function decrypt(envelope: string, tenantId: string, collectionId: string, fieldName: string): string
 
+/** `ring.decryptBinary` with the process-wide ring. */
+export declare function decryptBinary(envelope: Uint8Array, tenantId: string, collectionId: string, fieldName: string): string
+
 /** Encrypts with the process-wide ring. Throws `ALE_NOT_INITIALIZED` before `initKeyRing()`. */
 export declare function encrypt(plaintext: string, tenantId: string, collectionId: string, fieldName: string): string
+
+/** `ring.encryptBinary` with the process-wide ring. */
+export declare function encryptBinary(plaintext: string, tenantId: string, collectionId: string, fieldName: string): Buffer
+
+/**
+ * The text form (`v1:…`) of a binary envelope; no key needed. Throws
+ * `ALE_MALFORMED_ENVELOPE` or `ALE_UNSUPPORTED_VERSION` on bad bytes.
+ */
+export declare function envelopeFromBytes(envelope: Uint8Array): string
+
+/**
+ * The binary form of a text envelope, as a new `Buffer`; no key needed.
+ * Throws like decryption on a malformed envelope.
+ */
+export declare function envelopeToBytes(envelope: string): Buffer
 
 /**
  * Sets the process-wide ring used by `encrypt` and `decrypt`, shared by all

@@ -9,6 +9,7 @@
 use std::cell::RefCell;
 use std::sync::{Arc, RwLock};
 
+use ale_core::binary;
 use ale_core::context::Context;
 use ale_core::envelope;
 use ale_core::error::AleError;
@@ -117,13 +118,7 @@ impl Buffers {
         // SAFETY: forwarded from the caller.
         unsafe { self.open(env, ring, value, ctx) }?;
         // SAFETY: the current env.
-        match unsafe { utf8_to_js(env, &self.out, &mut self.wide) }.map_err(napi_failure)? {
-            Some(text) => Ok(text),
-            None => {
-                zeroize::Zeroize::zeroize(&mut self.out);
-                Err(to_js(keys::not_utf8()))
-            }
-        }
+        unsafe { self.out_to_js(env) }
     }
 
     /// Opens the envelope `value` into `self.out`; returns the key index.
@@ -174,6 +169,83 @@ impl Buffers {
         envelope::base64url_into(&mac, &mut self.out);
         // SAFETY: the current env; base64url is ASCII.
         unsafe { ascii_to_js(env, &self.out) }.map_err(napi_failure)
+    }
+
+    /// Encrypts the JS string `value` into a new `Buffer` holding the binary
+    /// envelope: the plaintext is copied once into the Buffer and sealed there.
+    ///
+    /// # Safety
+    /// `env` and `value` must be valid for the current call.
+    pub(crate) unsafe fn encrypt_binary(
+        &mut self,
+        env: sys::napi_env,
+        ring: &CoreRing,
+        value: sys::napi_value,
+        ctx: &Context<'_>,
+    ) -> Result<sys::napi_value> {
+        self.input.clear();
+        // SAFETY: forwarded from the caller.
+        let range = unsafe { read_utf8(env, value, &mut self.wide, &mut self.input, "plaintext") }
+            .map_err(to_js)?;
+        let header = binary::header_len(ring.options().iv_length);
+        let plaintext = &mut self.input[range];
+        let (mut data, mut buffer) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: the engine allocates `header + len` bytes and returns them in `data`.
+        let created = napi::check_status!(unsafe {
+            sys::napi_create_buffer(env, header + plaintext.len(), &mut data, &mut buffer)
+        });
+        if let Err(e) = created {
+            zeroize::Zeroize::zeroize(plaintext);
+            return Err(napi_failure(e));
+        }
+        // SAFETY: `data` is the Buffer's own memory, `header + len` bytes,
+        // alive while `buffer` is on this call's stack; nothing else aliases it.
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(data.cast::<u8>(), header + plaintext.len()) };
+        bytes[header..].copy_from_slice(plaintext);
+        zeroize::Zeroize::zeroize(plaintext);
+        let count = ring.seal_binary(bytes, ctx, &mut self.aad).map_err(|e| {
+            zeroize::Zeroize::zeroize(&mut *bytes);
+            to_js(e)
+        })?;
+        // SAFETY: the current env.
+        unsafe { after_seal(env, ring, count) };
+        Ok(buffer)
+    }
+
+    /// Decrypts the binary envelope in the `Uint8Array` (or `Buffer`) `value`.
+    ///
+    /// # Safety
+    /// `env` and `value` must be valid for the current call.
+    pub(crate) unsafe fn decrypt_binary(
+        &mut self,
+        env: sys::napi_env,
+        ring: &CoreRing,
+        value: sys::napi_value,
+        ctx: &Context<'_>,
+    ) -> Result<sys::napi_value> {
+        // SAFETY: forwarded from the caller.
+        let bytes = unsafe { convert::read_bytes(env, value, "envelope") }.map_err(to_js)?;
+        ring.open_binary_into(bytes, ctx, &mut self.aad, &mut self.out)
+            .map_err(to_js)?;
+        // SAFETY: the current env.
+        unsafe { self.out_to_js(env) }
+    }
+
+    /// The plaintext in `self.out` as a JS string; wiped and refused when
+    /// it is not UTF-8.
+    ///
+    /// # Safety
+    /// `env` must be valid for the current call.
+    unsafe fn out_to_js(&mut self, env: sys::napi_env) -> Result<sys::napi_value> {
+        // SAFETY: forwarded from the caller.
+        match unsafe { utf8_to_js(env, &self.out, &mut self.wide) }.map_err(napi_failure)? {
+            Some(text) => Ok(text),
+            None => {
+                zeroize::Zeroize::zeroize(&mut self.out);
+                Err(to_js(keys::not_utf8()))
+            }
+        }
     }
 
     fn trim(&mut self) {
@@ -604,6 +676,53 @@ impl KeyRing {
         })
     }
 
+    /// Encrypts `plaintext` into a binary envelope, for columns that hold
+    /// bytes: version, IV length, IV, tag, ciphertext, with no base64 (see
+    /// the README's format section). Returns a new `Buffer`.
+    #[napi(
+        catch_unwind,
+        ts_return_type = "Buffer",
+        ts_args_type = "plaintext: string, tenantId: string, collectionId: string, fieldName: string"
+    )]
+    pub fn encrypt_binary(
+        &self,
+        env: &Env,
+        plaintext: JsString,
+        tenant_id: JsString,
+        collection_id: JsString,
+        field_name: JsString,
+    ) -> Result<JsText> {
+        let ctx = [tenant_id, collection_id, field_name];
+        // SAFETY: `plaintext` is an argument of the current callback.
+        with_context(env, ctx, |b, c| unsafe {
+            b.encrypt_binary(env.raw(), &self.inner, plaintext.raw(), c)
+        })
+        .map(JsText)
+    }
+
+    /// Decrypts a binary envelope (a `Buffer` or `Uint8Array`; not changed)
+    /// written for the same tenant, collection and field.
+    #[napi(
+        catch_unwind,
+        ts_return_type = "string",
+        ts_args_type = "envelope: Uint8Array, tenantId: string, collectionId: string, fieldName: string"
+    )]
+    pub fn decrypt_binary(
+        &self,
+        env: &Env,
+        envelope: Unknown,
+        tenant_id: JsString,
+        collection_id: JsString,
+        field_name: JsString,
+    ) -> Result<JsText> {
+        let ctx = [tenant_id, collection_id, field_name];
+        // SAFETY: `envelope` is an argument of the current callback.
+        with_context(env, ctx, |b, c| unsafe {
+            b.decrypt_binary(env.raw(), &self.inner, envelope.raw(), c)
+        })
+        .map(JsText)
+    }
+
     /// Which key of the ring opens `envelope`, in decryption order (0 =
     /// primary; `stats()[i]` describes key `i`). Anything but 0, a legacy
     /// fallback of the primary included, needs re-encryption under the
@@ -925,6 +1044,100 @@ pub fn blind_index(
         })
         .map(JsText)
     })
+}
+
+/// `ring.encryptBinary` with the process-wide ring.
+#[napi(
+    catch_unwind,
+    ts_return_type = "Buffer",
+    ts_args_type = "plaintext: string, tenantId: string, collectionId: string, fieldName: string"
+)]
+pub fn encrypt_binary(
+    env: &Env,
+    plaintext: JsString,
+    tenant_id: JsString,
+    collection_id: JsString,
+    field_name: JsString,
+) -> Result<JsText> {
+    let ctx = [tenant_id, collection_id, field_name];
+    with_global(|ring| {
+        // SAFETY: `plaintext` is an argument of the current callback.
+        with_context(env, ctx, |b, c| unsafe {
+            b.encrypt_binary(env.raw(), ring, plaintext.raw(), c)
+        })
+        .map(JsText)
+    })
+}
+
+/// `ring.decryptBinary` with the process-wide ring.
+#[napi(
+    catch_unwind,
+    ts_return_type = "string",
+    ts_args_type = "envelope: Uint8Array, tenantId: string, collectionId: string, fieldName: string"
+)]
+pub fn decrypt_binary(
+    env: &Env,
+    envelope: Unknown,
+    tenant_id: JsString,
+    collection_id: JsString,
+    field_name: JsString,
+) -> Result<JsText> {
+    let ctx = [tenant_id, collection_id, field_name];
+    with_global(|ring| {
+        // SAFETY: `envelope` is an argument of the current callback.
+        with_context(env, ctx, |b, c| unsafe {
+            b.decrypt_binary(env.raw(), ring, envelope.raw(), c)
+        })
+        .map(JsText)
+    })
+}
+
+/// The binary form of a text envelope, as a new `Buffer`; no key needed.
+/// Throws like decryption on a malformed envelope.
+#[napi(
+    catch_unwind,
+    ts_return_type = "Buffer",
+    ts_args_type = "envelope: string"
+)]
+pub fn envelope_to_bytes(env: &Env, envelope: Unknown) -> Result<JsText> {
+    let raw = env.raw();
+    let mut wide = Vec::new();
+    // SAFETY: `envelope` is an argument of the current callback.
+    unsafe { read_utf16(raw, envelope.raw(), &mut wide, "envelope", None) }.map_err(to_js)?;
+    let mut bytes = Vec::new();
+    binary::from_text(&wide[..], &mut bytes).map_err(to_js)?;
+    let (mut data, mut buffer) = (std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: copies `bytes` into a new Buffer of the current env.
+    napi::check_status!(unsafe {
+        sys::napi_create_buffer_copy(
+            raw,
+            bytes.len(),
+            bytes.as_ptr().cast(),
+            &mut data,
+            &mut buffer,
+        )
+    })
+    .map_err(napi_failure)?;
+    Ok(JsText(buffer))
+}
+
+/// The text form (`v1:…`) of a binary envelope; no key needed. Throws
+/// `ALE_MALFORMED_ENVELOPE` or `ALE_UNSUPPORTED_VERSION` on bad bytes.
+#[napi(
+    catch_unwind,
+    ts_return_type = "string",
+    ts_args_type = "envelope: Uint8Array"
+)]
+pub fn envelope_from_bytes(env: &Env, envelope: Unknown) -> Result<JsText> {
+    let raw = env.raw();
+    // SAFETY: `envelope` is an argument of the current callback.
+    let bytes = unsafe { convert::read_bytes(raw, envelope.raw(), "envelope") }.map_err(to_js)?;
+    let mut text = Vec::new();
+    binary::to_text(bytes, &mut text).map_err(to_js)?;
+    // SAFETY: the current env; an envelope is ASCII.
+    unsafe { ascii_to_js(raw, &text) }
+        .map(JsText)
+        .map_err(napi_failure)
 }
 
 /// Whether the process-wide ring has been initialized.

@@ -331,6 +331,48 @@ pub unsafe fn read_utf16(
     Ok(units)
 }
 
+/// The bytes of the `Uint8Array` (a `Buffer` is one) `value`, borrowed from
+/// the engine for the current call.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current call, and the result
+/// must not outlive it.
+pub unsafe fn read_bytes<'a>(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    what: &str,
+) -> Result<&'a [u8], AleError> {
+    let not_bytes = || AleError::InvalidInput(format!("{what} must be a Buffer or Uint8Array"));
+    let mut is_typed = false;
+    // SAFETY: forwarded from the caller.
+    let status = unsafe { sys::napi_is_typedarray(env, value, &mut is_typed) };
+    if status != sys::Status::napi_ok || !is_typed {
+        return Err(not_bytes());
+    }
+    let (mut kind, mut len, mut data) = (0, 0usize, ptr::null_mut());
+    // SAFETY: `value` is a typed array; the out-pointers are valid.
+    let status = unsafe {
+        sys::napi_get_typedarray_info(
+            env,
+            value,
+            &mut kind,
+            &mut len,
+            &mut data,
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
+    if status != sys::Status::napi_ok || kind != sys::TypedarrayType::uint8_array {
+        return Err(not_bytes());
+    }
+    if len == 0 || data.is_null() {
+        return Ok(&[]);
+    }
+    // SAFETY: the engine reports `len` readable bytes at `data`, alive for
+    // this call (the caller keeps the result within it).
+    Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) })
+}
+
 /// Creates a JS string from ASCII bytes.
 ///
 /// # Safety

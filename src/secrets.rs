@@ -60,9 +60,9 @@ pub fn read_secrets(
 /// # Safety
 /// `env` and `value` must be valid for the current call.
 unsafe fn read_secret(env: sys::napi_env, value: sys::napi_value, label: &str) -> Result<Owned> {
-    // SAFETY: forwarded from the caller.
-    if let Some(bytes) = unsafe { read_uint8_array(env, value) }? {
-        return Ok(Owned::Bytes(bytes));
+    // SAFETY: forwarded from the caller; the bytes are copied at once.
+    if let Ok(bytes) = unsafe { convert::read_bytes(env, value, label) } {
+        return Ok(Owned::Bytes(Zeroizing::new(bytes.to_vec())));
     }
     let mut text = Zeroizing::new(Vec::new());
     // SAFETY: forwarded from the caller.
@@ -86,45 +86,6 @@ unsafe fn read_secret(env: sys::napi_env, value: sys::napi_value, label: &str) -
             },
         })),
     }
-}
-
-/// The bytes of a `Uint8Array` (a Node `Buffer` is one), copied; `None` for
-/// anything else.
-///
-/// # Safety
-/// `env` and `value` must be valid for the current call.
-unsafe fn read_uint8_array(
-    env: sys::napi_env,
-    value: sys::napi_value,
-) -> Result<Option<Zeroizing<Vec<u8>>>> {
-    let mut is_typed = false;
-    // SAFETY: forwarded from the caller.
-    check(unsafe { sys::napi_is_typedarray(env, value, &mut is_typed) })?;
-    if !is_typed {
-        return Ok(None);
-    }
-    let (mut kind, mut len, mut data) = (0, 0usize, std::ptr::null_mut());
-    // SAFETY: `value` is a typed array; the out-pointers are valid.
-    check(unsafe {
-        sys::napi_get_typedarray_info(
-            env,
-            value,
-            &mut kind,
-            &mut len,
-            &mut data,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        )
-    })?;
-    if kind != sys::TypedarrayType::uint8_array {
-        return Ok(None);
-    }
-    if len == 0 || data.is_null() {
-        return Ok(Some(Zeroizing::new(Vec::new())));
-    }
-    // SAFETY: the engine reports `len` readable bytes at `data`, alive for this call.
-    let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) };
-    Ok(Some(Zeroizing::new(bytes.to_vec())))
 }
 
 /// `{ ivLength?: 12 | 16, legacyFallbacks?: boolean, maxEnvelopeLength?:

@@ -19,10 +19,12 @@ use sha2::Sha256;
 use zeroize::Zeroize;
 
 use crate::aead::{Aead, AeadKey};
+use crate::binary;
 use crate::context::Context;
 use crate::envelope::{self, CodeUnit};
 use crate::error::{AleError, Result};
 use crate::iv::{Iv, IvLength};
+use crate::scratch;
 use crate::secret::{self, KeyBytes, KeyKind, SecretValue};
 
 /// HKDF info of the blind-index (HMAC) key, derived from a secret's AES key.
@@ -235,14 +237,62 @@ impl KeyRing {
         envelope::check_version(envelope)?;
         self.check_envelope_len(envelope.len())?;
         let parts = envelope::parse(envelope)?;
+        self.open_with(&parts.iv, &parts.tag, ctx, aad, out, |out| {
+            envelope::decode_ciphertext(parts.ciphertext_b64, out)
+        })
+    }
+
+    /// Encrypts, in place, the plaintext that follows a binary envelope's
+    /// header in `buf` (`buf[binary::header_len(iv)..]`, for the ring's IV
+    /// length), then writes the header. `buf` holds the binary envelope
+    /// afterwards. Returns the primary key's encryption count.
+    pub fn seal_binary(&self, buf: &mut [u8], ctx: &Context<'_>, aad: &mut Vec<u8>) -> Result<u64> {
+        let header = binary::header_len(self.options.iv_length);
+        if buf.len() < header {
+            return Err(AleError::Internal);
+        }
+        ctx.write_aad(aad);
+        let iv = Iv::random(self.options.iv_length)?;
+        let primary = &self.keys[0];
+        let (head, plaintext) = buf.split_at_mut(header);
+        let tag = primary.aead.seal_in_place(&iv, aad, plaintext)?;
+        let count = primary.encryptions.fetch_add(1, Ordering::Relaxed) + 1;
+        binary::write_header(head, &iv, &tag);
+        Ok(count)
+    }
+
+    /// [`KeyRing::open_into`] for a binary envelope. `bytes` is not changed.
+    pub fn open_binary_into(
+        &self,
+        bytes: &[u8],
+        ctx: &Context<'_>,
+        aad: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+    ) -> Result<usize> {
+        let parts = binary::parse(bytes)?;
+        self.open_with(&parts.iv, &parts.tag, ctx, aad, out, |out| {
+            out.clear();
+            scratch::reserve(out, parts.ciphertext.len());
+            out.extend_from_slice(parts.ciphertext);
+            Ok(())
+        })
+    }
+
+    /// The key loop of both forms: `fill` puts the ciphertext into `out`
+    /// before each try, since a failed try wipes it.
+    fn open_with(
+        &self,
+        iv: &Iv,
+        tag: &[u8; crate::aead::TAG_LEN],
+        ctx: &Context<'_>,
+        aad: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+        fill: impl Fn(&mut Vec<u8>) -> Result<()>,
+    ) -> Result<usize> {
         ctx.write_aad(aad);
         for (index, key) in self.keys.iter().enumerate() {
-            envelope::decode_ciphertext(parts.ciphertext_b64, out)?;
-            if key
-                .aead
-                .open_in_place(&parts.iv, aad, out, &parts.tag)
-                .is_ok()
-            {
+            fill(out)?;
+            if key.aead.open_in_place(iv, aad, out, tag).is_ok() {
                 key.decryptions.fetch_add(1, Ordering::Relaxed);
                 return Ok(index);
             }
@@ -532,6 +582,47 @@ mod tests {
         mac.update(b"t1:users:email:alice@example.com");
         assert_eq!(a, <[u8; 32]>::from(mac.finalize().into_bytes()));
         assert_ne!(key.expose(), aes.expose());
+    }
+
+    #[test]
+    fn binary_envelopes_round_trip_bind_and_match_the_text_form() {
+        for iv_length in [IvLength::Bits128, IvLength::Bits96] {
+            let options = RingOptions {
+                iv_length,
+                ..RingOptions::default()
+            };
+            let ring = KeyRing::from_secrets(&[S1, S2], options).expect("ring");
+            let plaintext = b"alice@example.com";
+            let header = binary::header_len(iv_length);
+            let mut buf = vec![0u8; header];
+            buf.extend_from_slice(plaintext);
+            let mut aad = Vec::new();
+            assert_eq!(ring.seal_binary(&mut buf, &ctx(), &mut aad), Ok(1));
+            assert_eq!(buf.len(), plaintext.len() + header);
+            let mut out = Vec::new();
+            assert_eq!(
+                ring.open_binary_into(&buf, &ctx(), &mut aad, &mut out),
+                Ok(0)
+            );
+            assert_eq!(out, plaintext);
+            let moved = Context::new("t1", "users", "phone").expect("valid");
+            assert_eq!(
+                ring.open_binary_into(&buf, &moved, &mut aad, &mut out),
+                Err(AleError::AuthFailed)
+            );
+            // the same value as text opens with the text API
+            let mut text = Vec::new();
+            binary::to_text(&buf, &mut text).expect("converts");
+            assert_eq!(ring.open_into(&text[..], &ctx(), &mut aad, &mut out), Ok(0));
+            assert_eq!(out, plaintext);
+            let mut flipped = buf.clone();
+            flipped[header] ^= 1;
+            assert_eq!(
+                ring.open_binary_into(&flipped, &ctx(), &mut aad, &mut out),
+                Err(AleError::AuthFailed)
+            );
+            assert!(out.is_empty());
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! binding on top.
 
 pub mod aead;
+pub mod binary;
 pub mod context;
 pub mod envelope;
 pub mod error;

@@ -1,0 +1,101 @@
+// Binary envelopes: the same parts as the text form, as bytes, for columns
+// that hold bytes. Round trips, binding, tampering, malformed bytes, the
+// lossless conversion to and from text, and node:crypto reading the bytes.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createDecipheriv } from 'node:crypto';
+import { ale, SECRET, OLD_SECRET, CTX, throwsCode } from './helpers.mjs';
+import { resolveKeyMaterial } from './fixtures/sveltycms-reference.mjs';
+
+const ring = new ale.KeyRing([SECRET]);
+const ring12 = new ale.KeyRing([SECRET], { ivLength: 12 });
+
+describe('binary envelopes', () => {
+  test('round trip, 34 bytes over the plaintext (30 with a 12-byte IV), both readers', () => {
+    for (const text of ['', 'alice@example.com', 'Grüße 世界 👋', 'x'.repeat(70_000)]) {
+      const bytes = ring.encryptBinary(text, ...CTX);
+      assert.ok(Buffer.isBuffer(bytes));
+      assert.equal(bytes.length, Buffer.byteLength(text) + 34);
+      assert.deepEqual([bytes[0], bytes[1]], [1, 16]);
+      assert.equal(ring.decryptBinary(bytes, ...CTX), text);
+      assert.equal(ring.decryptBinary(new Uint8Array(bytes), ...CTX), text, 'a plain Uint8Array');
+      const short = ring12.encryptBinary(text, ...CTX);
+      assert.equal(short.length, Buffer.byteLength(text) + 30);
+      assert.equal(ring.decryptBinary(short, ...CTX), text);
+    }
+  });
+
+  test('node:crypto reads the documented layout', () => {
+    const bytes = ring.encryptBinary('layout', ...CTX);
+    const ivLen = bytes[1];
+    const iv = bytes.subarray(2, 2 + ivLen);
+    const tag = bytes.subarray(2 + ivLen, 18 + ivLen);
+    const decipher = createDecipheriv('aes-256-gcm', resolveKeyMaterial(SECRET).key, iv, { authTagLength: 16 });
+    decipher.setAAD(Buffer.from(CTX.join(':')));
+    decipher.setAuthTag(tag);
+    assert.equal(Buffer.concat([decipher.update(bytes.subarray(18 + ivLen)), decipher.final()]).toString(), 'layout');
+  });
+
+  test('converts to and from the text form without a key, losslessly', () => {
+    for (const writer of [ring, ring12]) {
+      const text = writer.encrypt('both ways', ...CTX);
+      const bytes = ale.envelopeToBytes(text);
+      assert.equal(ale.envelopeFromBytes(bytes), text);
+      assert.equal(ring.decryptBinary(bytes, ...CTX), 'both ways');
+      const binary = writer.encryptBinary('other way', ...CTX);
+      assert.equal(ring.decrypt(ale.envelopeFromBytes(binary), ...CTX), 'other way');
+      assert.deepEqual(ale.envelopeToBytes(ale.envelopeFromBytes(binary)), binary);
+    }
+    throwsCode(assert, () => ale.envelopeToBytes('plain text'), 'ALE_MALFORMED_ENVELOPE');
+    throwsCode(assert, () => ale.envelopeFromBytes(Buffer.from('plain text')), 'ALE_UNSUPPORTED_VERSION');
+  });
+
+  test('bound to tenant, collection and field; any flipped bit fails', () => {
+    const bytes = ring.encryptBinary('bound', ...CTX);
+    for (const i of [0, 1, 2]) {
+      const moved = [...CTX];
+      moved[i] += '-other';
+      throwsCode(assert, () => ring.decryptBinary(bytes, ...moved), 'ALE_AUTH_FAILED');
+    }
+    for (let bit = 16; bit < bytes.length * 8; bit += 3) {
+      const flipped = Buffer.from(bytes);
+      flipped[bit >> 3] ^= 1 << (bit & 7);
+      throwsCode(assert, () => ring.decryptBinary(flipped, ...CTX), 'ALE_AUTH_FAILED');
+    }
+    assert.equal(ring.decryptBinary(bytes, ...CTX), 'bound', 'the input was not changed');
+  });
+
+  test('malformed bytes and wrong types are coded', () => {
+    const good = ring.encryptBinary('x', ...CTX);
+    const cases = {
+      empty: [Buffer.alloc(0), 'ALE_MALFORMED_ENVELOPE'],
+      'version only': [Buffer.from([1]), 'ALE_MALFORMED_ENVELOPE'],
+      'IV length 13': [Buffer.concat([Buffer.from([1, 13]), good.subarray(2)]), 'ALE_MALFORMED_ENVELOPE'],
+      'shorter than IV and tag': [good.subarray(0, 33), 'ALE_MALFORMED_ENVELOPE'],
+      'version 0': [Buffer.concat([Buffer.from([0]), good.subarray(1)]), 'ALE_MALFORMED_ENVELOPE'],
+      'version 2': [Buffer.concat([Buffer.from([2]), good.subarray(1)]), 'ALE_UNSUPPORTED_VERSION'],
+    };
+    for (const [name, [bytes, code]] of Object.entries(cases)) {
+      assert.equal(throwsCode(assert, () => ring.decryptBinary(bytes, ...CTX), code).code, code, name);
+    }
+    for (const bad of ['v1:abc', 42, null, undefined, new Uint16Array(20), [1, 16]]) {
+      throwsCode(assert, () => ring.decryptBinary(bad, ...CTX), 'ALE_INVALID_INPUT');
+    }
+    throwsCode(assert, () => ring.encryptBinary(42, ...CTX), 'ALE_INVALID_INPUT');
+    throwsCode(assert, () => ring.encryptBinary('a\uD800', ...CTX), 'ALE_INVALID_INPUT');
+  });
+
+  test('rotation: a ring of [new, old] reads binary values of the old key', () => {
+    const old = new ale.KeyRing([OLD_SECRET]).encryptBinary('old', ...CTX);
+    const rotated = new ale.KeyRing([SECRET, OLD_SECRET]);
+    assert.equal(rotated.decryptBinary(old, ...CTX), 'old');
+    assert.equal(rotated.keyIndex(ale.envelopeFromBytes(old), ...CTX), 1);
+  });
+});
+
+test('the process-wide ring has the binary calls too', () => {
+  ale.initKeyRing([SECRET]);
+  const bytes = ale.encryptBinary('global', ...CTX);
+  assert.equal(ring.decryptBinary(bytes, ...CTX), 'global');
+  assert.equal(ale.decryptBinary(ring.encryptBinary('back', ...CTX), ...CTX), 'back');
+});
