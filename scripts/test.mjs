@@ -1,10 +1,13 @@
 // The test command (`npm test`): every suite, on every runtime, with counts.
 // Fails when any suite fails or when a runner reports zero tests, so a glob
 // that matches nothing can never pass.
+//   node scripts/test.mjs --only TypeScript   # the suites whose name contains the text
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = join(root, 'node_modules', '.bin');
@@ -35,12 +38,17 @@ const suites = [
     name: 'TypeScript: type tests and the Drizzle layer (tsc)',
     cmd: join(bin, 'tsc'),
     args: ['-p', 'tsconfig.typetest.json'],
-    // tsc prints nothing on success; each Expect<> and @ts-expect-error is an assertion.
+    // tsc prints nothing on success. What counts as passed is each assertion
+    // that tsc rejects once it is turned around (typeAssertions below).
     count: (out, status) => {
-      const text = readFileSync(join(root, '__test__', 'types.test-d.mts'), 'utf8');
-      const assertions = (text.match(/Expect<Equal</g) ?? []).length + (text.match(/@ts-expect-error/g) ?? []).length;
       const errors = (out.match(/error TS\d+/g) ?? []).length;
-      return status === 0 ? { pass: assertions, fail: 0 } : { pass: 0, fail: Math.max(errors, 1) };
+      if (status !== 0) return { pass: 0, fail: Math.max(errors, 1) };
+      try {
+        return typeAssertions('tsconfig.typetest.json');
+      } catch (e) {
+        console.error(e.message);
+        return { pass: 0, fail: 1 };
+      }
     },
   },
   {
@@ -50,6 +58,82 @@ const suites = [
     count: (out) => last(out, /ℹ pass (\d+)[\s\S]*?ℹ fail (\d+)/g),
   },
 ];
+
+/**
+ * The type tests' assertions that tsc really checks. It compiles the test
+ * file turned around, in memory: `Expect<T extends true>` becomes
+ * `Expect<T extends false>`, and every `@ts-expect-error` an ordinary comment.
+ * Each `Expect<…>` (found in the syntax tree, so comments do not count) and
+ * each line under a directive must then have an error of its own: one that
+ * does not (an `Expect<any>`, a file tsc does not compile) fails, and so does
+ * an error anywhere else.
+ */
+function typeAssertions(configFile) {
+  const ts = createRequire(import.meta.url)('typescript');
+  const config = ts.getParsedCommandLineOfConfigFile(join(root, configFile), {}, {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (d) => {
+      throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    },
+  });
+  const files = new Map();
+  for (const file of config.fileNames) {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    const sites = new Map(); // line → what is asserted there; errors are matched to assertions by line
+    const site = (line, text) => {
+      if (sites.has(line)) throw new Error(`${file}:${line + 1}: two assertions on one line; give each its own`);
+      sites.set(line, text);
+    };
+    const visit = (node) => {
+      if (ts.isTypeReferenceNode(node) && node.typeName.getText(source) === 'Expect' && node.typeArguments?.length === 1) {
+        site(source.getLineAndCharacterOfPosition(node.typeArguments[0].getStart(source)).line, node.getText(source));
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    const expectations = sites.size;
+    const lines = source.text.split('\n');
+    lines.forEach((line, i) => {
+      if (/^\s*\/\/\/?\s*@ts-expect-error/.test(line)) site(i + 1, `${line.trim()}\n  ${lines[i + 1]?.trim()}`);
+    });
+    if (sites.size === 0) continue;
+    const declaration = 'type Expect<T extends true> = T;';
+    if (expectations > 0 && source.text.split(declaration).length !== 2) {
+      console.error(`${file}: expected exactly one \`${declaration}\`, the assertion type these counts rely on`);
+      return { pass: 0, fail: 1 };
+    }
+    const turned = source.text.replace(declaration, 'type Expect<T extends false> = T;').replace(/^(\s*\/\/\/?\s*)@(ts-expect-error)/gm, '$1$2');
+    files.set(resolve(file), { turned, sites });
+  }
+  const host = ts.createCompilerHost(config.options);
+  const read = host.getSourceFile;
+  host.getSourceFile = (name, version, ...rest) =>
+    files.has(resolve(name)) ? ts.createSourceFile(name, files.get(resolve(name)).turned, version) : read.call(host, name, version, ...rest);
+  const program = ts.createProgram({ rootNames: config.fileNames, options: config.options, host });
+  const failed = new Map([...files.keys()].map((f) => [f, new Set()]));
+  let fail = 0;
+  for (const d of ts.getPreEmitDiagnostics(program)) {
+    const file = d.file && resolve(d.file.fileName);
+    const line = d.file?.getLineAndCharacterOfPosition(d.start ?? 0).line;
+    if (files.get(file)?.sites.has(line)) failed.get(file).add(line);
+    else {
+      fail++;
+      console.error(`an error the turned-around type tests should not have: ${ts.formatDiagnostic(d, host)}`);
+    }
+  }
+  let pass = 0;
+  for (const [file, { sites }] of files) {
+    for (const [line, text] of sites) {
+      if (failed.get(file).has(line)) pass++;
+      else {
+        fail++;
+        console.error(`${file}:${line + 1}: an assertion tsc does not check: ${text}`);
+      }
+    }
+  }
+  console.log(`${pass} type assertions, each rejected by tsc when turned around`);
+  return { pass, fail };
+}
 
 function run(cmd, args) {
   return spawnSync(cmd, args, { cwd: root, encoding: 'utf8' }).stdout ?? '';
@@ -73,9 +157,15 @@ function last(out, re) {
   return m ? { pass: Number(m[1]), fail: Number(m[2]) } : { pass: 0, fail: 0 };
 }
 
+const { values: options } = parseArgs({ options: { only: { type: 'string' } } });
+const chosen = suites.filter((s) => !options.only || s.name.toLowerCase().includes(options.only.toLowerCase()));
+if (chosen.length === 0) {
+  console.error(`no suite's name contains "${options.only}"`);
+  process.exit(1);
+}
 const summary = [];
 let failed = false;
-for (const suite of suites) {
+for (const suite of chosen) {
   console.log(`\n=== ${suite.name}`);
   const r = spawnSync(suite.cmd, suite.args, { cwd: root, encoding: 'utf8', env: process.env, maxBuffer: 256 << 20 });
   const out = `${r.stdout ?? ''}\n${r.stderr ?? ''}`;
