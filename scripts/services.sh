@@ -7,8 +7,9 @@
 #   scripts/services.sh stop
 #
 # Data lives in /var/tmp/ale-services (the server users must be able to reach
-# it, which a clone under a private temp dir may not allow) and is recreated
-# on every start.
+# it, which a clone under a private temp dir may not allow). `start` reuses
+# servers that already answer there, so a second shell does not wipe the
+# first one's run; `restart` recreates them from scratch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=${ALE_SERVICES_DIR:-/var/tmp/ale-services}
@@ -39,8 +40,28 @@ stop() {
   fi
 }
 
+running() {
+  [ -f "$root/pg/postmaster.pid" ] && [ -S "$root/myrun/mysql.sock" ] &&
+    runuser -u postgres -- psql -h 127.0.0.1 -p "$pg_port" -U postgres -d ale_test -qtAc 'SELECT 1' >/dev/null 2>&1 &&
+    mariadb --socket="$root/myrun/mysql.sock" -uroot -e 'SELECT 1' ale_test >/dev/null 2>&1
+}
+
+urls() {
+  echo "export PG_URL=postgres://postgres@127.0.0.1:$pg_port/ale_test"
+  echo "export MYSQL_URL=mysql://ale:ale@127.0.0.1:$my_port/ale_test"
+}
+
 start() {
   need_packages
+  if running; then
+    log "reusing the servers already running in $root"
+    urls
+    return
+  fi
+  fresh
+}
+
+fresh() {
   stop
   rm -rf "$root"
   mkdir -p "$root"
@@ -70,12 +91,12 @@ start() {
   mariadb --socket="$root/myrun/mysql.sock" -uroot -e \
     "CREATE DATABASE ale_test; CREATE USER 'ale'@'127.0.0.1' IDENTIFIED BY 'ale'; GRANT ALL ON ale_test.* TO 'ale'@'127.0.0.1';"
 
-  echo "export PG_URL=postgres://postgres@127.0.0.1:$pg_port/ale_test"
-  echo "export MYSQL_URL=mysql://ale:ale@127.0.0.1:$my_port/ale_test"
+  urls
 }
 
 case "${1:-start}" in
   start) start ;;
+  restart) need_packages && fresh ;;
   stop) stop ;;
-  *) echo "usage: $0 start|stop" >&2; exit 2 ;;
+  *) echo "usage: $0 start|restart|stop" >&2; exit 2 ;;
 esac

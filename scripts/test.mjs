@@ -15,6 +15,8 @@ const jsTests = readdirSync(join(root, '__test__'))
   .filter((f) => /\.test\.(mjs|cjs)$/.test(f))
   .map((f) => join('__test__', f));
 
+process.env.ALE_TEST_PANIC_ADDON = join(root, 'target', 'test-panic', 'ale.test-panic.node');
+
 const suites = [
   {
     name: 'cargo test (core, AWS-LC + RustCrypto backends)',
@@ -50,6 +52,20 @@ const suites = [
         return { pass: 0, fail: 1 };
       }
     },
+  },
+  {
+    // The addon again, with --features test-panic (a profile without LTO, so
+    // it builds in under a minute), to show a panic anywhere is ALE_INTERNAL.
+    name: 'forced panics on Node (the addon built with --features test-panic)',
+    cmd: 'sh',
+    args: ['-c', `cargo build --quiet --profile test-panic --features test-panic --lib && cp target/test-panic/libsveltycms_ale.so "$ALE_TEST_PANIC_ADDON" && "${join(bin, 'node')}" --test --test-reporter=spec __test__/panic.check.mjs`],
+    count: (out) => last(out, /ℹ pass (\d+)[\s\S]*?ℹ fail (\d+)/g),
+  },
+  {
+    name: 'forced panics on Bun',
+    cmd: join(bin, 'bun'),
+    args: ['test', './__test__/panic.check.mjs'],
+    count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
   {
     name: 'install from packed tarballs (Node 24 and Bun)',

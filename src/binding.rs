@@ -39,6 +39,52 @@ pub fn napi_failure(err: napi::Error) -> napi::Error<&'static str> {
     to_js(AleError::Engine(err.reason))
 }
 
+/// With the `test-panic` feature (test builds only), a call after
+/// `forcePanicOnNextCall()` panics here, to show that every path turns a
+/// panic into `ALE_INTERNAL` instead of aborting. A no-op otherwise.
+pub(crate) fn forced_panic_point() {
+    #[cfg(feature = "test-panic")]
+    if FORCE_PANIC.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        panic!("forced panic (test-panic feature)");
+    }
+}
+
+#[cfg(feature = "test-panic")]
+static FORCE_PANIC: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+#[cfg(feature = "test-panic")]
+static FORCE_COMPUTE_PANIC: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// The same for the thread-pool half of an async call.
+fn forced_compute_panic_point() {
+    #[cfg(feature = "test-panic")]
+    if FORCE_COMPUTE_PANIC.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        panic!("forced panic on the thread pool (test-panic feature)");
+    }
+}
+
+/// Test builds only (`--features test-panic`): the next call into the addon
+/// panics, or, with `inAsyncWork`, the next async job on the thread pool.
+#[cfg(feature = "test-panic")]
+#[napi(js_name = "forcePanicOnNextCall")]
+pub fn force_panic_on_next_call(in_async_work: Option<bool>) {
+    let flag = if in_async_work == Some(true) {
+        &FORCE_COMPUTE_PANIC
+    } else {
+        &FORCE_PANIC
+    };
+    flag.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Runs `f`, turning a panic into `ALE_INTERNAL`: the guard of every call.
+pub(crate) fn guard<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        forced_panic_point();
+        f()
+    }))
+    .unwrap_or_else(|_| Err(to_js(AleError::Internal)))
+}
+
 /// Emits the IV-budget warning when `count` is the first to reach the threshold.
 ///
 /// # Safety
@@ -295,27 +341,30 @@ pub(crate) unsafe fn with_raw_context<T>(
     [tenant, collection, field]: [sys::napi_value; 3],
     op: impl FnOnce(&mut Buffers, &Context<'_>) -> Result<T>,
 ) -> Result<T> {
-    SCRATCH.with(|cell| {
-        let Scratch {
-            ctx_wide,
-            ctx,
-            work,
-        } = &mut *cell.borrow_mut();
-        ctx.clear();
-        let mut read = |v: sys::napi_value, what| {
-            // SAFETY: `v` is an argument of the current callback.
-            unsafe { read_short_utf8(env, v, ctx_wide, ctx, what) }.map_err(to_js)
-        };
-        let t = read(tenant, "tenantId")?;
-        let c = read(collection, "collectionId")?;
-        let f = read(field, "fieldName")?;
-        // SAFETY: `read_utf8` appends only what simdutf produced from valid
-        // UTF-16, which is valid UTF-8, and the ranges are its return values.
-        let part = |r: std::ops::Range<usize>| unsafe { std::str::from_utf8_unchecked(&ctx[r]) };
-        let context = Context::new(part(t), part(c), part(f)).map_err(to_js)?;
-        let result = op(work, &context);
-        work.trim();
-        result
+    guard(|| {
+        SCRATCH.with(|cell| {
+            let Scratch {
+                ctx_wide,
+                ctx,
+                work,
+            } = &mut *cell.borrow_mut();
+            ctx.clear();
+            let mut read = |v: sys::napi_value, what| {
+                // SAFETY: `v` is an argument of the current callback.
+                unsafe { read_short_utf8(env, v, ctx_wide, ctx, what) }.map_err(to_js)
+            };
+            let t = read(tenant, "tenantId")?;
+            let c = read(collection, "collectionId")?;
+            let f = read(field, "fieldName")?;
+            // SAFETY: `read_utf8` appends only what simdutf produced from valid
+            // UTF-16, which is valid UTF-8, and the ranges are its return values.
+            let part =
+                |r: std::ops::Range<usize>| unsafe { std::str::from_utf8_unchecked(&ctx[r]) };
+            let context = Context::new(part(t), part(c), part(f)).map_err(to_js)?;
+            let result = op(work, &context);
+            work.trim();
+            result
+        })
     })
 }
 
@@ -459,8 +508,10 @@ impl KeyRing {
         ts_args_type = "secrets: Array<string | Uint8Array>, options?: RingOptions"
     )]
     pub fn new(env: Env, secrets: Unknown, options: Option<Unknown>) -> Result<Self> {
-        Ok(Self {
-            inner: read_secrets(&env, secrets, options)?,
+        guard(|| {
+            Ok(Self {
+                inner: read_secrets(&env, secrets, options)?,
+            })
         })
     }
 
@@ -474,8 +525,10 @@ impl KeyRing {
         ts_args_type = "env?: Record<string, string | undefined>, options?: RingOptions"
     )]
     pub fn from_env(env: Env, vars: Option<Unknown>, options: Option<Unknown>) -> Result<Self> {
-        Ok(Self {
-            inner: ring_from_env(&env, vars, options)?,
+        guard(|| {
+            Ok(Self {
+                inner: ring_from_env(&env, vars, options)?,
+            })
         })
     }
 
@@ -764,20 +817,23 @@ impl KeyRing {
     /// Every key in decryption order (secrets first, then legacy keys) with
     /// its counters in this process.
     #[napi(catch_unwind)]
-    pub fn stats(&self) -> Vec<KeyStats> {
-        self.inner
-            .stats()
-            .into_iter()
-            .enumerate()
-            .map(|(i, s)| KeyStats {
-                index: u32::try_from(i).unwrap_or(u32::MAX),
-                secret: u32::try_from(s.secret).unwrap_or(u32::MAX),
-                kind: s.kind.as_str().to_owned(),
-                legacy: s.kind.is_legacy(),
-                encryptions: s.encryptions as f64,
-                decryptions: s.decryptions as f64,
-            })
-            .collect()
+    pub fn stats(&self) -> Result<Vec<KeyStats>> {
+        guard(|| {
+            Ok(self
+                .inner
+                .stats()
+                .into_iter()
+                .enumerate()
+                .map(|(i, s)| KeyStats {
+                    index: u32::try_from(i).unwrap_or(u32::MAX),
+                    secret: u32::try_from(s.secret).unwrap_or(u32::MAX),
+                    kind: s.kind.as_str().to_owned(),
+                    legacy: s.kind.is_legacy(),
+                    encryptions: s.encryptions as f64,
+                    decryptions: s.decryptions as f64,
+                })
+                .collect())
+        })
     }
 
     /// Sets after how many encryptions under the primary key (in this
@@ -786,6 +842,12 @@ impl KeyRing {
     /// Default: 2^30, a quarter of the 2^32 limit for random IVs.
     #[napi(catch_unwind, ts_args_type = "encryptions: number")]
     pub fn set_iv_budget_warning(&self, env: &Env, encryptions: Unknown) -> Result<()> {
+        guard(|| self.set_warn_at(env, encryptions))
+    }
+}
+
+impl KeyRing {
+    fn set_warn_at(&self, env: &Env, encryptions: Unknown) -> Result<()> {
         let mut n = f64::NAN;
         // SAFETY: `encryptions` is an argument of the current call.
         let status = unsafe { sys::napi_get_value_double(env.raw(), encryptions.raw(), &mut n) };
@@ -907,6 +969,7 @@ impl Task for Job {
     /// a panic becomes `ALE_INTERNAL` here instead of aborting the process.
     fn compute(&mut self) -> napi::Result<Self::Output> {
         let run = || -> std::result::Result<Zeroizing<Vec<u8>>, AleError> {
+            forced_compute_panic_point();
             let [t, c, f] = &self.context;
             let ctx = Context::new(t, c, f)?;
             let (mut aad, mut out) = (Vec::new(), Zeroizing::new(Vec::new()));
@@ -979,11 +1042,15 @@ pub(crate) fn with_global<T>(f: impl FnOnce(&CoreRing) -> Result<T>) -> Result<T
     ts_args_type = "secrets?: Array<string | Uint8Array>, options?: RingOptions"
 )]
 pub fn init_key_ring(env: Env, secrets: Option<Unknown>, options: Option<Unknown>) -> Result<()> {
+    guard(|| set_global_ring(&env, secrets, options))
+}
+
+fn set_global_ring(env: &Env, secrets: Option<Unknown>, options: Option<Unknown>) -> Result<()> {
     let ring = match secrets {
         Some(s) if !matches!(s.get_type(), Ok(ValueType::Undefined)) => {
-            read_secrets(&env, s, options)?
+            read_secrets(env, s, options)?
         }
-        _ => ring_from_env(&env, None, options)?,
+        _ => ring_from_env(env, None, options)?,
     };
     *GLOBAL_RING
         .write()
@@ -1100,6 +1167,10 @@ pub fn decrypt_binary(
     ts_args_type = "envelope: string"
 )]
 pub fn envelope_to_bytes(env: &Env, envelope: Unknown) -> Result<JsText> {
+    guard(|| text_to_bytes(env, envelope))
+}
+
+fn text_to_bytes(env: &Env, envelope: Unknown) -> Result<JsText> {
     let raw = env.raw();
     let mut wide = Vec::new();
     // SAFETY: `envelope` is an argument of the current callback.
@@ -1129,6 +1200,10 @@ pub fn envelope_to_bytes(env: &Env, envelope: Unknown) -> Result<JsText> {
     ts_args_type = "envelope: Uint8Array"
 )]
 pub fn envelope_from_bytes(env: &Env, envelope: Unknown) -> Result<JsText> {
+    guard(|| bytes_to_text(env, envelope))
+}
+
+fn bytes_to_text(env: &Env, envelope: Unknown) -> Result<JsText> {
     let raw = env.raw();
     // SAFETY: `envelope` is an argument of the current callback.
     let bytes = unsafe { convert::read_bytes(raw, envelope.raw(), "envelope") }.map_err(to_js)?;
@@ -1142,19 +1217,25 @@ pub fn envelope_from_bytes(env: &Env, envelope: Unknown) -> Result<JsText> {
 
 /// Whether the process-wide ring has been initialized.
 #[napi(catch_unwind)]
-pub fn is_key_ring_initialized() -> bool {
-    GLOBAL_RING
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .is_some()
+pub fn is_key_ring_initialized() -> Result<bool> {
+    guard(|| {
+        Ok(GLOBAL_RING
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .is_some())
+    })
 }
 
 /// Whether `value` is a well-formed envelope of a supported version (no key
 /// needed, nothing decrypted). Used to tell legacy plaintext from envelopes.
 #[napi(catch_unwind, ts_args_type = "value: unknown")]
-pub fn is_envelope(env: &Env, value: Unknown) -> bool {
-    let mut wide = Vec::new();
-    // SAFETY: `value` is an argument of the current callback.
-    unsafe { read_utf16(env.raw(), value.raw(), &mut wide, "value", None) }.is_ok()
-        && CoreRing::check_envelope(&wide[..]).is_ok()
+pub fn is_envelope(env: &Env, value: Unknown) -> Result<bool> {
+    guard(|| {
+        let mut wide = Vec::new();
+        // SAFETY: `value` is an argument of the current callback.
+        Ok(
+            unsafe { read_utf16(env.raw(), value.raw(), &mut wide, "value", None) }.is_ok()
+                && CoreRing::check_envelope(&wide[..]).is_ok(),
+        )
+    })
 }

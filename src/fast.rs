@@ -13,6 +13,17 @@
 //!
 //! `this` is checked with the class's napi-rs type tag before it is
 //! unwrapped, so a foreign object is an error, never a wrong pointer.
+//!
+//! Every other method and getter of `KeyRing.prototype` is replaced by a
+//! wrapper that checks `this` the same way and then calls napi-rs's own
+//! function (methods) or reads the ring directly (getters). Without it, V8
+//! would refuse a foreign `this` with a code-less "Illegal invocation".
+//!
+//! This relies on three details of napi-rs (pinned exactly in Cargo.toml):
+//! a class instance is wrapped as `Box<T>`, the type tag is stamped by the
+//! constructor, and the `module_exports` hook runs after the class and
+//! functions are registered. `__test__/boundary.test.mjs` fails loudly if
+//! any of them changes.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
@@ -58,6 +69,25 @@ unsafe fn ring_of<'a>(env: sys::napi_env, this: sys::napi_value) -> Result<&'a C
     Ok(unsafe { &(*wrapped.cast::<KeyRing>()).inner })
 }
 
+/// Throws `error` (or, for a panic, `ALE_INTERNAL`) into JS and returns the
+/// null value a callback returns with a pending exception.
+///
+/// # Safety
+/// `env` must be the current callback's.
+unsafe fn throw(
+    env: sys::napi_env,
+    outcome: std::thread::Result<Result<sys::napi_value>>,
+) -> sys::napi_value {
+    let error = match outcome {
+        Ok(Ok(value)) => return value,
+        Ok(Err(error)) => error,
+        Err(_) => to_js(ale_core::AleError::Internal),
+    };
+    // SAFETY: the current env.
+    unsafe { JsError::from(error).throw_into(env) };
+    ptr::null_mut()
+}
+
 /// Runs `op` for one call: reads `this` and four arguments, converts errors
 /// and panics into thrown JS errors.
 ///
@@ -70,6 +100,7 @@ unsafe fn call(
     on_ring: bool,
 ) -> sys::napi_value {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
+        crate::binding::forced_panic_point();
         let mut argc = 4usize;
         let mut argv = [ptr::null_mut(); 4];
         let mut this = ptr::null_mut();
@@ -105,14 +136,175 @@ unsafe fn call(
             with_global(run)
         }
     }));
-    let error = match outcome {
-        Ok(Ok(value)) => return value,
-        Ok(Err(error)) => error,
-        Err(_) => to_js(ale_core::AleError::Internal),
-    };
     // SAFETY: the current env.
-    unsafe { JsError::from(error).throw_into(env) };
-    ptr::null_mut()
+    unsafe { throw(env, outcome) }
+}
+
+/// Most arguments any KeyRing method takes.
+const MAX_ARGS: usize = 6;
+
+/// A checked prototype method: `this` must be a `KeyRing`; then napi-rs's
+/// own function (kept in a reference, the callback's data) runs with the
+/// same `this` and arguments.
+unsafe extern "C" fn checked_method(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let mut argc = MAX_ARGS;
+        let mut argv = [ptr::null_mut(); MAX_ARGS];
+        let (mut this, mut data) = (ptr::null_mut(), ptr::null_mut());
+        // SAFETY: `argv` has room for `argc` values.
+        napi::check_status!(unsafe {
+            sys::napi_get_cb_info(
+                env,
+                info,
+                &mut argc,
+                argv.as_mut_ptr(),
+                &mut this,
+                &mut data,
+            )
+        })
+        .map_err(napi_failure)?;
+        // SAFETY: `this` is this callback's.
+        unsafe { ring_of(env, this) }?;
+        let mut original = ptr::null_mut();
+        // SAFETY: `data` is the reference created in `wrap_method`, never deleted.
+        napi::check_status!(unsafe {
+            sys::napi_get_reference_value(env, data.cast(), &mut original)
+        })
+        .map_err(napi_failure)?;
+        let mut result = ptr::null_mut();
+        // SAFETY: calling a function of this module with this call's values.
+        let status = unsafe {
+            sys::napi_call_function(
+                env,
+                this,
+                original,
+                argc.min(MAX_ARGS),
+                argv.as_ptr(),
+                &mut result,
+            )
+        };
+        // A thrown error stays pending and reaches the caller unchanged.
+        Ok(if status == sys::Status::napi_ok {
+            result
+        } else {
+            ptr::null_mut()
+        })
+    }));
+    // SAFETY: the current env.
+    unsafe { throw(env, outcome) }
+}
+
+/// A checked getter, reading the ring itself: `size` or `ivLength`.
+unsafe fn checked_getter(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+    read: fn(&CoreRing) -> usize,
+) -> sys::napi_value {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        crate::binding::forced_panic_point();
+        let mut this = ptr::null_mut();
+        let mut argc = 0usize;
+        // SAFETY: no arguments are read.
+        napi::check_status!(unsafe {
+            sys::napi_get_cb_info(
+                env,
+                info,
+                &mut argc,
+                ptr::null_mut(),
+                &mut this,
+                ptr::null_mut(),
+            )
+        })
+        .map_err(napi_failure)?;
+        // SAFETY: `this` is this callback's.
+        let n = read(unsafe { ring_of(env, this) }?);
+        let mut value = ptr::null_mut();
+        // SAFETY: creating a number in the current env; counts are small.
+        napi::check_status!(unsafe {
+            sys::napi_create_uint32(env, u32::try_from(n).unwrap_or(u32::MAX), &mut value)
+        })
+        .map_err(napi_failure)?;
+        Ok(value)
+    }));
+    // SAFETY: the current env.
+    unsafe { throw(env, outcome) }
+}
+
+unsafe extern "C" fn get_size(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: called by the engine with this callback's env and info.
+    unsafe { checked_getter(env, info, CoreRing::secrets) }
+}
+
+unsafe extern "C" fn get_iv_length(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: as above.
+    unsafe { checked_getter(env, info, |r| r.options().iv_length.bytes()) }
+}
+
+/// Replaces `prototype[name]` with [`checked_method`] around the original.
+///
+/// # Safety
+/// `env` and `prototype` must be valid during module registration.
+unsafe fn wrap_method(
+    env: sys::napi_env,
+    prototype: sys::napi_value,
+    name: &std::ffi::CStr,
+) -> napi::Result<()> {
+    let mut original = ptr::null_mut();
+    let mut reference = ptr::null_mut();
+    let mut wrapper = ptr::null_mut();
+    // SAFETY: module registration; the reference keeps the original alive
+    // for the life of the module (it is never deleted).
+    unsafe {
+        napi::check_status!(sys::napi_get_named_property(
+            env,
+            prototype,
+            name.as_ptr(),
+            &mut original
+        ))?;
+        napi::check_status!(sys::napi_create_reference(env, original, 1, &mut reference))?;
+        napi::check_status!(sys::napi_create_function(
+            env,
+            name.as_ptr(),
+            name.to_bytes().len() as isize,
+            Some(checked_method),
+            reference.cast(),
+            &mut wrapper,
+        ))?;
+        define_value(env, prototype, name, wrapper, false)
+    }
+}
+
+/// Replaces the accessor `prototype[name]` with a checked getter.
+///
+/// # Safety
+/// `env` and `prototype` must be valid during module registration.
+unsafe fn wrap_getter(
+    env: sys::napi_env,
+    prototype: sys::napi_value,
+    name: &std::ffi::CStr,
+    getter: Callback,
+) -> napi::Result<()> {
+    let descriptor = sys::napi_property_descriptor {
+        utf8name: name.as_ptr(),
+        name: ptr::null_mut(),
+        method: None,
+        getter: Some(getter),
+        setter: None,
+        value: ptr::null_mut(),
+        attributes: sys::PropertyAttributes::configurable,
+        data: ptr::null_mut(),
+    };
+    // SAFETY: one valid descriptor.
+    napi::check_status!(unsafe { sys::napi_define_properties(env, prototype, 1, &descriptor) })
 }
 
 unsafe extern "C" fn ring_encrypt(
@@ -171,6 +363,21 @@ unsafe fn define(
             &mut function,
         )
     })?;
+    // SAFETY: forwarded from the caller.
+    unsafe { define_value(env, target, name, function, enumerable) }
+}
+
+/// Defines `target[name] = function` with a method's attributes.
+///
+/// # Safety
+/// `env`, `target` and `function` must be valid during module registration.
+unsafe fn define_value(
+    env: sys::napi_env,
+    target: sys::napi_value,
+    name: &std::ffi::CStr,
+    function: sys::napi_value,
+    enumerable: bool,
+) -> napi::Result<()> {
     let mut attributes = sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable;
     if enumerable {
         attributes |= sys::PropertyAttributes::enumerable;
@@ -234,6 +441,23 @@ pub fn install_direct_callbacks(exports: Object, env: Env) -> napi::Result<()> {
         ))?;
         define(raw, prototype, c"encrypt", ring_encrypt, false)?;
         define(raw, prototype, c"decrypt", ring_decrypt, false)?;
+        for name in [
+            c"encryptMany",
+            c"decryptMany",
+            c"encryptAsync",
+            c"decryptAsync",
+            c"encryptBinary",
+            c"decryptBinary",
+            c"blindIndex",
+            c"blindIndexes",
+            c"keyIndex",
+            c"stats",
+            c"setIvBudgetWarning",
+        ] {
+            wrap_method(raw, prototype, name)?;
+        }
+        wrap_getter(raw, prototype, c"size", get_size)?;
+        wrap_getter(raw, prototype, c"ivLength", get_iv_length)?;
         define(raw, exports, c"encrypt", global_encrypt, true)?;
         define(raw, exports, c"decrypt", global_decrypt, true)?;
         crate::convert::ENGINE_UTF8.store(is_bun(raw), std::sync::atomic::Ordering::Relaxed);

@@ -1,0 +1,103 @@
+// The boundary's contract on every KeyRing method and getter: a `this` that
+// is not a KeyRing is ALE_INVALID_INPUT (never V8's code-less "Illegal
+// invocation", never a wrong pointer), and hostile arguments get an ALE_*
+// code. It also pins what src/fast.rs assumes of napi-rs (a class instance
+// wrapped as Box<T>, the type tag stamped by the constructor, the module
+// hook run after registration): if one changes, these tests fail loudly.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ale, SECRET, OLD_SECRET, CTX, throwsCode } from './helpers.mjs';
+
+const proto = ale.KeyRing.prototype;
+const names = Object.getOwnPropertyNames(proto).filter((n) => n !== 'constructor');
+const getters = names.filter((n) => Object.getOwnPropertyDescriptor(proto, n).get);
+const methods = names.filter((n) => typeof Object.getOwnPropertyDescriptor(proto, n).value === 'function');
+const ring = new ale.KeyRing([SECRET]);
+const envelope = ring.encrypt('x', ...CTX);
+
+/** Valid arguments for each method, so that only `this` is wrong. */
+const ARGS = {
+  encrypt: ['x', ...CTX],
+  decrypt: [envelope, ...CTX],
+  encryptMany: [['x'], ...CTX],
+  decryptMany: [[envelope], ...CTX],
+  encryptAsync: ['x', ...CTX],
+  decryptAsync: [envelope, ...CTX],
+  encryptBinary: ['x', ...CTX],
+  decryptBinary: [ring.encryptBinary('x', ...CTX), ...CTX],
+  blindIndex: ['x', ...CTX],
+  blindIndexes: ['x', ...CTX],
+  keyIndex: [envelope, ...CTX],
+  stats: [],
+  setIvBudgetWarning: [1000],
+};
+
+describe('every KeyRing method checks `this`', () => {
+  test('the prototype has exactly the methods and getters this test knows', () => {
+    assert.deepEqual(methods.sort(), Object.keys(ARGS).sort());
+    assert.deepEqual(getters.sort(), ['ivLength', 'size']);
+  });
+
+  const foreign = { 'a plain object': {}, null: null, 'an object made from the prototype, never constructed': Object.create(proto), 'another native object': new Date(), 'a Buffer': Buffer.alloc(8) };
+  for (const name of methods) {
+    test(`${name}: a foreign this is ALE_INVALID_INPUT`, () => {
+      for (const [what, self] of Object.entries(foreign)) {
+        const e = throwsCode(assert, () => proto[name].apply(self, ARGS[name]), 'ALE_INVALID_INPUT');
+        assert.match(e.message, /KeyRing/, what);
+      }
+      // and with the right this, the same arguments work
+      const result = proto[name].apply(ring, ARGS[name]);
+      if (result instanceof Promise) return result;
+    });
+  }
+  for (const name of getters) {
+    test(`${name}: a foreign this is ALE_INVALID_INPUT`, () => {
+      const get = Object.getOwnPropertyDescriptor(proto, name).get;
+      for (const self of Object.values(foreign)) throwsCode(assert, () => get.call(self), 'ALE_INVALID_INPUT');
+    });
+  }
+});
+
+describe('what src/fast.rs assumes of napi-rs', () => {
+  test('rings read through the direct callbacks are the rings that were built', () => {
+    // size and ivLength are read from the wrapped Box<KeyRing> by fast.rs
+    for (const [secrets, options, size, ivLength] of [
+      [[SECRET], undefined, 1, 16],
+      [[SECRET, OLD_SECRET], { ivLength: 12 }, 2, 12],
+      [[SECRET, OLD_SECRET, 'a third secret of more than 32 chars'], { ivLength: 16 }, 3, 16],
+    ]) {
+      const r = new ale.KeyRing(secrets, options);
+      assert.deepEqual([r.size, r.ivLength], [size, ivLength]);
+      const env = r.encrypt('through the fast path', ...CTX);
+      assert.equal(env.split(':')[1].length, ivLength === 16 ? 22 : 16);
+      assert.equal(new ale.KeyRing([SECRET]).decrypt(env, ...CTX), 'through the fast path');
+    }
+  });
+
+  test('a ring made by fromEnv carries the type tag too', () => {
+    const r = ale.KeyRing.fromEnv({ ENCRYPTION_KEY: SECRET });
+    assert.equal(r.size, 1);
+    assert.equal(r.decrypt(ring.encrypt('tagged', ...CTX), ...CTX), 'tagged');
+  });
+});
+
+describe('hostile arguments get ALE_* codes, on every method', () => {
+  const hostile = [[], [undefined], [null, null, null, null], [42, 42, 42, 42], [{}, {}, {}, {}], [Symbol('s'), ...CTX], [() => 1, ...CTX], [10n, ...CTX]];
+  for (const name of methods) {
+    test(name, () => {
+      for (const args of hostile) {
+        if (name === 'setIvBudgetWarning' && typeof args[0] === 'number') continue; // 42 is a valid threshold
+        let threw;
+        try {
+          const r = proto[name].apply(ring, args);
+          if (r instanceof Promise) r.catch(() => {});
+        } catch (e) {
+          threw = e;
+        }
+        if (name === 'stats') continue; // takes no arguments
+        assert.ok(threw instanceof Error, `${name}(${args.map(String)}) did not throw`);
+        assert.match(threw.code, /^ALE_(INVALID_INPUT|INVALID_CONTEXT)$/, `${name}: ${threw.code} ${threw.message}`);
+      }
+    });
+  }
+});
