@@ -6,13 +6,15 @@ import { join } from 'node:path';
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import * as mod from '@sveltycms/ale/drizzle/sqlite';
 import { openSqlite } from '../bench/sqlite.mjs';
-import { defineTables, drizzleSuite, tableDdl } from './drizzle-suite.mjs';
+import { defineTables, drizzleSuite, tableDdl, TABLES } from './drizzle-suite.mjs';
 
-const ddl = tableDdl({ int: 'INTEGER', text: 'TEXT', envelope: 'TEXT', index: 'TEXT' });
+const ddl = tableDdl({ int: 'INTEGER', text: 'TEXT', envelope: 'TEXT', index: 'TEXT', binary: 'BLOB' });
 
 drizzleSuite({
   name: `sqlite (${process.versions.bun ? 'bun:sqlite' : 'better-sqlite3'}, WAL)`,
   mod,
+  binaryType: 'blob',
+  textInBlob: true,
   schema: (m, rings) => defineTables(m, { table: sqliteTable, int: integer, text }, rings),
   async connect() {
     const dir = mkdtempSync(join(tmpdir(), 'ale-sqlite-'));
@@ -21,7 +23,7 @@ drizzleSuite({
     return {
       db: s.db,
       async reset() {
-        for (const name of ['users', 'posts', 'legacy_users', 'rotating_users']) s.exec(`DROP TABLE IF EXISTS ${name}`);
+        for (const name of TABLES) s.exec(`DROP TABLE IF EXISTS ${name}`);
         for (const stmt of ddl) s.exec(stmt);
       },
       close() {

@@ -14,13 +14,16 @@ import { ale, flipBit, SECRET, OLD_SECRET } from './helpers.mjs';
  * @param {any} d.mod            the '@sveltycms/ale/drizzle/<dialect>' module
  * @param {(mod: any, rings: object) => object} d.schema  returns defineTables(…)
  * @param {() => Promise<{ db: any, reset: () => Promise<void>, close: () => Promise<void> | void }>} d.connect
+ * @param {string} d.binaryType  the SQL type of a column with storage: 'binary'
+ * @param {boolean} [d.textInBlob]  the database keeps a TEXT value in a BLOB column as text (SQLite)
  */
 export function drizzleSuite(d) {
   const { mod } = d;
   const newRing = new ale.KeyRing([SECRET, OLD_SECRET]);
   const oldRing = new ale.KeyRing([OLD_SECRET]);
+  const primary = new ale.KeyRing([SECRET]);
   const t = d.schema(mod, { newRing });
-  const { users, posts, legacyUsers, rotatingUsers, legacyUsersWith } = t;
+  const { users, posts, legacyUsers, rotatingUsers, legacyUsersWith, binUsers, binRotating, binLegacy, moving } = t;
   let db;
   let conn;
 
@@ -36,6 +39,17 @@ export function drizzleSuite(d) {
   const setRaw = (table, column, id, value) =>
     db.update(table).set({ [Object.entries(table).find(([, c]) => c === column)[0]]: sql`${value}` }).where(eq(table.id, id));
   const count = (table) => db.select({ n: sql`count(*)` }).from(table).then((r) => Number(r[0].n));
+  /** A binary cell as the driver handed it back: bytes (Buffer, or Uint8Array from bun:sqlite), checked, as a Buffer. */
+  const rawBytes = async (table, column, id) => {
+    const v = await raw(table, column, id);
+    if (v === null) return null;
+    assert.ok(v instanceof Uint8Array, `the driver returned ${Object.prototype.toString.call(v)} for a binary column`);
+    return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  };
+  const failuresOf = async (tenant, table) => {
+    const { rows, failures } = await withTenant(tenant, () => mod.readWithFailures(() => db.select().from(table).orderBy(table.id), { key: 'id' }));
+    return { rows, failures: failures.map((f) => [f.key, f.column, f.code]) };
+  };
 
   describe(`drizzle ${d.name}`, () => {
     before(async () => {
@@ -345,12 +359,230 @@ export function drizzleSuite(d) {
       assert.deepEqual(rows.map((r) => r.email), Array.from({ length: 12 }, (_, i) => `v${i + 1}`));
       assert.equal((await mod.rotateKeys(db, { table: rotatingUsers, key: rotatingUsers.id, columns: [{ column: rotatingUsers.email, collection: 'users' }], tenant: 'acme', keyRing: newRing })).written, 0);
     });
+
+    test('binary: the column type is the dialect\'s byte type; text stays the default', () => {
+      assert.equal(binUsers.email.getSQLType(), d.binaryType);
+      assert.equal(binUsers.profile.getSQLType(), d.binaryType);
+      assert.notEqual(users.email.getSQLType(), d.binaryType);
+      assert.throws(() => mod.encryptedText('email', { collection: 'users', storage: 'base64' }), { code: 'ALE_INVALID_INPUT' });
+      assert.throws(() => mod.blindIndexColumn('email_index', { collection: 'users', storage: 'binary' }), { code: 'ALE_INVALID_INPUT' });
+    });
+
+    test('binary: round trip of text, JSON, the empty string and NULL; the column holds the envelope as bytes, 34 over the plaintext', async () => {
+      const profile = { name: 'Zoë', tags: ['a', 'b'], n: 1.5, lone: 'a\uD800b', big: 'x'.repeat(70_000) };
+      await withTenant('t1', () =>
+        db.insert(binUsers).values([
+          { id: 1, tenantId: 't1', email: 'zoë@example.com', profile },
+          { id: 2, tenantId: 't1', email: null, profile: null },
+          { id: 3, tenantId: 't1', email: '', profile: [] },
+        ]),
+      );
+      const rows = await withTenant('t1', () => db.select().from(binUsers).orderBy(binUsers.id));
+      assert.deepEqual(rows.map((r) => [r.email, r.profile]), [['zoë@example.com', profile], [null, null], ['', []]]);
+      const stored = await rawBytes(binUsers, binUsers.email, 1);
+      assert.equal(stored.length, Buffer.byteLength('zoë@example.com') + 34);
+      assert.deepEqual([stored[0], stored[1]], [1, 16]);
+      assert.ok(!stored.includes('example'));
+      assert.equal(primary.decryptBinary(stored, 't1', 'users', 'email'), 'zoë@example.com');
+      assert.equal(primary.decrypt(ale.envelopeFromBytes(stored), 't1', 'users', 'email'), 'zoë@example.com', 'the text form of the same envelope');
+      assert.equal((await rawBytes(binUsers, binUsers.email, 3)).length, 34);
+      const big = await rawBytes(binUsers, binUsers.profile, 1);
+      assert.equal(big.length, Buffer.byteLength(JSON.stringify(profile)) + 34);
+      assert.equal(await raw(binUsers, binUsers.email, 2), null);
+      assert.equal(await raw(binUsers, binUsers.profile, 2), null);
+    });
+
+    test('binary: relocation: a value copied to another tenant\'s row or another column fails with ALE_AUTH_FAILED', async () => {
+      await withTenant('acme', () => db.insert(binUsers).values({ id: 1, tenantId: 'acme', email: 'a@acme.test', profile: { x: 1 } }));
+      await withTenant('globex', () => db.insert(binUsers).values({ id: 2, tenantId: 'globex', email: 'b@globex.test' }));
+      const email = await rawBytes(binUsers, binUsers.email, 1);
+      await setRaw(binUsers, binUsers.email, 2, email); // into globex's row
+      assert.equal(await codeOf(withTenant('globex', () => db.select().from(binUsers).where(eq(binUsers.id, 2)))), 'ALE_AUTH_FAILED');
+      await setRaw(binUsers, binUsers.profile, 1, email); // into another column
+      const err = await withTenant('acme', () => db.select().from(binUsers).where(eq(binUsers.id, 1))).catch((e) => e);
+      assert.ok(err instanceof mod.AleColumnError, String(err));
+      assert.equal(err.code, 'ALE_AUTH_FAILED');
+      assert.match(err.message, /column "profile", collection "users"/);
+    });
+
+    test('binary: bad values (a flipped bit, malformed bytes, another version, a text envelope) are coded; readWithFailures keeps the rest', async () => {
+      await withTenant('acme', async () => {
+        for (const id of [1, 2, 3, 4, 5]) await db.insert(binUsers).values({ id, tenantId: 'acme', email: `u${id}@x.test`, profile: { id } });
+      });
+      const good = await rawBytes(binUsers, binUsers.email, 1);
+      const flipped = Buffer.from(good);
+      flipped[good.length - 1] ^= 1;
+      await setRaw(binUsers, binUsers.email, 2, flipped);
+      await setRaw(binUsers, binUsers.email, 3, good.subarray(0, 20)); // shorter than its IV and tag
+      await setRaw(binUsers, binUsers.email, 4, Buffer.concat([Buffer.from([2]), good.subarray(1)])); // version byte 2
+      await setRaw(binUsers, binUsers.email, 5, Buffer.from(ale.encrypt('u5@x.test', 'acme', 'users', 'email'))); // the text form's bytes
+      await setRaw(binUsers, binUsers.profile, 1, Buffer.alloc(0));
+      const { rows, failures } = await failuresOf('acme', binUsers);
+      assert.deepEqual(rows.map((r) => [r.email, r.profile]), [['u1@x.test', null], [null, { id: 2 }], [null, { id: 3 }], [null, { id: 4 }], [null, { id: 5 }]]);
+      assert.deepEqual(failures, [
+        [1, 'profile', 'ALE_MALFORMED_ENVELOPE'],
+        [2, 'email', 'ALE_AUTH_FAILED'],
+        [3, 'email', 'ALE_MALFORMED_ENVELOPE'],
+        [4, 'email', 'ALE_UNSUPPORTED_VERSION'],
+        [5, 'email', 'ALE_MALFORMED_ENVELOPE'],
+      ]);
+      const textEnvelope = await withTenant('acme', () => db.select().from(binUsers).where(eq(binUsers.id, 5))).catch((e) => e);
+      assert.ok(textEnvelope instanceof mod.AleColumnError);
+      assert.match(textEnvelope.message, /column "email", collection "users": .*text envelope.*convertStorage/);
+    });
+
+    test('binary: rotateKeys re-encrypts only what is under a previous key', async () => {
+      const ctx = (id) => [`t${id % 2}`, 'users', 'email'];
+      for (let id = 1; id <= 12; id++) {
+        const ring = id % 3 ? oldRing : newRing;
+        await db.insert(binRotating).values({ id, tenantId: `t${id % 2}`, email: sql`${ring.encryptBinary(`v${id}`, ...ctx(id))}` });
+      }
+      await db.insert(binRotating).values({ id: 13, tenantId: 't1', email: null });
+      const columns = [{ column: binRotating.email, collection: 'users' }];
+      const p = await mod.rotateKeys(db, { table: binRotating, key: binRotating.id, columns, tenant: { column: binRotating.tenantId }, keyRing: newRing, batchSize: 5 });
+      assert.deepEqual([p.written, p.skipped, p.nulls, p.batches], [8, 4, 1, 3]);
+      for (let id = 1; id <= 12; id++) {
+        const stored = await rawBytes(binRotating, binRotating.email, id);
+        assert.equal(newRing.keyIndex(ale.envelopeFromBytes(stored), ...ctx(id)), 0);
+        assert.equal(primary.decryptBinary(stored, ...ctx(id)), `v${id}`);
+      }
+      const read = async (tenant) => (await withTenant(tenant, () => db.select().from(binRotating).where(eq(binRotating.tenantId, tenant)).orderBy(binRotating.id))).map((r) => r.email);
+      assert.deepEqual(await read('t0'), [2, 4, 6, 8, 10, 12].map((i) => `v${i}`));
+      assert.deepEqual(await read('t1'), [...[1, 3, 5, 7, 9, 11].map((i) => `v${i}`), null]);
+      assert.equal((await mod.rotateKeys(db, { table: binRotating, key: binRotating.id, columns, tenant: { column: binRotating.tenantId }, keyRing: newRing })).written, 0);
+      // a value that is not a binary envelope stops the rotation with the row named
+      await setRaw(binRotating, binRotating.email, 2, Buffer.from([1, 16, 0])); // shorter than its IV and tag
+      const err = await mod.rotateKeys(db, { table: binRotating, key: binRotating.id, columns, tenant: { column: binRotating.tenantId }, keyRing: newRing }).catch((e) => e);
+      assert.equal(err?.code, 'ALE_MALFORMED_ENVELOPE', String(err));
+      assert.match(err.message, /table "bin_rotating", column "email", collection "users", row 2/);
+    });
+
+    test('binary: legacy plaintext and migratePlaintext share one rule: bytes that are not a binary envelope are UTF-8 plaintext, a text envelope is neither', async () => {
+      const legacy = binLegacy({ collection: 'bin_legacy', legacyPlaintext: true });
+      const strict = binLegacy({ collection: 'bin_legacy' });
+      await db.insert(legacy).values({ id: 1, tenantId: 'acme', email: sql`${Buffer.from('old@plain.test')}` });
+      await withTenant('acme', () => db.insert(legacy).values({ id: 2, tenantId: 'acme', email: 'new@x.test' }));
+      await db.insert(legacy).values({ id: 3, tenantId: 'acme', email: null });
+      const before = mod.legacyPlaintextReads()['bin_legacy.email'] ?? 0;
+      assert.deepEqual((await withTenant('acme', () => db.select().from(legacy).orderBy(legacy.id))).map((r) => r.email), ['old@plain.test', 'new@x.test', null]);
+      assert.equal(mod.legacyPlaintextReads()['bin_legacy.email'], before + 1);
+      // without the option, plaintext is an error; the core reads its first byte ('o') as a version byte
+      assert.deepEqual((await failuresOf('acme', strict)).failures, [[1, 'email', 'ALE_UNSUPPORTED_VERSION']]);
+      // a text envelope, and bytes that are not UTF-8, are not plaintext even in the legacy mode
+      await db.insert(legacy).values({ id: 4, tenantId: 'acme', email: sql`${Buffer.from(ale.encrypt('x', 'acme', 'bin_legacy', 'email'))}` });
+      await db.insert(legacy).values({ id: 5, tenantId: 'acme', email: sql`${Buffer.from([0xff, 0xfe, 0x00])}` });
+      assert.deepEqual((await failuresOf('acme', legacy)).failures, [[4, 'email', 'ALE_MALFORMED_ENVELOPE'], [5, 'email', 'ALE_MALFORMED_ENVELOPE']]);
+      const migrate = (batchSize) => mod.migratePlaintext(db, { table: legacy, key: legacy.id, columns: [{ column: legacy.email, collection: 'bin_legacy' }], tenant: 'acme', batchSize });
+      const err = await migrate(3).catch((e) => e);
+      assert.equal(err?.code, 'ALE_MALFORMED_ENVELOPE', String(err));
+      assert.match(err.message, /row 4: .*text envelope/);
+      // the first batch (rows 1 to 3) was committed before row 4 stopped the run
+      const stored = await rawBytes(legacy, legacy.email, 1);
+      assert.equal(primary.decryptBinary(stored, 'acme', 'bin_legacy', 'email'), 'old@plain.test');
+      await setRaw(legacy, legacy.email, 4, null);
+      await setRaw(legacy, legacy.email, 5, Buffer.from('ünïcödé'));
+      const p = await migrate(2);
+      assert.deepEqual([p.written, p.skipped, p.nulls], [1, 2, 2]);
+      assert.deepEqual((await withTenant('acme', () => db.select().from(strict).orderBy(strict.id))).map((r) => r.email), ['old@plain.test', 'new@x.test', null, null, 'ünïcödé']);
+    });
+
+    // only SQLite keeps a TEXT value in a byte column; PostgreSQL and MySQL convert it to bytes
+    if (d.textInBlob) test('binary: a TEXT value in a BLOB column (SQLite keeps it so) is legacy plaintext under the option, and an error without it', async () => {
+      const legacy = binLegacy({ collection: 'bin_legacy', legacyPlaintext: true });
+      const strict = binLegacy({ collection: 'bin_legacy' });
+      await db.insert(legacy).values([
+        { id: 1, tenantId: 'acme', email: sql`${'old@plain.test'}` },
+        { id: 2, tenantId: 'acme', email: sql`${ale.encrypt('moved', 'acme', 'bin_legacy', 'email')}` },
+      ]);
+      assert.equal(typeof (await raw(legacy, legacy.email, 1)), 'string');
+      assert.deepEqual(await failuresOf('acme', legacy), { rows: [{ id: 1, tenantId: 'acme', email: 'old@plain.test' }, { id: 2, tenantId: 'acme', email: null }], failures: [[2, 'email', 'ALE_MALFORMED_ENVELOPE']] });
+      assert.deepEqual((await failuresOf('acme', strict)).failures, [[1, 'email', 'ALE_MALFORMED_ENVELOPE'], [2, 'email', 'ALE_MALFORMED_ENVELOPE']]);
+      await setRaw(legacy, legacy.email, 2, null);
+      assert.equal((await mod.migratePlaintext(db, { table: legacy, key: legacy.id, columns: [{ column: legacy.email, collection: 'bin_legacy' }], tenant: 'acme' })).written, 1);
+      assert.ok((await raw(legacy, legacy.email, 1)) instanceof Uint8Array);
+      assert.deepEqual((await withTenant('acme', () => db.select().from(strict))).map((r) => r.email), ['old@plain.test', null]);
+    });
+
+    test('convertStorage moves text envelopes into a binary column and back, losslessly, in batches; NULLs stay; a rerun writes nothing', async () => {
+      const originals = new Map();
+      for (let id = 1; id <= 25; id++) {
+        const tenant = id % 2 ? 'acme' : 'globex';
+        const email = id % 6 === 0 ? null : `user${id}@${tenant}.test`;
+        const profile = id % 4 === 0 ? null : { id };
+        originals.set(id, { tenant, email, profile });
+        await withTenant(tenant, () => db.insert(moving).values({ id, tenantId: tenant, email, profile }));
+      }
+      const text = new Map();
+      for (const id of originals.keys()) text.set(id, [await raw(moving, moving.email, id), await raw(moving, moving.profile, id)]);
+      const seen = [];
+      const toBinary = [{ from: moving.email, to: moving.emailBin }, { from: moving.profile, to: moving.profileBin }];
+      const p = await mod.convertStorage(db, { table: moving, key: moving.id, columns: toBinary, batchSize: 4, onProgress: (x) => seen.push(x.scanned) });
+      const [emails, profiles] = [[...originals.values()].filter((o) => o.email !== null).length, [...originals.values()].filter((o) => o.profile !== null).length];
+      assert.deepEqual([p.scanned, p.written, p.skipped, p.nulls, p.batches], [25, emails + profiles, 0, 50 - emails - profiles, 7]);
+      assert.deepEqual(seen, [4, 8, 12, 16, 20, 24, 25]);
+      for (const [id, [email, profile]] of text) {
+        assert.equal(await raw(moving, moving.email, id), null);
+        assert.equal(await raw(moving, moving.profile, id), null);
+        assert.deepEqual(await rawBytes(moving, moving.emailBin, id), email === null ? null : ale.envelopeToBytes(email), `row ${id}`);
+        assert.deepEqual(await rawBytes(moving, moving.profileBin, id), profile === null ? null : ale.envelopeToBytes(profile), `row ${id}`);
+      }
+      for (const tenant of ['acme', 'globex']) {
+        const rows = await withTenant(tenant, () => db.select().from(moving).where(eq(moving.tenantId, tenant)).orderBy(moving.id));
+        assert.deepEqual(rows.map((r) => [r.id, r.emailBin, r.profileBin]), [...originals].filter(([, o]) => o.tenant === tenant).map(([id, o]) => [id, o.email, o.profile]));
+      }
+      const again = await mod.convertStorage(db, { table: moving, key: moving.id, columns: toBinary });
+      assert.deepEqual([again.written, again.skipped, again.nulls], [0, 0, 50]);
+      // and back: the text column holds the very envelopes it held before
+      const back = await mod.convertStorage(db, { table: moving, key: moving.id, columns: toBinary.map(({ from, to }) => ({ from: to, to: from })), batchSize: 10 });
+      assert.equal(back.written, emails + profiles);
+      for (const [id, [email, profile]] of text) {
+        assert.deepEqual([await raw(moving, moving.email, id), await raw(moving, moving.profile, id), await raw(moving, moving.emailBin, id)], [email, profile, null]);
+      }
+    });
+
+    test('convertStorage leaves a row alone when its target already holds a value', async () => {
+      await withTenant('acme', () => db.insert(moving).values([
+        { id: 1, tenantId: 'acme', email: 'old@x.test', emailBin: 'new@x.test' },
+        { id: 2, tenantId: 'acme', email: 'two@x.test' },
+      ]));
+      const p = await mod.convertStorage(db, { table: moving, key: moving.id, columns: [{ from: moving.email, to: moving.emailBin }] });
+      assert.deepEqual([p.written, p.skipped, p.nulls], [1, 1, 0]);
+      const [one, two] = await withTenant('acme', () => db.select().from(moving).orderBy(moving.id));
+      assert.deepEqual([one.email, one.emailBin, two.email, two.emailBin], ['old@x.test', 'new@x.test', null, 'two@x.test']);
+    });
+
+    test('convertStorage refuses pairs that would not read back, and stops at a value that is not an envelope, naming the row', async () => {
+      await withTenant('acme', () => db.insert(moving).values({ id: 1, tenantId: 'acme', email: 'a@x.test' }));
+      const convert = (columns) => mod.convertStorage(db, { table: moving, key: moving.id, columns }).then(() => 'no error', (e) => [e.code, e.message]);
+      const cases = [
+        [[{ from: moving.email, to: moving.email }], 'ALE_INVALID_INPUT', /both columns have storage 'text'/],
+        [[{ from: moving.email, to: moving.otherBin }], 'ALE_INVALID_CONTEXT', /give the target \{ collection: "users", field: "email" \}/],
+        [[{ from: moving.email, to: moving.profileBin }], 'ALE_INVALID_INPUT', /encryptedText, the other encryptedJson/],
+        [[{ from: moving.tenantId, to: moving.emailBin }], 'ALE_INVALID_INPUT', /not an encryptedText or encryptedJson column/],
+        [[{ from: users.email, to: moving.emailBin }], 'ALE_INVALID_INPUT', /does not belong to the table/],
+        [[], 'ALE_INVALID_INPUT', /at least one/],
+      ];
+      for (const [columns, code, message] of cases) {
+        const [gotCode, gotMessage] = await convert(columns);
+        assert.equal(gotCode, code, gotMessage);
+        assert.match(gotMessage, message);
+      }
+      await db.insert(moving).values({ id: 2, tenantId: 'acme', email: sql`${'plain@x.test'}` });
+      const [code, message] = await convert([{ from: moving.email, to: moving.emailBin }]);
+      assert.equal(code, 'ALE_MALFORMED_ENVELOPE');
+      assert.match(message, /table "moving", column "email", collection "users", row 2/);
+      assert.equal(await raw(moving, moving.email, 2), 'plain@x.test');
+      assert.equal(await raw(moving, moving.emailBin, 1), null, 'the batch that held the bad row was not written');
+    });
   });
 
   function withTenant(tenant, fn) {
     return mod.withTenant(tenant, fn);
   }
 }
+
+/** The tables the suite creates; a dialect's reset() drops them. */
+export const TABLES = ['users', 'posts', 'legacy_users', 'rotating_users', 'bin_users', 'bin_rotating', 'bin_legacy', 'moving'];
 
 /** Tables shared by the dialects, built with the dialect's own builders. */
 export function defineTables(mod, { table, int, text }, { newRing }) {
@@ -373,6 +605,29 @@ export function defineTables(mod, { table, int, text }, { newRing }) {
       email: mod.encryptedText('email', { collection: 'users', keyRing: newRing }),
       emailIndex: mod.blindIndexColumn('email_index', { collection: 'users', field: 'email', keyRing: newRing }),
     }),
+    binUsers: table('bin_users', {
+      id: int('id').primaryKey(),
+      tenantId: text('tenant_id').notNull(),
+      email: mod.encryptedText('email', { collection: 'users', storage: 'binary' }),
+      profile: mod.encryptedJson('profile', { collection: 'users', storage: 'binary' }),
+    }),
+    binRotating: table('bin_rotating', {
+      id: int('id').primaryKey(),
+      tenantId: text('tenant_id').notNull(),
+      email: mod.encryptedText('email', { collection: 'users', storage: 'binary', keyRing: newRing }),
+    }),
+    /** The bin_legacy table seen through a binary email column with these options. */
+    binLegacy: (options) => table('bin_legacy', { id: int('id').primaryKey(), tenantId: text('tenant_id').notNull(), email: mod.encryptedText('email', { ...options, storage: 'binary' }) }),
+    /** Text columns and their binary successors, as convertStorage expects them: the same collection and field. */
+    moving: table('moving', {
+      id: int('id').primaryKey(),
+      tenantId: text('tenant_id').notNull(),
+      email: mod.encryptedText('email', { collection: 'users' }),
+      emailBin: mod.encryptedText('email_bin', { collection: 'users', field: 'email', storage: 'binary' }),
+      profile: mod.encryptedJson('profile', { collection: 'users' }),
+      profileBin: mod.encryptedJson('profile_bin', { collection: 'users', field: 'profile', storage: 'binary' }),
+      otherBin: mod.encryptedText('other_bin', { collection: 'users', storage: 'binary' }),
+    }),
   };
   function legacyUsersWith(options) {
     return table('legacy_users', { id: int('id').primaryKey(), tenantId: text('tenant_id').notNull(), email: mod.encryptedText('email', options) });
@@ -380,11 +635,15 @@ export function defineTables(mod, { table, int, text }, { newRing }) {
 }
 
 /** DDL for those tables; `types` maps the dialect's SQL types. */
-export function tableDdl({ int, text, envelope, index }) {
+export function tableDdl({ int, text, envelope, index, binary }) {
   return [
     `CREATE TABLE users (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, email ${envelope}, email_index ${index}, profile ${envelope})`,
     `CREATE TABLE posts (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, secret ${envelope})`,
     `CREATE TABLE legacy_users (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, email ${envelope})`,
     `CREATE TABLE rotating_users (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, email ${envelope}, email_index ${index})`,
+    `CREATE TABLE bin_users (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, email ${binary}, profile ${binary})`,
+    `CREATE TABLE bin_rotating (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, email ${binary})`,
+    `CREATE TABLE bin_legacy (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, email ${binary})`,
+    `CREATE TABLE moving (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, email ${envelope}, email_bin ${binary}, profile ${envelope}, profile_bin ${binary}, other_bin ${binary})`,
   ];
 }

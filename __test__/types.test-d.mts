@@ -20,6 +20,13 @@ const opts = { collection: 'users' };
 const s = sqliteTable('s', { id: integer('id').primaryKey(), doc: sqlite.encryptedJson<{ a: number }>('doc', opts), email: sqlite.encryptedText('email', opts).notNull(), idx: sqlite.blindIndexColumn('idx', opts) });
 const p = pgTable('p', { id: serial('id').primaryKey(), doc: pg.encryptedJson<{ a: number }>('doc', opts), idx: pg.blindIndexColumn('idx', opts) });
 const m = mysqlTable('m', { id: int('id').primaryKey(), doc: mysql.encryptedJson<{ a: number }>('doc', opts), email: mysql.encryptedText('email', opts), idx: mysql.blindIndexColumn('idx', opts).notNull() });
+// storage: 'binary' changes what the driver gets (bytes), not the row types
+const bin = { collection: 'users', storage: 'binary' } as const;
+const sb = sqliteTable('sb', { id: integer('id').primaryKey(), email: sqlite.encryptedText('email', { collection: 'users', storage: 'binary' }), doc: sqlite.encryptedJson<{ a: number }>('doc', bin).notNull() });
+const pb = pgTable('pb', { id: serial('id').primaryKey(), email: pg.encryptedText('email', bin).notNull(), doc: pg.encryptedJson<{ a: number }>('doc', bin) });
+const mb = mysqlTable('mb', { id: int('id').primaryKey(), email: mysql.encryptedText('email', bin), emailText: mysql.encryptedText('email_text', { collection: 'users', storage: 'text' }) });
+declare const mysqlDb: Parameters<typeof mysql.convertStorage>[0];
+const converted = mysql.convertStorage(mysqlDb, { table: mb, key: mb.id, columns: [{ from: mb.emailText, to: mb.email }], batchSize: 100 });
 
 // withTenant starts a lazy query in the scope and returns a Promise of its rows.
 declare const sdb: BetterSQLite3Database;
@@ -51,6 +58,18 @@ export type Tests = [
   Expect<Equal<typeof mysql.readWithFailures, typeof drizzle.readWithFailures>>,
   Expect<Equal<typeof sqlite.AleColumnError, typeof drizzle.AleColumnError>>,
   Expect<Equal<sqlite.MigrateOptions, drizzle.MigrateOptions>>,
+  // binary storage: the same row types; bytes to the driver
+  Expect<Equal<(typeof sb.$inferSelect)['email'], string | null>>,
+  Expect<Equal<(typeof sb.$inferSelect)['doc'], { a: number }>>,
+  Expect<Equal<(typeof sb.$inferInsert)['email'], string | null | undefined>>,
+  Expect<Equal<(typeof pb.$inferSelect)['email'], string>>,
+  Expect<Equal<(typeof pb.$inferSelect)['doc'], { a: number } | null>>,
+  Expect<Equal<(typeof mb.$inferSelect)['email'], string | null>>,
+  Expect<Equal<(typeof sb.email)['_']['driverParam'], Uint8Array>>,
+  Expect<Equal<(typeof mb.emailText)['_']['driverParam'], string>>,
+  Expect<Equal<(typeof s.email)['_']['driverParam'], string>>,
+  Expect<Equal<typeof converted, Promise<drizzle.Progress>>>,
+  Expect<Equal<drizzle.Storage, 'text' | 'binary'>>,
 ];
 
 // @ts-expect-error collection is required
@@ -65,3 +84,9 @@ void withTenant('t', () => sdb.select().from(s)).where;
 matchBlindIndex(p.idx, 42);
 // @ts-expect-error legacyPlaintext ends at a date
 sqlite.encryptedText('email', { collection: 'c', legacyPlaintext: { until: 5 } });
+// @ts-expect-error storage is 'text' or 'binary'
+sqlite.encryptedText('email', { collection: 'c', storage: 'base64' });
+// @ts-expect-error a blind index is stored as text
+pg.blindIndexColumn('idx', { collection: 'c', storage: 'binary' });
+// @ts-expect-error convertStorage moves { from, to } pairs
+mysql.convertStorage(mysqlDb, { table: mb, key: mb.id, columns: [{ column: mb.email }] });

@@ -1,9 +1,10 @@
 // Builds a BatchDriver from Drizzle's dialect-neutral query builder. Values
 // are read and written as raw SQL expressions, so the encrypted columns'
 // own mappers (which would encrypt or decrypt) stay out of the way.
-import { and, asc, eq, getTableColumns, gt, sql, type SQL } from 'drizzle-orm';
-import { encryptPlaintext, reencryptUnderPrimary, requireRing, runBatches } from './core.js';
-import type { BatchDriver, BatchOptions, CellUpdate, ColumnSpec, Progress } from './core.js';
+import { and, asc, eq, getTableColumns, getTableName, gt, isNull, sql, type SQL } from 'drizzle-orm';
+import { codedError } from '../shared/json.js';
+import { columnInfo, eachCell, encryptPlaintext, moveToOtherStorage, reencryptUnderPrimary, requireRing, runBatches } from './core.js';
+import type { BatchDriver, BatchOptions, Cell, CellSpec, ColumnInfo, ColumnSpec, LoopOptions, Progress, RowUpdate } from './core.js';
 
 type AnyColumn = Parameters<typeof asc>[0];
 // The query builders differ per dialect; these helpers only chain methods
@@ -12,29 +13,31 @@ type AnyColumn = Parameters<typeof asc>[0];
 type AnyDb = any;
 
 /** Runs `write` for every update inside one transaction, sync (SQLite) or async. */
-export type Transact = (db: AnyDb, write: (tx: AnyDb, u: CellUpdate) => AnyDb, updates: CellUpdate[]) => Promise<void>;
+export type Transact = (db: AnyDb, write: (tx: AnyDb, u: RowUpdate) => AnyDb, updates: RowUpdate[]) => Promise<void>;
 
 export function keyOf(table: object, column: unknown): string {
   for (const [key, value] of Object.entries(getTableColumns(table as never))) if (value === column) return key;
   throw new TypeError('the column does not belong to the table');
 }
 
-export function drizzleDriver(db: AnyDb, table: object, key: unknown, specs: ColumnSpec[], options: BatchOptions, transact: Transact): BatchDriver {
+/**
+ * Reads `columns` of `table` raw, by `key` order, with each row's tenant
+ * (none when `tenant` is undefined), and writes RowUpdates by compare-and-set.
+ */
+export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: unknown[], tenant: BatchOptions['tenant'] | undefined, transact: Transact): BatchDriver {
   const keyCol = key as AnyColumn;
-  const cols = specs.map((s) => s.column as AnyColumn);
-  const names = specs.map((s) => keyOf(table, s.column));
-  if (typeof options.tenant !== 'string' && !options.tenant?.column) {
-    throw invalidTenant('options.tenant must be a tenant id, or { column } naming the column that holds it');
-  }
-  const tenantCol = typeof options.tenant === 'string' ? null : (options.tenant.column as AnyColumn);
-  const fixedTenant = typeof options.tenant === 'string' ? options.tenant : null;
+  const cols = columns.map((c) => c as AnyColumn);
+  const names = columns.map((c) => keyOf(table, c));
+  const tenantCol = tenant === undefined || typeof tenant === 'string' ? null : (tenant.column as AnyColumn);
+  const fixedTenant = typeof tenant === 'string' ? tenant : undefined;
   const tenantOf = (r: Record<string, unknown>): string => {
     if (r.tenant === null || r.tenant === undefined) throw invalidTenant(`row ${String(r.key)}: the tenant column is NULL, so its values cannot be bound to a tenant`);
     return String(r.tenant);
   };
   const selection: Record<string, SQL | AnyColumn> = { key: keyCol };
-  cols.forEach((c, i) => (selection[`c${i}`] = sql<string | null>`${c}`));
+  cols.forEach((c, i) => (selection[`c${i}`] = sql<Cell>`${c}`));
   if (tenantCol) selection.tenant = sql<string>`${tenantCol}`;
+  const value = (v: Cell) => (v === null ? sql`null` : sql`${v}`);
 
   return {
     async fetch(afterKey, limit) {
@@ -46,8 +49,8 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, specs: Col
         .limit(limit);
       return rows.map((r) => ({
         key: r.key,
-        tenant: fixedTenant ?? tenantOf(r),
-        cells: cols.map((_, i) => (r[`c${i}`] ?? null) as string | null),
+        tenant: tenantCol ? tenantOf(r) : fixedTenant,
+        cells: cols.map((_, i) => (r[`c${i}`] ?? null) as Cell),
       }));
     },
     apply(updates) {
@@ -56,8 +59,8 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, specs: Col
         (tx, u) =>
           tx
             .update(table)
-            .set({ [names[u.column]]: sql`${u.next}` })
-            .where(and(eq(keyCol, u.key), sql`${cols[u.column]} = ${u.prev}`)),
+            .set(Object.fromEntries(u.set.map(([i, v]) => [names[i], value(v)])))
+            .where(and(eq(keyCol, u.key), ...u.expect.map(([i, v]) => (v === null ? isNull(cols[i]) : sql`${cols[i]} = ${v}`)))),
         updates,
       );
     },
@@ -65,7 +68,7 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, specs: Col
 }
 
 function invalidTenant(message: string): Error {
-  return Object.assign(new Error(message), { code: 'ALE_INVALID_CONTEXT' });
+  return codedError('ALE_INVALID_CONTEXT', message);
 }
 
 export interface MigrateOptions extends BatchOptions {
@@ -77,19 +80,45 @@ export interface MigrateOptions extends BatchOptions {
   columns: ColumnSpec[];
 }
 
-/** migratePlaintext and rotateKeys for one dialect, given how it runs a transaction. */
+/** One column to move into the other storage: from `from` into `to`, two encrypted columns of the table. */
+export interface StoragePair {
+  /** The column that holds the envelopes now (text or binary storage). */
+  from: unknown;
+  /** An empty column of the other storage, with the same collection and field (so the AAD matches). */
+  to: unknown;
+}
+
+export interface ConvertOptions extends LoopOptions {
+  /** The table to walk. */
+  table: object;
+  /** Its primary-key column: rows are visited in its order. */
+  key: unknown;
+  /** The columns to move. */
+  columns: StoragePair[];
+}
+
+/** migratePlaintext, rotateKeys and convertStorage for one dialect, given how it runs a transaction. */
 export function batchHelpers(transact: Transact) {
-  const specsOf = (o: MigrateOptions) =>
-    o.columns.map((c) => ({ collection: c.collection, field: c.field ?? (c.column as { name: string }).name }));
+  const specOf = (table: object, column: unknown, collection: string, field: string | undefined): CellSpec => {
+    const name = (column as { name: string }).name;
+    return { table: getTableName(table as never), column: name, collection, field: field ?? name, storage: columnInfo(column)?.storage ?? 'text' };
+  };
+  const driverFor = (db: AnyDb, o: MigrateOptions) => {
+    if (typeof o.tenant !== 'string' && !o.tenant?.column) {
+      throw invalidTenant('options.tenant must be a tenant id, or { column } naming the column that holds it');
+    }
+    return drizzleDriver(db, o.table, o.key, o.columns.map((c) => c.column), o.tenant, transact);
+  };
+  const specsOf = (o: MigrateOptions) => o.columns.map((c) => specOf(o.table, c.column, c.collection, c.field));
   return {
     /**
      * Encrypts the plaintext values of `columns`, batch by batch, each batch in
      * a transaction. Envelopes are never touched, so it is idempotent; it can
-     * be killed and rerun at any point.
+     * be killed and rerun at any point. A binary column gets binary envelopes.
      */
     async migratePlaintext(db: AnyDb, options: MigrateOptions): Promise<Progress> {
-      const driver = drizzleDriver(db, options.table, options.key, options.columns, options, transact);
-      return runBatches(driver, specsOf(options), options, encryptPlaintext(options.keyRing));
+      const driver = driverFor(db, options);
+      return runBatches(driver, options, eachCell(specsOf(options), encryptPlaintext(options.keyRing)));
     },
     /**
      * Re-encrypts under the primary key every value that only a previous key
@@ -97,10 +126,51 @@ export function batchHelpers(transact: Transact) {
      */
     async rotateKeys(db: AnyDb, options: MigrateOptions): Promise<Progress> {
       const ring = requireRing(options.keyRing, 'rotateKeys');
-      const driver = drizzleDriver(db, options.table, options.key, options.columns, options, transact);
-      return runBatches(driver, specsOf(options), options, reencryptUnderPrimary(ring));
+      const driver = driverFor(db, options);
+      return runBatches(driver, options, eachCell(specsOf(options), reencryptUnderPrimary(ring)));
+    },
+    /**
+     * Moves each `from` column's envelopes into its `to` column, of the other
+     * storage (text into binary, or back), and sets `from` NULL, one row at a
+     * time by compare-and-set, one transaction per batch. Needs no key and
+     * no tenant: nothing is decrypted (envelopeToBytes / envelopeFromBytes).
+     * Idempotent and safe to kill and rerun: a moved row has a NULL source.
+     * A row whose target already holds a value is left alone (`skipped`).
+     * Done when a run reports `written: 0, skipped: 0`; then drop `from`.
+     */
+    async convertStorage(db: AnyDb, options: ConvertOptions): Promise<Progress> {
+      const { table, key, columns } = options;
+      if (!Array.isArray(columns) || columns.length === 0) throw codedError('ALE_INVALID_INPUT', 'convertStorage: options.columns must list at least one { from, to } pair');
+      const pairs = columns.map(({ from, to }) => {
+        const [source, target] = [checkedInfo(table, from, 'from'), checkedInfo(table, to, 'to')];
+        const names = `"${(from as { name: string }).name}" → "${(to as { name: string }).name}"`;
+        if (source.storage === target.storage) throw codedError('ALE_INVALID_INPUT', `convertStorage ${names}: both columns have storage '${source.storage}'`);
+        if (source.kind !== target.kind) throw codedError('ALE_INVALID_INPUT', `convertStorage ${names}: one column is encryptedText, the other encryptedJson`);
+        if (source.collection !== target.collection || source.field !== target.field) {
+          throw codedError(
+            'ALE_INVALID_CONTEXT',
+            `convertStorage ${names}: the source binds values to collection "${source.collection}", field "${source.field}", the target to collection "${target.collection}", field "${target.field}"; ` +
+              `give the target { collection: "${source.collection}", field: "${source.field}" } so that the moved values still open`,
+          );
+        }
+        return { from: specOf(table, from, source.collection, source.field), to: specOf(table, to, target.collection, target.field) };
+      });
+      const driver = drizzleDriver(db, table, key, columns.flatMap((c) => [c.from, c.to]), undefined, transact);
+      return runBatches(driver, options, moveToOtherStorage(pairs));
     },
   };
+}
+
+/** The ColumnInfo of an encrypted column of `table`, or a coded error. */
+function checkedInfo(table: object, column: unknown, role: string): ColumnInfo {
+  const info = columnInfo(column);
+  if (!info) throw codedError('ALE_INVALID_INPUT', `convertStorage: the "${role}" column is not an encryptedText or encryptedJson column`);
+  try {
+    keyOf(table, column);
+  } catch {
+    throw codedError('ALE_INVALID_INPUT', `convertStorage: the "${role}" column does not belong to the table`);
+  }
+  return info;
 }
 
 /** SQLite drivers (better-sqlite3, bun:sqlite) run transactions synchronously. */

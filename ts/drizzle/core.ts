@@ -1,13 +1,21 @@
 // Dialect-independent part of the Drizzle integration: tenant scope, the
 // per-column codec that binds values to tenant:collection:field, and the
-// batched, resumable loops behind plaintext migration and key rotation.
+// batched, resumable loops behind plaintext migration, key rotation and the
+// conversion between text and binary storage.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import * as native from '../../index.js';
 import type { KeyRing } from '../../index.js';
-import { parseJson, stringifyJson } from '../shared/json.js';
+import { codedError, parseJson, stringifyJson } from '../shared/json.js';
 
 /** A fixed tenant id, or a synchronous resolver called for every value. */
 export type TenantSource = string | (() => string);
+
+/**
+ * How a column stores its envelopes: 'text', the `v1:…` form in a text
+ * column, or 'binary', the same parts as bytes in a blob/bytea/longblob
+ * column (README, "Binary storage").
+ */
+export type Storage = 'text' | 'binary';
 
 export interface EncryptedColumnOptions {
   /** collectionId in the AAD. */
@@ -26,8 +34,22 @@ export interface EncryptedColumnOptions {
    * `{ until }`, the mode ends at that date: later, such a value fails as
    * without the option (`ALE_MALFORMED_ENVELOPE`). Writes are always
    * encrypted. Default: false.
+   *
+   * A binary column applies the same rule to bytes: a stored value that is
+   * not a binary envelope is legacy plaintext, its bytes read as UTF-8 (a
+   * string, as SQLite may keep in a BLOB column, as it is). A text envelope
+   * is never plaintext there: it fails with `ALE_MALFORMED_ENVELOPE`
+   * (convertStorage() moves text envelopes into a binary column).
    */
   legacyPlaintext?: boolean | { until: Date | string };
+  /**
+   * 'text' (default): the `v1:…` envelope in a text column. 'binary': the
+   * same envelope as bytes, 34 bytes over the plaintext (30 with a 12-byte
+   * IV) instead of 4/3 of it plus 49, in a column of the dialect's byte type
+   * (SQLite `blob`, PostgreSQL `bytea`, MySQL `longblob`). The row type does
+   * not change: the column still reads and writes strings (or your JSON type).
+   */
+  storage?: Storage;
 }
 
 /** An Error with an `ALE_*` code and, where known, where the bad value sits. */
@@ -182,6 +204,12 @@ export interface FieldCodec {
   /** Decrypts `stored`, then parses the plaintext with `parse` when given. */
   decrypt(stored: string): string;
   decrypt<T>(stored: string, parse: (text: string) => T): T;
+  /** `encrypt`, into a binary envelope. */
+  encryptBinary(plaintext: string): Buffer;
+  encryptBinary<T>(value: T, serialise: (value: T) => string): Buffer;
+  /** `decrypt` of a binary column's stored value (bytes; a string only as legacy plaintext). */
+  decryptBinary(stored: unknown): string;
+  decryptBinary<T>(stored: unknown, parse: (text: string) => T): T;
   blindIndex(value: string): string;
   /** The blind index under every key of the column's ring, primary first (only the primary for the process-wide ring). */
   blindIndexes(value: string): string[];
@@ -192,6 +220,7 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
     throw Object.assign(new Error(`encrypted column "${column}": options.collection (the collectionId) is required`), { code: 'ALE_INVALID_CONTEXT' });
   }
   const { collection, keyRing } = options;
+  storageOf(options, column);
   const field = options.field ?? column;
   const tenantOption = options.tenant;
   const where = { column, collection };
@@ -223,6 +252,7 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
     }
   };
   // One rule for "is this an envelope?": the one migratePlaintext uses.
+  const legacyOpen = () => legacyUntil !== undefined && Date.now() < legacyUntil;
   const isLegacy = (stored: string) => legacyUntil !== undefined && !native.isEnvelope(stored) && Date.now() < legacyUntil;
   const countLegacy = () => {
     const reads = (state.legacyReads.get(counterKey) ?? 0) + 1;
@@ -237,6 +267,44 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
     }
   };
 
+  // What each storage does with a key: hoisted, so that a call allocates no more than `wrap`'s closure.
+  const sealText = (plaintext: string, t: string) => (keyRing ? keyRing.encrypt(plaintext, t, collection, field) : native.encrypt(plaintext, t, collection, field));
+  const sealBytes = (plaintext: string, t: string) => (keyRing ? keyRing.encryptBinary(plaintext, t, collection, field) : native.encryptBinary(plaintext, t, collection, field));
+  const openText = (stored: string, t: string) => (keyRing ? keyRing.decrypt(stored, t, collection, field) : native.decrypt(stored, t, collection, field));
+  const openBytes = (stored: unknown, t: string) => {
+    const bytes = bytesOnly(storedBytes(stored));
+    try {
+      return keyRing ? keyRing.decryptBinary(bytes, t, collection, field) : native.decryptBinary(bytes, t, collection, field);
+    } catch (e) {
+      // on the failure path only: say so when the bytes are a text envelope's
+      if (isTextEnvelopeBytes(bytes)) throw textEnvelopeInBinary();
+      throw e;
+    }
+  };
+  const legacyText = (stored: string) => (isLegacy(stored) ? stored : undefined);
+  const legacyBytes = (stored: unknown) => (legacyOpen() ? wrap(() => binaryPlaintext(storedBytes(stored))) : undefined);
+
+  /**
+   * Serves a stored value: its text when `legacy` says it is legacy
+   * plaintext, else what `open` decrypts, parsed by `parse` when given. In a
+   * readWithFailures() scope, a failure becomes an AleReadFailure cell.
+   */
+  function decryptWith<S>(stored: S, parse: ((text: string) => unknown) | undefined, legacy: (stored: S) => string | undefined, open: (stored: S, t: string) => string): unknown {
+    try {
+      let text = legacy(stored);
+      if (text !== undefined) countLegacy();
+      else {
+        const t = tenant();
+        text = wrap(() => open(stored, t));
+      }
+      const plaintext = text;
+      return parse ? wrap(() => parse(plaintext)) : plaintext;
+    } catch (e) {
+      if (state.failureScope.getStore() && e instanceof AleColumnError) return new AleReadFailure(e);
+      throw e;
+    }
+  }
+
   return {
     column,
     collection,
@@ -244,27 +312,18 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
     tenant,
     encrypt(value: unknown, serialise?: (value: unknown) => string) {
       const t = tenant();
-      return wrap(() => {
-        const plaintext = serialise ? serialise(value) : (value as string);
-        return keyRing ? keyRing.encrypt(plaintext, t, collection, field) : native.encrypt(plaintext, t, collection, field);
-      });
+      return wrap(() => sealText(serialise ? serialise(value) : (value as string), t));
     },
     decrypt: function (stored: string, parse?: (text: string) => unknown) {
-      try {
-        let text: string;
-        if (isLegacy(stored)) {
-          countLegacy();
-          text = stored;
-        } else {
-          const t = tenant();
-          text = wrap(() => (keyRing ? keyRing.decrypt(stored, t, collection, field) : native.decrypt(stored, t, collection, field)));
-        }
-        return parse ? wrap(() => parse(text)) : text;
-      } catch (e) {
-        if (state.failureScope.getStore() && e instanceof AleColumnError) return new AleReadFailure(e);
-        throw e;
-      }
+      return decryptWith(stored, parse, legacyText, openText);
     } as FieldCodec['decrypt'],
+    encryptBinary(value: unknown, serialise?: (value: unknown) => string) {
+      const t = tenant();
+      return wrap(() => sealBytes(serialise ? serialise(value) : (value as string), t));
+    },
+    decryptBinary: function (stored: unknown, parse?: (text: string) => unknown) {
+      return decryptWith(stored, parse, legacyBytes, openBytes);
+    } as FieldCodec['decryptBinary'],
     blindIndex(value) {
       const t = tenant();
       return wrap(() => (keyRing ? keyRing.blindIndex(value, t, collection, field) : native.blindIndex(value, t, collection, field)));
@@ -276,23 +335,136 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
   };
 }
 
-/** JSON through the codec: serialised, then encrypted. JSON errors are coded and quote nothing of the value. */
-export function jsonCodec<T>(codec: FieldCodec) {
-  return {
-    toDriver: (value: T): string => codec.encrypt(value, stringifyJson),
-    fromDriver: (stored: string): T => codec.decrypt(stored, parseJson) as T,
-  };
+/** The storage option, checked: 'text' unless 'binary' is asked for. */
+export function storageOf(options: { storage?: unknown }, column: string): Storage {
+  const storage = options.storage ?? 'text';
+  if (storage !== 'text' && storage !== 'binary') {
+    throw codedError('ALE_INVALID_INPUT', `encrypted column "${column}": storage must be 'text' or 'binary'`);
+  }
+  return storage;
 }
 
-/** What a migration or rotation has done so far. */
+/** Strict UTF-8 that keeps a leading BOM: the plaintext exactly, or an error. */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * What a binary column's driver hands back, as bytes or (SQLite keeps TEXT
+ * in a BLOB column) a string. Buffer is a Uint8Array; bun:sqlite gives a
+ * plain Uint8Array.
+ */
+function storedBytes(stored: unknown): Uint8Array | string {
+  if (stored instanceof Uint8Array || typeof stored === 'string') return stored;
+  const what = stored === null ? 'null' : typeof stored === 'object' ? (stored.constructor?.name ?? 'an object') : typeof stored;
+  throw codedError('ALE_INVALID_INPUT', `the driver returned ${what} for a binary column, not a Buffer or Uint8Array`);
+}
+
+/** The bytes of a binary envelope; a string in a binary column is `ALE_MALFORMED_ENVELOPE`. */
+function bytesOnly(value: Uint8Array | string): Uint8Array {
+  if (typeof value !== 'string') return value;
+  throw native.isEnvelope(value) ? textEnvelopeInBinary() : codedError('ALE_MALFORMED_ENVELOPE', 'the binary column holds text, not a binary envelope');
+}
+
+/** Whether `bytes` are the UTF-8 of a text envelope (`v1:…`), as a text column's bytes copied into a binary one are. */
+function isTextEnvelopeBytes(bytes: Uint8Array): boolean {
+  if (bytes[0] !== 0x76) return false; // 'v'
+  try {
+    return native.isEnvelope(utf8.decode(bytes));
+  } catch {
+    return false; // not UTF-8, so not a text envelope
+  }
+}
+
+function textEnvelopeInBinary(): Error {
+  return codedError('ALE_MALFORMED_ENVELOPE', 'the binary column holds a text envelope: convertStorage() moves text envelopes into a binary column');
+}
+
+/** Whether the core reads `bytes` as a binary envelope (the layout only; no key, nothing decrypted). */
+function isBinaryEnvelope(bytes: Uint8Array): boolean {
+  try {
+    native.envelopeFromBytes(bytes);
+    return true;
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === 'ALE_MALFORMED_ENVELOPE' || code === 'ALE_UNSUPPORTED_VERSION') return false;
+    throw e;
+  }
+}
+
+/**
+ * The legacy-plaintext rule of a binary column, shared by reads and
+ * migratePlaintext: undefined for a binary envelope; otherwise the value's
+ * text (a string as it is, bytes as UTF-8). A text envelope, as a string or
+ * as its UTF-8 bytes, is not plaintext (`ALE_MALFORMED_ENVELOPE`): encrypting
+ * it again would bury it; convertStorage() moves it. Neither are bytes that
+ * are not UTF-8.
+ */
+export function binaryPlaintext(value: Uint8Array | string): string | undefined {
+  let text: string;
+  if (typeof value === 'string') text = value;
+  else if (isBinaryEnvelope(value)) return undefined;
+  else {
+    try {
+      text = utf8.decode(value);
+    } catch {
+      throw codedError('ALE_MALFORMED_ENVELOPE', 'the binary column holds bytes that are neither a binary envelope nor UTF-8 text');
+    }
+  }
+  if (native.isEnvelope(text)) throw textEnvelopeInBinary();
+  return text;
+}
+
+/** A column's mappers for its storage: strings through the codec. */
+export function textMappers(codec: FieldCodec, storage: Storage) {
+  return storage === 'binary'
+    ? { toDriver: (value: string): Buffer => codec.encryptBinary(value), fromDriver: (stored: unknown): string => codec.decryptBinary(stored) }
+    : { toDriver: (value: string): string => codec.encrypt(value), fromDriver: (stored: string): string => codec.decrypt(stored) };
+}
+
+/** JSON through the codec: serialised, then encrypted. JSON errors are coded and quote nothing of the value. */
+export function jsonMappers<T>(codec: FieldCodec, storage: Storage) {
+  return storage === 'binary'
+    ? { toDriver: (value: T): Buffer => codec.encryptBinary(value, stringifyJson), fromDriver: (stored: unknown): T => codec.decryptBinary(stored, parseJson) as T }
+    : { toDriver: (value: T): string => codec.encrypt(value, stringifyJson), fromDriver: (stored: string): T => codec.decrypt(stored, parseJson) as T };
+}
+
+/**
+ * What an encrypted column says about itself when its mapToDriverValue is
+ * asked with COLUMN_PROBE (of either build, hence Symbol.for): the batch
+ * helpers learn each column's storage, and convertStorage checks that two
+ * columns bind their values to the same collection and field.
+ */
+export interface ColumnInfo {
+  storage: Storage;
+  kind: 'text' | 'json';
+  collection: string;
+  field: string;
+}
+export const COLUMN_PROBE = Symbol.for('@sveltycms/ale/column-probe');
+
+/** The column's ColumnInfo, or undefined when it is not an encryptedText/encryptedJson column. */
+export function columnInfo(column: unknown): ColumnInfo | undefined {
+  let info: unknown;
+  try {
+    info = (column as { mapToDriverValue?: (value: unknown) => unknown })?.mapToDriverValue?.(COLUMN_PROBE);
+  } catch {
+    return undefined; // a column whose mapper refuses the probe is not one of ours
+  }
+  return typeof info === 'object' && info !== null && (info as ColumnInfo).storage !== undefined ? (info as ColumnInfo) : undefined;
+}
+
+/** What a migration, rotation or conversion has done so far. */
 export interface Progress {
   /** Rows read so far. */
   scanned: number;
-  /** Values written (encrypted or re-encrypted) so far. */
+  /** Values written (encrypted, re-encrypted, or moved into the other storage) so far. */
   written: number;
-  /** Values that needed nothing (already envelopes, or already under the primary key). */
+  /**
+   * Values that needed nothing (already envelopes, or already under the
+   * primary key). convertStorage: rows whose target column already holds a
+   * value while the source does too; both are left as they are.
+   */
   skipped: number;
-  /** NULL values, left NULL. */
+  /** NULL values, left NULL. convertStorage: rows whose source is NULL (nothing to move, or moved already). */
   nulls: number;
   batches: number;
   /** The last row key handled; a rerun may start after it. */
@@ -301,30 +473,47 @@ export interface Progress {
 
 /** One encrypted column to migrate or rotate. */
 export interface ColumnSpec {
-  /** The Drizzle column (an encryptedText/encryptedJson column of the table). */
+  /** The Drizzle column (an encryptedText/encryptedJson column of the table; its `storage` is followed). */
   column: unknown;
   collection: string;
   /** Default: the column's name. */
   field?: string;
 }
 
-export interface BatchOptions {
+/** How a batch loop runs. */
+export interface LoopOptions {
   /** Rows per transaction. Default 500. */
   batchSize?: number;
-  /** Tenant of a row: a fixed id, or read from a column of the row. */
-  tenant: string | { column: unknown };
-  /** Default: the process-wide ring. */
-  keyRing?: KeyRing;
   /** Called after every committed batch. */
   onProgress?: (progress: Progress) => void;
 }
 
-/** A change to one cell: set `next` where the cell still holds `prev`. */
-export interface CellUpdate {
+export interface BatchOptions extends LoopOptions {
+  /** Tenant of a row: a fixed id, or read from a column of the row. */
+  tenant: string | { column: unknown };
+  /** Default: the process-wide ring. */
+  keyRing?: KeyRing;
+}
+
+/** A stored value as a batch reads it: text, bytes (a binary column), or NULL. */
+export type Cell = string | Uint8Array | null;
+
+/**
+ * A compare-and-set on one row: set the `set` cells (by index into the
+ * columns read) where every `expect` cell still holds what was read (NULL:
+ * still NULL). A row changed by someone else since is left alone.
+ */
+export interface RowUpdate {
   key: unknown;
-  column: number;
-  prev: string;
-  next: string;
+  set: [column: number, value: Cell][];
+  expect: [column: number, value: Cell][];
+}
+
+export interface FetchedRow {
+  key: unknown;
+  /** Undefined where the helper needs no tenant (convertStorage). */
+  tenant: string | undefined;
+  cells: Cell[];
 }
 
 /**
@@ -332,19 +521,20 @@ export interface CellUpdate {
  * batch of compare-and-set updates in one transaction.
  */
 export interface BatchDriver {
-  fetch(afterKey: unknown, limit: number): Promise<{ key: unknown; tenant: string; cells: (string | null)[] }[]>;
-  apply(updates: CellUpdate[]): Promise<void>;
+  fetch(afterKey: unknown, limit: number): Promise<FetchedRow[]>;
+  apply(updates: RowUpdate[]): Promise<void>;
 }
 
-type Decide = (cell: string, ctx: [string, string, string]) => string | null;
+/** The updates one row needs; what it leaves alone is counted in `progress`. */
+export type Plan = (row: FetchedRow, progress: Progress) => RowUpdate[];
 
 /**
  * The shared loop: keyset pagination over the table by primary key, one
  * transaction per batch, compare-and-set writes. Safe to kill and rerun:
- * rows already done are skipped by `decide`, and a row changed by someone
+ * rows already done are skipped by the plan, and a row changed by someone
  * else since it was read is left alone (the compare fails).
  */
-export async function runBatches(driver: BatchDriver, specs: { collection: string; field: string }[], options: BatchOptions, decide: Decide): Promise<Progress> {
+export async function runBatches(driver: BatchDriver, options: LoopOptions, plan: Plan): Promise<Progress> {
   const batchSize = options.batchSize ?? 500;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new TypeError('batchSize must be a positive integer');
   const progress: Progress = { scanned: 0, written: 0, skipped: 0, nulls: 0, batches: 0, lastKey: undefined };
@@ -352,18 +542,7 @@ export async function runBatches(driver: BatchDriver, specs: { collection: strin
   for (;;) {
     const rows = await driver.fetch(after, batchSize);
     if (rows.length === 0) break;
-    const updates: CellUpdate[] = [];
-    for (const row of rows) {
-      row.cells.forEach((cell, i) => {
-        if (cell === null) {
-          progress.nulls++;
-          return;
-        }
-        const next = decide(cell, [row.tenant, specs[i].collection, specs[i].field]);
-        if (next === null) progress.skipped++;
-        else updates.push({ key: row.key, column: i, prev: cell, next });
-      });
-    }
+    const updates = rows.flatMap((row) => plan(row, progress));
     await driver.apply(updates);
     progress.scanned += rows.length;
     progress.written += updates.length;
@@ -374,19 +553,104 @@ export async function runBatches(driver: BatchDriver, specs: { collection: strin
   return progress;
 }
 
-/** Encrypt what is not yet an envelope; leave envelopes untouched. */
+/** Where a cell sits: for the AAD, its storage, and an error's message. */
+export interface CellSpec {
+  table: string;
+  column: string;
+  collection: string;
+  field: string;
+  storage: Storage;
+}
+
+/** What to write into a non-NULL cell, or null when it needs nothing. */
+type Decide = (cell: string | Uint8Array, tenant: string, spec: CellSpec) => string | Uint8Array | null;
+
+/** A plan that decides every non-NULL cell on its own (migratePlaintext, rotateKeys). */
+export function eachCell(specs: CellSpec[], decide: Decide): Plan {
+  return (row, progress) => {
+    const updates: RowUpdate[] = [];
+    row.cells.forEach((cell, i) => {
+      if (cell === null) {
+        progress.nulls++;
+        return;
+      }
+      const next = atCell(specs[i], row.key, () => decide(cell, row.tenant as string, specs[i]));
+      if (next === null) progress.skipped++;
+      else updates.push({ key: row.key, set: [[i, next]], expect: [[i, cell]] });
+    });
+    return updates;
+  };
+}
+
+/** Runs `op` for one cell; a failure becomes an AleColumnError naming the table, column and row. */
+function atCell<T>(spec: CellSpec, key: unknown, op: () => T): T {
+  try {
+    return op();
+  } catch (e) {
+    if (e instanceof AleColumnError) throw e;
+    throw new AleColumnError(e as Error & { code?: string }, { table: spec.table, column: spec.column, collection: spec.collection, rowKey: key });
+  }
+}
+
+/** A text column's cell; bytes there are `ALE_MALFORMED_ENVELOPE`. */
+function textOnly(cell: string | Uint8Array): string {
+  if (typeof cell === 'string') return cell;
+  throw codedError('ALE_MALFORMED_ENVELOPE', 'the text column holds bytes, not a text envelope');
+}
+
+/**
+ * Encrypt what is not yet an envelope; leave envelopes untouched. A binary
+ * column follows binaryPlaintext(), the rule its reads follow.
+ */
 export function encryptPlaintext(ring: KeyRing | undefined): Decide {
-  return (cell, [t, c, f]) => {
+  return (cell, t, { collection: c, field: f, storage }) => {
+    if (storage === 'binary') {
+      const text = binaryPlaintext(cell);
+      if (text === undefined) return null;
+      return ring ? ring.encryptBinary(text, t, c, f) : native.encryptBinary(text, t, c, f);
+    }
     if (native.isEnvelope(cell)) return null;
-    return ring ? ring.encrypt(cell, t, c, f) : native.encrypt(cell, t, c, f);
+    const text = textOnly(cell);
+    return ring ? ring.encrypt(text, t, c, f) : native.encrypt(text, t, c, f);
   };
 }
 
 /** Re-encrypt envelopes that only a previous key opens. Plaintext is an error. */
 export function reencryptUnderPrimary(ring: KeyRing): Decide {
-  return (cell, [t, c, f]) => {
-    if (ring.keyIndex(cell, t, c, f) === 0) return null;
-    return ring.encrypt(ring.decrypt(cell, t, c, f), t, c, f);
+  return (cell, t, { collection: c, field: f, storage }) => {
+    if (storage === 'binary') {
+      const bytes = bytesOnly(cell);
+      if (ring.keyIndex(native.envelopeFromBytes(bytes), t, c, f) === 0) return null;
+      return ring.encryptBinary(ring.decryptBinary(bytes, t, c, f), t, c, f);
+    }
+    const text = textOnly(cell);
+    if (ring.keyIndex(text, t, c, f) === 0) return null;
+    return ring.encrypt(ring.decrypt(text, t, c, f), t, c, f);
+  };
+}
+
+/**
+ * convertStorage's plan. Pair i reads its source at cell 2i and its target
+ * at cell 2i + 1; a source value moves into a NULL target in the target's
+ * storage and the source becomes NULL, in one compare-and-set. The move is
+ * lossless and needs no key (envelopeToBytes, envelopeFromBytes): nothing
+ * is decrypted. A target that already holds a value is left alone, and so
+ * is its source.
+ */
+export function moveToOtherStorage(pairs: { from: CellSpec; to: CellSpec }[]): Plan {
+  return (row, progress) => {
+    const updates: RowUpdate[] = [];
+    pairs.forEach(({ from, to }, i) => {
+      const source = row.cells[2 * i];
+      const target = row.cells[2 * i + 1];
+      if (source === null) progress.nulls++;
+      else if (target !== null) progress.skipped++;
+      else {
+        const next = atCell(from, row.key, () => (to.storage === 'binary' ? native.envelopeToBytes(textOnly(source)) : native.envelopeFromBytes(bytesOnly(source))));
+        updates.push({ key: row.key, set: [[2 * i + 1, next], [2 * i, null]], expect: [[2 * i, source], [2 * i + 1, null]] });
+      }
+    });
+    return updates;
   };
 }
 

@@ -5,21 +5,34 @@ import type { ConvertCustomConfig as MySqlConfig, MySqlCustomColumnBuilder } fro
 import type { ConvertCustomConfig as PgConfig, PgCustomColumnBuilder } from 'drizzle-orm/pg-core';
 import type { ConvertCustomConfig as SQLiteConfig, SQLiteCustomColumnBuilder } from 'drizzle-orm/sqlite-core';
 import { batchHelpers, type Transact } from './batch.js';
-import { fieldCodec, jsonCodec, type EncryptedColumnOptions, type FieldCodec } from './core.js';
+import { COLUMN_PROBE, fieldCodec, jsonMappers, storageOf, textMappers, type ColumnInfo, type EncryptedColumnOptions, type FieldCodec, type Storage } from './core.js';
 
-type Values<T> = { data: T; driverData: string };
+/** What a column hands the driver: a string for text storage, bytes (a Buffer) for binary. */
+type DriverData<S extends Storage> = S extends 'binary' ? Uint8Array : string;
+type Values<T, S extends Storage> = { data: T; driverData: DriverData<S> };
 
 /** What each dialect's customType() builds for a column `TName` holding T; Drizzle infers row types from it. */
-export interface ColumnBuilders<TName extends string, T> {
-  sqlite: SQLiteCustomColumnBuilder<SQLiteConfig<TName, Values<T>>>;
-  pg: PgCustomColumnBuilder<PgConfig<TName, Values<T>>>;
-  mysql: MySqlCustomColumnBuilder<MySqlConfig<TName, Values<T>>>;
+export interface ColumnBuilders<TName extends string, T, S extends Storage = 'text'> {
+  sqlite: SQLiteCustomColumnBuilder<SQLiteConfig<TName, Values<T, S>>>;
+  pg: PgCustomColumnBuilder<PgConfig<TName, Values<T, S>>>;
+  mysql: MySqlCustomColumnBuilder<MySqlConfig<TName, Values<T, S>>>;
 }
 export type Dialect = keyof ColumnBuilders<string, unknown>;
 
+/** The SQL types a dialect declares: envelopes as text, as bytes, and blind indexes. */
+export interface SqlTypes {
+  text: string;
+  binary: string;
+  index: string;
+}
+
+/** A column's value mappers; what the driver hands back depends on the driver, so it is checked at run time. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Mappers<T> = { toDriver: (value: T) => unknown; fromDriver: (stored: any) => T };
+
 /** The part of a dialect's customType() the factory uses; `column()` below types each column's values. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-type CustomType = (params: { dataType: () => string; toDriver: (value: any) => string; fromDriver: (stored: any) => unknown }) => (name: string) => unknown;
+type CustomType = (params: { dataType: () => string; toDriver: (value: any) => unknown; fromDriver: (stored: any) => unknown }) => (name: string) => unknown;
 
 /**
  * Asked through a blind-index column's public `mapToDriverValue`, its
@@ -32,19 +45,34 @@ const CODEC_PROBE = Symbol.for('@sveltycms/ale/codec-probe');
  * The columns and batch helpers of one dialect. `D` names the dialect whose
  * `customType` is passed, so that the column builders keep Drizzle's types.
  */
-export function dialect<D extends Dialect>(customType: CustomType, sqlType: { text: string; index: string }, transact: Transact) {
-  const column = <T, TName extends string>(name: TName, type: string, toDriver: (value: T) => string, fromDriver: (stored: string) => T) =>
-    customType({ dataType: () => type, toDriver, fromDriver })(name) as ColumnBuilders<TName, T>[D];
+export function dialect<D extends Dialect>(customType: CustomType, sqlType: SqlTypes, transact: Transact) {
+  const column = <T, TName extends string, S extends Storage>(name: TName, type: string, toDriver: Mappers<T>['toDriver'], fromDriver: Mappers<T>['fromDriver']) =>
+    customType({ dataType: () => type, toDriver, fromDriver })(name) as ColumnBuilders<TName, T, S>[D];
+  /** An encrypted column: its mappers, and its ColumnInfo when asked with COLUMN_PROBE. */
+  const encrypted = <T, TName extends string, S extends Storage>(name: TName, info: ColumnInfo, mappers: Mappers<T>) => {
+    const toDriver = (value: T) => ((value as unknown) === COLUMN_PROBE ? info : mappers.toDriver(value));
+    return column<T, TName, S>(name, info.storage === 'binary' ? sqlType.binary : sqlType.text, toDriver, mappers.fromDriver);
+  };
+  const infoOf = (codec: FieldCodec, storage: Storage, kind: ColumnInfo['kind']): ColumnInfo => ({ storage, kind, collection: codec.collection, field: codec.field });
   return {
-    /** A string column stored as an envelope bound to tenant:collection:field. */
-    encryptedText<TName extends string>(name: TName, options: EncryptedColumnOptions) {
+    /**
+     * A string column stored as an envelope bound to tenant:collection:field:
+     * text by default, bytes with `storage: 'binary'`.
+     */
+    encryptedText<TName extends string, S extends Storage = 'text'>(name: TName, options: EncryptedColumnOptions & { storage?: S }) {
       const codec = fieldCodec(name, options);
-      return column<string, TName>(name, sqlType.text, (value) => codec.encrypt(value), (stored) => codec.decrypt(stored));
+      const storage = storageOf(options, name);
+      return encrypted<string, TName, S>(name, infoOf(codec, storage, 'text'), textMappers(codec, storage));
     },
-    /** A value of type T, serialised as JSON and then encrypted. */
-    encryptedJson<T, TName extends string = string>(name: TName, options: EncryptedColumnOptions) {
-      const json = jsonCodec<T>(fieldCodec(name, options));
-      return column<T, TName>(name, sqlType.text, json.toDriver, json.fromDriver);
+    /**
+     * A value of type T, serialised as JSON and then encrypted; `storage` as
+     * for encryptedText. (With T given, TypeScript cannot infer S, so the
+     * driver type is `string | Uint8Array`; the row type is T either way.)
+     */
+    encryptedJson<T, TName extends string = string, S extends Storage = Storage>(name: TName, options: EncryptedColumnOptions & { storage?: S }) {
+      const codec = fieldCodec(name, options);
+      const storage = storageOf(options, name);
+      return encrypted<T, TName, S>(name, infoOf(codec, storage, 'json'), jsonMappers<T>(codec, storage));
     },
     /**
      * A keyed blind index kept beside an encrypted column: write the same
@@ -54,10 +82,13 @@ export function dialect<D extends Dialect>(customType: CustomType, sqlType: { te
      * `matchBlindIndex(table.emailIndex, 'a@b.c')`, which also matches indexes
      * written under a previous key. Use the encrypted column's collection and field.
      */
-    blindIndexColumn<TName extends string>(name: TName, options: EncryptedColumnOptions) {
+    blindIndexColumn<TName extends string>(name: TName, options: Omit<EncryptedColumnOptions, 'storage'>) {
+      if ((options as EncryptedColumnOptions)?.storage !== undefined) {
+        throw Object.assign(new Error(`blind index column "${name}": a blind index is stored as text; storage applies to encrypted columns`), { code: 'ALE_INVALID_INPUT' });
+      }
       const codec = fieldCodec(options.field ?? name, options);
-      const toDriver = (value: string) => ((value as unknown) === CODEC_PROBE ? (codec as unknown as string) : codec.blindIndex(value));
-      return column<string, TName>(name, sqlType.index, toDriver, (stored) => stored);
+      const toDriver = (value: string) => ((value as unknown) === CODEC_PROBE ? codec : codec.blindIndex(value));
+      return column<string, TName, 'text'>(name, sqlType.index, toDriver, (stored: string) => stored);
     },
     ...batchHelpers(transact),
   };

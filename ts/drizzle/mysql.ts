@@ -5,5 +5,5 @@ import { dialect } from './dialect.js';
 
 export * from './index.js';
 
-/** SQL type 'longtext' for envelopes, 'char(43)' for blind indexes. */
-export const { encryptedText, encryptedJson, blindIndexColumn, migratePlaintext, rotateKeys } = dialect<'mysql'>(customType, { text: 'longtext', index: 'char(43)' }, asyncTransact);
+/** SQL type 'longtext' for envelopes ('longblob' with storage: 'binary'), 'char(43)' for blind indexes. */
+export const { encryptedText, encryptedJson, blindIndexColumn, migratePlaintext, rotateKeys, convertStorage } = dialect<'mysql'>(customType, { text: 'longtext', binary: 'longblob', index: 'char(43)' }, asyncTransact);

@@ -5,5 +5,5 @@ import { dialect } from './dialect.js';
 
 export * from './index.js';
 
-/** SQL type 'text' for envelopes and for blind indexes. */
-export const { encryptedText, encryptedJson, blindIndexColumn, migratePlaintext, rotateKeys } = dialect<'sqlite'>(customType, { text: 'text', index: 'text' }, syncTransact);
+/** SQL type 'text' for envelopes and for blind indexes; 'blob' for envelopes with storage: 'binary'. */
+export const { encryptedText, encryptedJson, blindIndexColumn, migratePlaintext, rotateKeys, convertStorage } = dialect<'sqlite'>(customType, { text: 'text', binary: 'blob', index: 'text' }, syncTransact);
