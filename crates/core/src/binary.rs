@@ -39,21 +39,18 @@ pub struct Parts<'a> {
 /// too short or with an IV length other than 12 or 16, and
 /// `ALE_UNSUPPORTED_VERSION` for a version byte other than 1 (0 is malformed).
 pub fn parse(bytes: &[u8]) -> Result<Parts<'_>> {
-    let malformed = AleError::MalformedEnvelope;
-    let (&version, rest) = bytes
-        .split_first()
-        .ok_or(malformed("the binary envelope is empty"))?;
+    let malformed = AleError::MalformedBinary;
+    let (&version, rest) = bytes.split_first().ok_or(malformed("it is empty"))?;
     match version {
         VERSION_V1 => {}
-        0 => return Err(malformed("the binary envelope has version 0")),
+        0 => return Err(malformed("its version byte is 0")),
         v => return Err(AleError::UnsupportedVersion(u64::from(v))),
     }
     let (&iv_len, rest) = rest
         .split_first()
-        .ok_or(malformed("the binary envelope ends after its version"))?;
-    let iv_len = IvLength::from_bytes(usize::from(iv_len)).ok_or(malformed(
-        "the binary envelope's IV length must be 16 or 12 bytes",
-    ))?;
+        .ok_or(malformed("it ends after its version byte"))?;
+    let iv_len = IvLength::from_bytes(usize::from(iv_len))
+        .ok_or(malformed("its IV length byte is not 16 or 12"))?;
     if rest.len() < iv_len.bytes() + TAG_LEN {
         return Err(malformed(
             "the binary envelope is shorter than its IV and tag",

@@ -19,6 +19,8 @@ pub enum AleError {
     },
     /// The stored value is not a well-formed envelope.
     MalformedEnvelope(&'static str),
+    /// The stored bytes are not a well-formed binary envelope (same code).
+    MalformedBinary(&'static str),
     /// A well-formed `v<N>:` prefix, but a version this build cannot read.
     UnsupportedVersion(u64),
     /// Tag check failed: tampered data, wrong context, or no key in the ring fits.
@@ -45,7 +47,9 @@ impl AleError {
         match self {
             AleError::InvalidKey { .. } => "ALE_INVALID_KEY",
             AleError::InvalidContext { .. } => "ALE_INVALID_CONTEXT",
-            AleError::MalformedEnvelope(_) => "ALE_MALFORMED_ENVELOPE",
+            AleError::MalformedEnvelope(_) | AleError::MalformedBinary(_) => {
+                "ALE_MALFORMED_ENVELOPE"
+            }
             AleError::UnsupportedVersion(_) => "ALE_UNSUPPORTED_VERSION",
             AleError::AuthFailed => "ALE_AUTH_FAILED",
             AleError::NotInitialized => "ALE_NOT_INITIALIZED",
@@ -71,6 +75,11 @@ impl fmt::Display for AleError {
                 f,
                 "malformed envelope: {reason} (expected v1:<iv>:<tag>:<ciphertext> in \
                  unpadded base64url)"
+            ),
+            AleError::MalformedBinary(reason) => write!(
+                f,
+                "malformed binary envelope: {reason} (expected the version byte 0x01, the IV \
+                 length 16 or 12, the IV, a 16-byte tag and the ciphertext)"
             ),
             AleError::UnsupportedVersion(v) => write!(
                 f,
@@ -123,6 +132,7 @@ mod tests {
                 reason: "is empty",
             },
             AleError::MalformedEnvelope("x"),
+            AleError::MalformedBinary("x"),
             AleError::UnsupportedVersion(2),
             AleError::AuthFailed,
             AleError::NotInitialized,
@@ -135,7 +145,8 @@ mod tests {
         let mut codes: Vec<_> = all.iter().map(AleError::code).collect();
         codes.sort_unstable();
         codes.dedup();
-        assert_eq!(codes.len(), all.len());
+        // the text and binary forms' "malformed" share one code
+        assert_eq!(codes.len(), all.len() - 1);
         assert!(codes.iter().all(|c| c.starts_with("ALE_")));
     }
 }
