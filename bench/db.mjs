@@ -30,14 +30,14 @@ export const SCENARIOS = [
  */
 const FTS_COLUMNS = { recommended: ['name', 'description'], naive: ['name', 'description', 'data'] };
 
-function ddl(fts) {
+function ddl(fts, valueType = 'TEXT') {
   const cols = FTS_COLUMNS[fts].join(', ');
   const news = FTS_COLUMNS[fts].map((c) => `new.${c}`).join(', ');
   const olds = FTS_COLUMNS[fts].map((c) => `old.${c}`).join(', ');
   return [
   `CREATE TABLE content_nodes (
      _id TEXT PRIMARY KEY, path TEXT NOT NULL, parentId TEXT, nodeType TEXT NOT NULL,
-     status TEXT NOT NULL, name TEXT NOT NULL, description TEXT, data TEXT, metadata TEXT,
+     status TEXT NOT NULL, name TEXT NOT NULL, description TEXT, data ${valueType}, metadata TEXT,
      tenantId TEXT NOT NULL, createdAt INTEGER NOT NULL, updatedAt INTEGER NOT NULL)`,
   `CREATE VIRTUAL TABLE content_nodes_fts USING fts5(${cols}, content='content_nodes', content_rowid='rowid')`,
   `CREATE TRIGGER content_nodes_ai AFTER INSERT ON content_nodes BEGIN
@@ -52,16 +52,17 @@ function ddl(fts) {
    END`,
   `CREATE TABLE audit_logs (
      id TEXT PRIMARY KEY, action TEXT NOT NULL, eventType TEXT NOT NULL, severity TEXT NOT NULL,
-     result TEXT NOT NULL, details TEXT, actorId TEXT, actorEmail TEXT, ipAddress TEXT,
+     result TEXT NOT NULL, details ${valueType}, actorId TEXT, actorEmail TEXT, ipAddress TEXT,
      tenantId TEXT NOT NULL, timestamp INTEGER NOT NULL)`,
   ];
 }
 
 /**
- * The same tables three times: plain columns, the storage control (`control`,
- * see storageControl), and this package's encrypted columns.
+ * The same tables as plain columns, the storage controls (`control`,
+ * `binaryControl`, see storageControl), and this package's encrypted columns
+ * with text and with binary storage.
  */
-function schemas(keyRing, control) {
+function schemas(keyRing, control, binaryControl = control) {
   const content = (data) =>
     sqliteTable('content_nodes', {
       _id: text('_id').primaryKey(),
@@ -98,6 +99,11 @@ function schemas(keyRing, control) {
     encrypted: {
       content_nodes: content(encryptedText('data', opts('content_nodes'))),
       audit_logs: audit(encryptedJson('details', opts('audit_logs'))),
+    },
+    binaryControl: { content_nodes: content(binaryControl), audit_logs: audit(binaryControl) },
+    binary: {
+      content_nodes: content(encryptedText('data', { ...opts('content_nodes'), storage: 'binary' })),
+      audit_logs: audit(encryptedJson('details', { ...opts('audit_logs'), storage: 'binary' })),
     },
   };
 }
@@ -137,11 +143,14 @@ function row(table, id, bytes) {
   };
 }
 
+/** Sides whose value column holds bytes. */
+const BINARY_SIDES = new Set(['binaryControl', 'binary']);
+
 async function openSides(dir, fts, sides) {
   const dbs = {};
   for (const side of sides) {
     dbs[side] = await openSqlite(join(dir, `${side}.db`));
-    for (const stmt of ddl(fts)) dbs[side].exec(stmt);
+    for (const stmt of ddl(fts, BINARY_SIDES.has(side) ? 'BLOB' : 'TEXT')) dbs[side].exec(stmt);
   }
   return dbs;
 }
@@ -187,9 +196,9 @@ function timerCostNs() {
  * envelope's extra bytes cost; the rest of the encrypted side's overhead is
  * making the envelope inside the write.
  */
-function storageControl(name, envelopes) {
+function storageControl(name, envelopes, dataType = 'text') {
   let next = 0;
-  return customType({ dataType: () => 'text', toDriver: () => envelopes[next++ & 63], fromDriver: (v) => v })(name);
+  return customType({ dataType: () => dataType, toDriver: () => envelopes[next++ & 63], fromDriver: (v) => v })(name);
 }
 
 /** The bootstrap interval's half-width, in points of overhead. */
@@ -210,18 +219,23 @@ async function runScenario(scenario, { iterations, rounds = 1, maxRounds = round
   const expected = JSON.stringify(value);
   const timed = timedRing(keyRing);
   const envelopes = Array.from({ length: 64 }, () => keyRing.encrypt(plaintext, TENANT, scenario.table, field));
+  const binaryEnvelopes = Array.from({ length: 64 }, () => keyRing.encryptBinary(plaintext, TENANT, scenario.table, field));
   // `timed` is the encrypted side with its encrypt calls timed; the timer
   // costs the write something, so the gate compares the untimed side.
-  const tables = { ...schemas(keyRing, storageControl(field, envelopes)), timed: schemas(timed.ring, text(field)).encrypted };
-  const sides = ['plain', 'control', 'encrypted', 'timed'];
+  const tables = {
+    ...schemas(keyRing, storageControl(field, envelopes), storageControl(field, binaryEnvelopes, 'blob')),
+    timed: schemas(timed.ring, text(field)).encrypted,
+  };
+  const sides = ['plain', 'control', 'encrypted', 'timed', 'binaryControl', 'binary'];
   const writes = Object.fromEntries(sides.map((s) => [s, []]));
-  const reads = { plain: [], encrypted: [] };
+  const reads = { plain: [], encrypted: [], binary: [] };
   let stored;
   let fts0;
   let round = 0;
   const adaptive = scenario.bytes <= 256 && maxRounds > rounds;
   for (; round < maxRounds; round++) {
-    if (round >= rounds && !(adaptive && halfWidth(overhead(writes.plain, writes.encrypted)) > 0.015)) break;
+    const wide = () => ['encrypted', 'binary'].some((side) => halfWidth(overhead(writes.plain, writes[side])) > 0.015);
+    if (round >= rounds && !(adaptive && wide())) break;
     const dir = mkdtempSync(join(tmpdir(), 'ale-bench-'));
     const dbs = await openSides(dir, fts, sides);
     try {
@@ -240,9 +254,10 @@ async function runScenario(scenario, { iterations, rounds = 1, maxRounds = round
           else timed.samples.length = before; // warm-up calls are not counted
         }
       }
+      const readSides = Object.keys(reads);
       for (let i = 0; i < iterations; i++) {
-        const order = (i + round) % 2 === 0 ? ['plain', 'encrypted'] : ['encrypted', 'plain'];
-        for (const side of order) {
+        const shift = (i + round) % readSides.length;
+        for (const side of [...readSides.slice(shift), ...readSides.slice(0, shift)]) {
           const t = tables[side][scenario.table];
           const t0 = process.hrtime.bigint();
           const got = dbs[side].db.select().from(t).where(eq(t[idCol], `${side}-${i}`)).get();
@@ -250,9 +265,11 @@ async function runScenario(scenario, { iterations, rounds = 1, maxRounds = round
           if (JSON.stringify(got[field]) !== expected) throw new Error(`${side} read returned the wrong ${field}`);
         }
       }
-      const storedControl = dbs.control.all(`SELECT ${field} AS v FROM ${scenario.table} LIMIT 1`)[0].v;
-      stored ??= dbs.encrypted.all(`SELECT ${field} AS v FROM ${scenario.table} LIMIT 1`)[0].v;
-      if (storedControl.length !== stored.length) throw new Error('the storage control stores a different length');
+      const first = (side) => dbs[side].all(`SELECT ${field} AS v FROM ${scenario.table} LIMIT 1`)[0].v;
+      stored ??= { text: first('encrypted'), binary: first('binary') };
+      if (first('control').length !== stored.text.length || first('binaryControl').length !== stored.binary.length) {
+        throw new Error('a storage control stores a different length');
+      }
       if (scenario.table === 'content_nodes') {
         const size = (db) => db.all('SELECT SUM(length(block)) AS n FROM content_nodes_fts_data')[0].n;
         fts0 ??= { plain: size(dbs.plain), encrypted: size(dbs.encrypted) };
@@ -273,6 +290,8 @@ async function runScenario(scenario, { iterations, rounds = 1, maxRounds = round
   const w = overhead(writes.plain, writes.encrypted);
   const storage = overhead(writes.plain, writes.control);
   const r = overhead(reads.plain, reads.encrypted);
+  const bw = overhead(writes.plain, writes.binary);
+  const bStorage = overhead(writes.plain, writes.binaryControl);
   const plainWriteUs = median(writes.plain) / 1000;
   const inWriteCryptoUs = Math.max(0, median(timed.samples) - timer) / 1000;
   const cryptoUs = Math.max(0, median(loopNs) - timer) / 1000;
@@ -299,7 +318,16 @@ async function runScenario(scenario, { iterations, rounds = 1, maxRounds = round
     cryptoShare: inWriteCryptoUs / plainWriteUs,
     verdict: verdict(w, gate),
     meetsTarget: w.point < target,
-    storedBytes: stored.length,
+    storedBytes: stored.text.length,
+    binary: {
+      encryptedWriteUs: median(writes.binary) / 1000,
+      writeOverhead: bw,
+      storageOverhead: bStorage,
+      cryptoPart: bw.point - bStorage.point,
+      readOverhead: overhead(reads.plain, reads.binary),
+      storedBytes: stored.binary.length,
+      verdict: verdict(bw, gate),
+    },
     ftsPlainBytes: fts0?.plain ?? null,
     ftsEncryptedBytes: fts0?.encrypted ?? null,
   };

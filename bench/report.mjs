@@ -63,10 +63,12 @@ export function dbTable(results) {
   const pts = (x) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}`;
   for (const r of results) {
     for (const s of r.db.scenarios) {
+      const b = s.binary;
       rows.push([
         r.runtime.name,
         s.table,
         `${s.tier} (${s.label})`,
+        'text',
         ms(s.plainWriteUs),
         ms(s.encryptedWriteUs),
         formatOverhead(s.writeOverhead),
@@ -76,9 +78,12 @@ export function dbTable(results) {
         `${s.rounds}×${s.iterations}`,
         s.verdict,
       ]);
+      if (b) {
+        rows.push([r.runtime.name, s.table, `${s.tier} (${s.label})`, 'binary', ms(s.plainWriteUs), ms(b.encryptedWriteUs), formatOverhead(b.writeOverhead), `${pts(b.storageOverhead.point)} / ${pts(b.cryptoPart)}`, '', formatOverhead(b.readOverhead), `${s.rounds}×${s.iterations}`, b.verdict]);
+      }
     }
   }
-  return table(['Runtime', 'Table', 'Payload Tier', 'Unencrypted Write', 'Encrypted Write', 'Write Δ [95% CI]', 'Δ: storage / crypto (points)', 'Encrypt in the write (tight loop)', 'Read Δ [95% CI]', 'Inserts per side', 'Gate <5%'], rows);
+  return table(['Runtime', 'Table', 'Payload Tier', 'Storage', 'Unencrypted Write', 'Encrypted Write', 'Write Δ [95% CI]', 'Δ: storage / crypto (points)', 'Encrypt in the write (tight loop)', 'Read Δ [95% CI]', 'Inserts per side', 'Gate <5%'], rows);
 }
 
 export function extrasTable(results) {
@@ -88,7 +93,8 @@ export function extrasTable(results) {
       const naive = r.db.ftsOverCiphertext.find((n) => n.table === s.table && n.tier === s.tier);
       const fts = naive ? `${(naive.ftsPlainBytes / 1024).toFixed(0)} KiB → ${(naive.ftsEncryptedBytes / 1024).toFixed(0)} KiB (${times(naive.ftsEncryptedBytes / naive.ftsPlainBytes)})` : '—';
       const naiveWrite = naive ? formatOverhead(naive.writeOverhead) : '—';
-      rows.push([r.runtime.name, s.table, s.tier, `${s.storedBytes.toLocaleString('en-US')} B (+${((s.storedBytes / s.bytes - 1) * 100).toFixed(1)}%)`, fts, naiveWrite]);
+      const binary = s.binary ? `; binary ${s.binary.storedBytes.toLocaleString('en-US')} B (+${((s.binary.storedBytes / s.bytes - 1) * 100).toFixed(1)}%)` : '';
+      rows.push([r.runtime.name, s.table, s.tier, `text ${s.storedBytes.toLocaleString('en-US')} B (+${((s.storedBytes / s.bytes - 1) * 100).toFixed(1)}%)${binary}`, fts, naiveWrite]);
     }
     const rot = r.db.rotation;
     rows.push([r.runtime.name, 'content_nodes', `${rot.tier} read under a previous key`, `${ms(rot.primaryReadUs)} → ${ms(rot.previousKeyReadUs)} (${formatOverhead(rot.overhead)})`, '', '']);

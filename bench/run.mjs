@@ -101,7 +101,8 @@ writeFileSync(`${base}.svg`, svg([result]));
 writeFileSync(`${base}.md`, markdown([result], `${runtime.name}-${stamp}.svg`));
 console.log(`results: ${base}.{json,md,svg}`);
 
-const failed = db.scenarios.filter((s) => s.verdict === 'FAIL');
-const inconclusive = db.scenarios.filter((s) => s.verdict === 'INCONCLUSIVE');
-console.log(`gate (<${config.gate * 100}% write overhead): ${db.scenarios.length - failed.length - inconclusive.length} PASS, ${inconclusive.length} INCONCLUSIVE, ${failed.length} FAIL${flags.advisory ? ' (advisory)' : ''}`);
+const verdicts = db.scenarios.flatMap((s) => [s.verdict, s.binary.verdict]);
+const failed = verdicts.filter((v) => v === 'FAIL');
+const inconclusive = verdicts.filter((v) => v === 'INCONCLUSIVE');
+console.log(`gate (<${config.gate * 100}% write overhead, text and binary storage): ${verdicts.length - failed.length - inconclusive.length} PASS, ${inconclusive.length} INCONCLUSIVE, ${failed.length} FAIL${flags.advisory ? ' (advisory)' : ''}`);
 if (failed.length && !flags.advisory) process.exit(1);

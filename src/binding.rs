@@ -235,15 +235,15 @@ impl Buffers {
             .map_err(to_js)?;
         let header = binary::header_len(ring.options().iv_length);
         let plaintext = &mut self.input[range];
-        let (mut data, mut buffer) = (std::ptr::null_mut(), std::ptr::null_mut());
-        // SAFETY: the engine allocates `header + len` bytes and returns them in `data`.
-        let created = napi::check_status!(unsafe {
-            sys::napi_create_buffer(env, header + plaintext.len(), &mut data, &mut buffer)
-        });
-        if let Err(e) = created {
-            zeroize::Zeroize::zeroize(plaintext);
-            return Err(napi_failure(e));
-        }
+        // SAFETY: the current env.
+        let created = unsafe { convert::new_buffer(env, header + plaintext.len()) };
+        let (buffer, data) = match created {
+            Ok(made) => made,
+            Err(e) => {
+                zeroize::Zeroize::zeroize(plaintext);
+                return Err(napi_failure(e));
+            }
+        };
         // SAFETY: `data` is the Buffer's own memory, `header + len` bytes,
         // alive while `buffer` is on this call's stack; nothing else aliases it.
         let bytes =

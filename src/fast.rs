@@ -460,7 +460,13 @@ pub fn install_direct_callbacks(exports: Object, env: Env) -> napi::Result<()> {
         wrap_getter(raw, prototype, c"ivLength", get_iv_length)?;
         define(raw, exports, c"encrypt", global_encrypt, true)?;
         define(raw, exports, c"decrypt", global_decrypt, true)?;
-        crate::convert::ENGINE_UTF8.store(is_bun(raw), std::sync::atomic::Ordering::Relaxed);
+        let bun = is_bun(raw);
+        crate::convert::ENGINE_UTF8.store(bun, std::sync::atomic::Ordering::Relaxed);
+        // Bun's napi_create_buffer is the faster one there (0.85 µs against
+        // 0.93 µs per 256 B encryptBinary); V8's is not (1.43 against 0.99).
+        if !bun {
+            crate::convert::remember_alloc_unsafe(raw);
+        }
     }
     Ok(())
 }
