@@ -1,0 +1,130 @@
+// The stored formats, as the README's "Envelope format" section defines
+// them: the text form `v1:<iv>:<tag>:<ciphertext>` in unpadded base64url,
+// read strictly (one stored value has exactly one spelling), and the binary
+// form (version, IV length, IV, tag, ciphertext).
+import { engine, malformed, malformedBinary, unsupportedVersion } from './errors.js';
+
+export const TAG_LENGTH = 16;
+const PREFIX = 'v1:';
+const BINARY_V1 = 1;
+
+/** A text envelope's IV and tag, decoded, and its ciphertext still in base64url. */
+export interface TextParts {
+  iv: Buffer;
+  tag: Buffer;
+  ciphertext: string;
+}
+
+/** A binary envelope's parts, as views of its bytes. */
+export interface BinaryParts {
+  iv: Uint8Array;
+  tag: Uint8Array;
+  ciphertext: Uint8Array;
+}
+
+const fourParts = () => malformed("expected 4 parts separated by ':'");
+
+/**
+ * Checks only the version prefix: returns for `v1:`, throws what parsing
+ * would for any other (`ALE_UNSUPPORTED_VERSION` for `v<digits>:` of another
+ * version, `ALE_MALFORMED_ENVELOPE` for the rest).
+ */
+export function checkVersion(envelope: string): void {
+  if (envelope.startsWith(PREFIX)) return;
+  const notEnvelope = () => malformed('the value does not start with v<digits>:');
+  if (envelope.charCodeAt(0) !== 0x76 /* v */) throw notEnvelope();
+  let end = 1;
+  while (end < envelope.length && envelope.charCodeAt(end) >= 0x30 && envelope.charCodeAt(end) <= 0x39) end++;
+  if (end === 1 || envelope.charCodeAt(end) !== 0x3a /* : */) throw notEnvelope();
+  if (envelope.charCodeAt(1) === 0x30 && end > 2) throw malformed('the version number has a leading zero');
+  throw unsupportedVersion(envelope.slice(1, end));
+}
+
+/** Splits and checks a text envelope; the ciphertext is checked by {@link decodeCiphertext}. */
+export function parseText(envelope: string): TextParts {
+  checkVersion(envelope);
+  const ivEnd = envelope.indexOf(':', PREFIX.length);
+  if (ivEnd < 0) throw fourParts();
+  const tagEnd = envelope.indexOf(':', ivEnd + 1);
+  if (tagEnd < 0) throw fourParts();
+  const iv = envelope.slice(PREFIX.length, ivEnd);
+  const tag = envelope.slice(ivEnd + 1, tagEnd);
+  if (iv.length !== 22 && iv.length !== 16) throw malformed('the IV must be 22 or 16 base64url characters (16 or 12 bytes)');
+  if (tag.length !== 22) throw malformed('the tag must be 22 base64url characters');
+  const ivBytes = decodeCanonical(iv);
+  if (!ivBytes) throw malformed('the IV is not canonical base64url');
+  const tagBytes = decodeCanonical(tag);
+  if (!tagBytes) throw malformed('the tag is not canonical base64url');
+  return { iv: ivBytes, tag: tagBytes, ciphertext: envelope.slice(tagEnd + 1) };
+}
+
+/** The bytes of a text envelope's ciphertext part, which may be empty. */
+export function decodeCiphertext(base64url: string): Buffer {
+  if (base64url.length % 4 === 1) throw malformed('the ciphertext has an impossible base64url length');
+  const bytes = decodeCanonical(base64url);
+  if (bytes) return bytes;
+  throw base64url.includes(':') ? fourParts() : malformed('the ciphertext is not canonical base64url');
+}
+
+/**
+ * The bytes that `text` spells in unpadded base64url, or null when it is not
+ * the one canonical spelling of any bytes (padding, white space, the
+ * standard alphabet, another character, stray bits in the last one).
+ * Node's decoder is lenient, so the check is that the bytes spell `text`
+ * again.
+ */
+function decodeCanonical(text: string): Buffer | null {
+  const bytes = Buffer.from(text, 'base64url');
+  return bytes.toString('base64url') === text ? bytes : null;
+}
+
+/** `v1:<iv>:<tag>:<ciphertext>`. */
+export function writeText(iv: Uint8Array, tag: Uint8Array, ciphertext: Uint8Array): string {
+  const b64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
+  return engine(() => `${PREFIX}${b64(iv)}:${b64(tag)}:${b64(ciphertext)}`);
+}
+
+/** Bytes before a binary envelope's ciphertext: version, IV length, IV, tag. */
+export const binaryHeaderLength = (ivLength: number): number => 2 + ivLength + TAG_LENGTH;
+
+/**
+ * Splits and checks a binary envelope: `ALE_MALFORMED_ENVELOPE` for one too
+ * short or with an IV length other than 12 or 16, `ALE_UNSUPPORTED_VERSION`
+ * for a version byte other than 1 (0 is malformed).
+ */
+export function parseBinary(bytes: Uint8Array): BinaryParts {
+  if (bytes.length === 0) throw malformedBinary('it is empty');
+  const version = bytes[0];
+  if (version === 0) throw malformedBinary('its version byte is 0');
+  if (version !== BINARY_V1) throw unsupportedVersion(version);
+  if (bytes.length < 2) throw malformedBinary('it ends after its version byte');
+  const ivLength = bytes[1];
+  if (ivLength !== 12 && ivLength !== 16) throw malformedBinary('its IV length byte is not 16 or 12');
+  const header = binaryHeaderLength(ivLength);
+  if (bytes.length < header) throw malformedBinary('the binary envelope is shorter than its IV and tag');
+  return { iv: bytes.subarray(2, 2 + ivLength), tag: bytes.subarray(2 + ivLength, header), ciphertext: bytes.subarray(header) };
+}
+
+/** A new Buffer holding the binary envelope of these parts. */
+export function writeBinary(iv: Uint8Array, tag: Uint8Array, ciphertext: Uint8Array): Buffer {
+  const header = binaryHeaderLength(iv.length);
+  const out = engine(() => Buffer.allocUnsafe(header + ciphertext.length));
+  out[0] = BINARY_V1;
+  out[1] = iv.length;
+  out.set(iv, 2);
+  out.set(tag, 2 + iv.length);
+  out.set(ciphertext, header);
+  return out;
+}
+
+/** The binary form of a text envelope; fails as parsing the text would. */
+export function textToBinary(envelope: string): Buffer {
+  const { iv, tag, ciphertext } = parseText(envelope);
+  return writeBinary(iv, tag, decodeCiphertext(ciphertext));
+}
+
+/** The text form of a binary envelope; fails as parsing the bytes would. */
+export function binaryToText(bytes: Uint8Array): string {
+  const { iv, tag, ciphertext } = parseBinary(bytes);
+  return writeText(iv, tag, ciphertext);
+}

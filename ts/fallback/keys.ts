@@ -1,0 +1,198 @@
+// From configured secrets to AES-256 keys, by the rules of the README's
+// "Keys" section, and the ring's options. The native addon applies the same
+// rules in crates/core/src/secret.rs and src/secrets.rs; the differential
+// test (__test__/backends.test.mjs) holds the two to one result.
+//
+// Every derived key is returned in a Buffer that the caller wipes once it
+// has made a KeyObject of it.
+import { createHash, hkdfSync } from 'node:crypto';
+import { types } from 'node:util';
+import { invalidInput, invalidKey } from './errors.js';
+
+export type KeyKind = 'hex' | 'base64' | 'base64url' | 'bytes' | 'passphrase' | 'legacy-sha256' | 'legacy-base64';
+
+/** How a ring writes and what it reads (the README's `RingOptions`). */
+export interface Options {
+  ivLength: 12 | 16;
+  legacyFallbacks: boolean;
+  maxEnvelopeLength: number;
+}
+
+export const DEFAULT_OPTIONS: Readonly<Options> = { ivLength: 16, legacyFallbacks: true, maxEnvelopeLength: 2 ** 27 };
+
+/** A configured secret and the name errors give it ("secret #1", "ENCRYPTION_KEY"). */
+export interface Labelled {
+  label: string;
+  value: string | Uint8Array;
+}
+
+/** The keys one secret stands for: the key that encrypts, then its decrypt-only legacy keys in the order they are tried. */
+export interface Resolved {
+  key: [KeyKind, Buffer];
+  fallbacks: [KeyKind, Buffer][];
+}
+
+const KEY_LENGTH = 32;
+const MIN_SECRET_CHARS = 32;
+const PASSPHRASE_SALT = 'sveltycms-aes-gcm-v1';
+const INFO_FIELD_AT_REST = 'sveltycms-field-at-rest';
+
+const HEX = /^[0-9a-fA-F]{64}$/;
+const STANDARD = /^[A-Za-z0-9+/]+={0,2}$/;
+const URL_SAFE = /^[A-Za-z0-9_-]+={0,2}$/;
+
+/** Resolves one secret. The value never appears in an error, only the label. */
+export function resolveSecret({ label, value }: Labelled): Resolved {
+  if (typeof value !== 'string') {
+    if (value.length !== KEY_LENGTH) {
+      throw invalidKey(label, 'is a byte array that is not 32 bytes long; a raw AES-256 key is exactly 32 bytes');
+    }
+    return { key: ['bytes', Buffer.from(value)], fallbacks: [] };
+  }
+  const text = value;
+  if (text.length < MIN_SECRET_CHARS) {
+    throw invalidKey(label, 'is shorter than 32 characters; generate one with `openssl rand -base64 32` (or `openssl rand -hex 32`)');
+  }
+  if (HEX.test(text)) return { key: ['hex', Buffer.from(text, 'hex')], fallbacks: [] };
+  if (text.length >= 44 && STANDARD.test(text)) {
+    const key = base64Prefix(text);
+    if (key) return { key: ['base64', key], fallbacks: [] };
+  }
+  if (text.length >= 43 && URL_SAFE.test(text) && /[-_]/.test(text)) {
+    const key = base64Prefix(text);
+    if (key) return { key: ['base64url', key], fallbacks: [] };
+  }
+
+  const utf8 = Buffer.from(text, 'utf8');
+  const key = Buffer.from(hkdfSync('sha256', utf8, PASSPHRASE_SALT, INFO_FIELD_AT_REST, KEY_LENGTH));
+  const candidates: [KeyKind, Buffer][] = [['legacy-sha256', createHash('sha256').update(utf8).digest()]];
+  utf8.fill(0);
+  const legacyBase64 = text.length >= 44 ? base64Prefix(text) : null;
+  if (legacyBase64) candidates.push(['legacy-base64', legacyBase64]);
+  const fallbacks: [KeyKind, Buffer][] = [];
+  for (const [kind, candidate] of candidates) {
+    if (!candidate.equals(key) && fallbacks.every(([, k]) => !k.equals(candidate))) fallbacks.push([kind, candidate]);
+    else candidate.fill(0);
+  }
+  return { key: ['passphrase', key], fallbacks };
+}
+
+/** The first 32 bytes of the lenient base64 decoding of `text`, when it gives that many. */
+function base64Prefix(text: string): Buffer | null {
+  const decoded = lenientBase64(text);
+  const key = decoded.length >= KEY_LENGTH ? Buffer.from(decoded.subarray(0, KEY_LENGTH)) : null;
+  decoded.fill(0);
+  return key;
+}
+
+/**
+ * Base64 decoded as Node's `Buffer.from(text, 'base64')` decodes it, which
+ * is what SveltyCMS called: both alphabets, every other character skipped,
+ * `=` ends the input, and only the low byte of each UTF-16 code unit looked
+ * at. Written out rather than delegated, so every runtime decodes alike.
+ */
+function lenientBase64(text: string): Buffer {
+  const out = Buffer.alloc(Math.floor((text.length * 3) / 4) + 3);
+  let acc = 0;
+  let bits = 0;
+  let length = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i) & 0xff;
+    let sextet: number;
+    if (c >= 0x41 && c <= 0x5a) sextet = c - 0x41; // A-Z
+    else if (c >= 0x61 && c <= 0x7a) sextet = c - 0x61 + 26; // a-z
+    else if (c >= 0x30 && c <= 0x39) sextet = c - 0x30 + 52; // 0-9
+    else if (c === 0x2b || c === 0x2d) sextet = 62; // + -
+    else if (c === 0x2f || c === 0x5f) sextet = 63; // / _
+    else if (c === 0x3d) break; // =
+    else continue;
+    acc = ((acc << 6) | sextet) & 0xffff;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[length++] = (acc >> bits) & 0xff;
+    }
+  }
+  acc = 0;
+  return out.subarray(0, length);
+}
+
+/** `{ ivLength?, legacyFallbacks?, maxEnvelopeLength? }`; undefined or null means the defaults. */
+export function readOptions(options: unknown): Options {
+  const out = { ...DEFAULT_OPTIONS };
+  if (options === undefined || options === null) return out;
+  if (typeof options !== 'object') throw invalidInput('options must be an object');
+  const { ivLength, legacyFallbacks, maxEnvelopeLength } = options as Record<string, unknown>;
+  if (ivLength !== undefined) {
+    if (ivLength !== 12 && ivLength !== 16) throw invalidInput('options.ivLength must be 12 or 16');
+    out.ivLength = ivLength;
+  }
+  if (legacyFallbacks !== undefined) {
+    if (typeof legacyFallbacks !== 'boolean') throw invalidInput('options.legacyFallbacks must be a boolean');
+    out.legacyFallbacks = legacyFallbacks;
+  }
+  if (maxEnvelopeLength !== undefined) {
+    if (typeof maxEnvelopeLength !== 'number' || !Number.isInteger(maxEnvelopeLength) || maxEnvelopeLength < 1 || maxEnvelopeLength >= 2 ** 53) {
+      throw invalidInput('options.maxEnvelopeLength must be a positive integer');
+    }
+    out.maxEnvelopeLength = maxEnvelopeLength;
+  }
+  return out;
+}
+
+/** `"secret #0 (primary)"`, `"secret #2"`. */
+const positionLabel = (i: number): string => (i === 0 ? 'secret #0 (primary)' : `secret #${i}`);
+
+/** `[primary, ...previous]` from an array of strings and 32-byte `Uint8Array`s (Buffers included). */
+export function readSecrets(secrets: unknown): Labelled[] {
+  if (!Array.isArray(secrets)) {
+    throw invalidKey('secrets', 'must be an array of strings or 32-byte Uint8Arrays: [primary, ...previous]');
+  }
+  const length = secrets.length;
+  const labelled: Labelled[] = [];
+  for (let i = 0; i < length; i++) {
+    const label = positionLabel(i);
+    const value: unknown = secrets[i];
+    if (types.isUint8Array(value)) labelled.push({ label, value });
+    else if (typeof value !== 'string') throw invalidKey(label, 'must be a string or a 32-byte Uint8Array');
+    else if (!value.isWellFormed()) throw invalidKey(label, 'contains a lone UTF-16 surrogate');
+    else labelled.push({ label, value });
+  }
+  return labelled;
+}
+
+/**
+ * The secrets of an environment, the way SveltyCMS reads its key:
+ * `ENCRYPTION_KEY`, or `SECRET_ENCRYPTION_KEY` when that is unset or empty,
+ * used exactly as written; then the comma-separated `ENCRYPTION_KEY_PREVIOUS`,
+ * each entry trimmed of the ASCII white space around it. `vars` defaults to
+ * `process.env`.
+ */
+export function secretsFromEnv(vars: unknown): Labelled[] {
+  const source = (vars === undefined || vars === null ? process.env : vars) as Record<string, unknown>;
+  const read = (name: string): string | undefined => {
+    const value = source[name];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string' || !value.isWellFormed()) throw invalidKey(name, 'must be a string');
+    return value;
+  };
+  let primary: Labelled | undefined;
+  for (const name of ['ENCRYPTION_KEY', 'SECRET_ENCRYPTION_KEY']) {
+    const value = read(name);
+    if (value) {
+      primary = { label: name, value };
+      break;
+    }
+  }
+  if (!primary) {
+    throw invalidKey(
+      'ENCRYPTION_KEY',
+      'is not set (nor SECRET_ENCRYPTION_KEY); set it to 32 random bytes as hex or base64, for example `openssl rand -base64 32`',
+    );
+  }
+  const previous = (read('ENCRYPTION_KEY_PREVIOUS') ?? '')
+    .split(',')
+    .map((entry) => entry.replace(/^[ \t\n\f\r]+|[ \t\n\f\r]+$/g, ''))
+    .filter((entry) => entry !== '');
+  return [primary, ...previous.map((value, i) => ({ label: `ENCRYPTION_KEY_PREVIOUS[${i}]`, value }))];
+}
