@@ -2,7 +2,9 @@
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
-export const ale = require('../index.js');
+// The package entry: the native addon, or the node:crypto fallback when
+// ALE_BACKEND=js (or no binary loads), so every suite runs on either backend.
+export const ale = require('../main.cjs');
 
 export const SECRET = 'test-secret-0123456789-abcdefghijklmnop';
 export const OLD_SECRET = 'older-secret-0123456789-abcdefghijklmnop';

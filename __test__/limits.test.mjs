@@ -38,7 +38,7 @@ describe('maxEnvelopeLength', () => {
     // In a child, so the big string's memory is measured alone. A UTF-16 copy
     // would add 400 MB; the refusal reads a few characters.
     const child = `
-      const ale = require(${JSON.stringify(fileURLToPath(new URL('../index.js', import.meta.url)))});
+      const ale = require(${JSON.stringify(fileURLToPath(new URL('../main.cjs', import.meta.url)))});
       const ring = new ale.KeyRing([${JSON.stringify(SECRET)}]);
       // a flat string, as a database driver returns it (a concatenation
       // would be a rope, which an engine may flatten when asked its length)

@@ -11,7 +11,7 @@ import * as pg from '@sveltycms/ale/drizzle/pg';
 import * as mysql from '@sveltycms/ale/drizzle/mysql';
 import * as drizzle from '@sveltycms/ale/drizzle';
 import { withTenant, matchBlindIndex } from '@sveltycms/ale/drizzle';
-import { KeyRing, encrypt } from '@sveltycms/ale';
+import { KeyRing, encrypt, backend } from '@sveltycms/ale';
 
 type Equal<X, Y> = (<T>() => T extends X ? 1 : 2) extends <T>() => T extends Y ? 1 : 2 ? true : false;
 type Expect<T extends true> = T;
@@ -45,6 +45,7 @@ export type Tests = [
   Expect<Equal<ReturnType<KeyRing['encrypt']>, string>>,
   Expect<Equal<ReturnType<KeyRing['decryptAsync']>, Promise<string>>>,
   Expect<Equal<ReturnType<typeof encrypt>, string>>,
+  Expect<Equal<typeof backend, 'native' | 'js'>>,
   Expect<Equal<ReturnType<typeof withTenant<number>>, number>>,
   Expect<Equal<typeof sRows, Promise<(typeof s.$inferSelect)[]>>>,
   Expect<Equal<typeof pRows, Promise<{ doc: { a: number } | null }[]>>>,
