@@ -1,0 +1,417 @@
+// Differential test of the two backends, loaded side by side in one process:
+// the native addon (index.js) and the node:crypto fallback (ts/fallback, as
+// built). Random values, contexts and keys of every kind go through both, in
+// both directions, as text and as bytes; malformed envelopes, randomly edited
+// envelopes and hostile arguments must give the same code from both.
+// Reproduce a run with ALE_SEED=<the seed it prints>.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { resolveKeyMaterial } from './fixtures/sveltycms-reference.mjs';
+import { SECRET, OLD_SECRET } from './helpers.mjs';
+
+const require = createRequire(import.meta.url);
+const js = require('../dist/cjs/fallback/index.js');
+let native = null;
+try {
+  native = require('../index.js');
+} catch (e) {
+  // The comparison needs both; only a machine without this platform's binary gets here.
+  if (process.env.CI === 'true') throw e;
+  console.error(`\n!!! SKIPPING the differential test: the native addon does not load here (${e.message})\n`);
+}
+const backends = native ? { native, js } : null;
+const skip = native ? false : 'the native addon does not load on this platform';
+
+// A seeded generator (mulberry32), so that a failure can be replayed.
+const seed = Number(process.env.ALE_SEED ?? randomBytes(4).readUInt32LE(0));
+console.log(`backends.test: ALE_SEED=${seed}`);
+let state = seed >>> 0;
+function rand() {
+  state = (state + 0x6d2b79f5) >>> 0;
+  let t = state;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+}
+const int = (n) => Math.floor(rand() * n);
+const pick = (list) => list[int(list.length)];
+const bytes = (n) => Buffer.from(Array.from({ length: n }, () => int(256)));
+
+/** One random character: ASCII, Latin-1, the rest of the BMP (no lone surrogate), astral, NUL, U+FFFD. */
+function char(colon = true) {
+  for (;;) {
+    const kind = int(7);
+    let c;
+    if (kind < 3) c = String.fromCharCode(0x20 + int(0x5f));
+    else if (kind === 3) c = String.fromCharCode(0xa0 + int(0x60));
+    else if (kind === 4) {
+      const u = 0x100 + int(0xfeff - 0x100);
+      if (u >= 0xd800 && u <= 0xdfff) continue;
+      c = String.fromCharCode(u);
+    } else if (kind === 5) c = String.fromCodePoint(0x10000 + int(0xfffff));
+    else c = pick(['\u0000', '\uFFFD', '\n', ':']);
+    if (colon || c !== ':') return c;
+  }
+}
+const text = (n, colon = true) => Array.from({ length: n }, () => char(colon)).join('');
+/** A context part: 1–12 characters, never ':'. */
+const part = () => text(1 + int(12), false);
+const context = () => [part(), part(), part()];
+
+/** A random value: often short, sometimes empty, sometimes 70 KB. */
+function value() {
+  const r = int(10);
+  if (r === 0) return '';
+  if (r === 1) return text(70_000 / 2); // about 70 KB of UTF-8 and more
+  if (r === 2) return 'x'.repeat(70 * 1024);
+  return text(int(300));
+}
+
+// A secret of every kind the README's "Keys" section lists, drawn at random.
+const secretKinds = {
+  hex: () => {
+    const hex = bytes(32).toString('hex');
+    return int(2) ? hex : hex.toUpperCase();
+  },
+  base64: () => bytes(32 + int(17)).toString('base64'), // 44 to 64 characters
+  base64url: () => {
+    for (;;) {
+      const s = bytes(32 + int(17)).toString('base64url');
+      if (/[-_]/.test(s)) return s;
+    }
+  },
+  passphrase: () => text(32 + int(40)),
+  // 44 or more characters of base64 with spaces: a passphrase with a lenient-base64 legacy key
+  'base64 with spaces': () => bytes(33 + int(12)).toString('base64').replace(/=/g, '').replace(/(.{4})/g, '$1 '),
+  bytes: () => bytes(32),
+  'bytes (a plain Uint8Array)': () => new Uint8Array(bytes(32)),
+};
+
+/** `fn()`'s result, or its error's code: what both backends must agree on. */
+function outcome(fn) {
+  try {
+    const result = fn();
+    return { ok: Buffer.isBuffer(result) ? `<${result.toString('hex')}>` : result };
+  } catch (e) {
+    return { code: e?.code ?? `no code: ${e?.message}` };
+  }
+}
+async function asyncOutcome(fn) {
+  let promise;
+  try {
+    promise = fn();
+  } catch (e) {
+    return { thrown: e?.code ?? `no code: ${e?.message}` };
+  }
+  try {
+    return { ok: await promise };
+  } catch (e) {
+    return { rejected: e?.code ?? `no code: ${e?.message}` };
+  }
+}
+/** What the two backends give for `fn(backend)`; both must give the same. */
+function same(fn, what) {
+  const results = Object.fromEntries(Object.entries(backends).map(([name, b]) => [name, outcome(() => fn(b))]));
+  assert.deepEqual(results.js, results.native, `${what}: native ${JSON.stringify(results.native).slice(0, 200)}, js ${JSON.stringify(results.js).slice(0, 200)}`);
+  return results.native;
+}
+
+describe('the native addon and the node:crypto fallback', { skip }, () => {
+  test('every key kind resolves alike: same kinds, sizes and blind indexes; each reads what the other writes, text and binary, both ways', async () => {
+    for (const [kind, make] of Object.entries(secretKinds)) {
+      for (let round = 0; round < 6; round++) {
+        const secret = make();
+        const previous = secretKinds[pick(Object.keys(secretKinds))]();
+        for (const ivLength of [16, 12]) {
+          const rings = { native: new native.KeyRing([secret, previous], { ivLength }), js: new js.KeyRing([secret, previous], { ivLength }) };
+          assert.deepEqual(rings.js.stats(), rings.native.stats(), `${kind}: the keys of [secret, previous]`);
+          assert.equal(rings.js.size, 2);
+          assert.equal(rings.js.ivLength, ivLength);
+          // under the previous key alone, then read by the rotated ring: key index 1 on both
+          const older = { native: new native.KeyRing([previous]), js: new js.KeyRing([previous]) };
+          for (let i = 0; i < 4; i++) {
+            const v = value();
+            const ctx = context();
+            assert.deepEqual(rings.js.blindIndexes(v, ...ctx), rings.native.blindIndexes(v, ...ctx), `${kind}: blind indexes`);
+            for (const [from, to] of [['native', 'js'], ['js', 'native']]) {
+              const envelope = rings[from].encrypt(v, ...ctx);
+              assert.equal(envelope.split(':')[1].length, ivLength === 16 ? 22 : 16);
+              assert.equal(rings[to].decrypt(envelope, ...ctx), v, `${kind}: ${from} → ${to}`);
+              assert.equal(rings[to].keyIndex(envelope, ...ctx), 0);
+              const binary = rings[from].encryptBinary(v, ...ctx);
+              assert.equal(binary.length, Buffer.byteLength(v) + 2 + ivLength + 16);
+              assert.equal(rings[to].decryptBinary(binary, ...ctx), v, `${kind}: ${from} → ${to}, binary`);
+              assert.deepEqual(backends[to].envelopeToBytes(envelope), backends[from].envelopeToBytes(envelope));
+              assert.equal(backends[to].envelopeFromBytes(binary), backends[from].envelopeFromBytes(binary));
+              const old = older[from].encrypt(v, ...ctx);
+              assert.equal(rings[to].decrypt(old, ...ctx), v);
+              assert.equal(rings[to].keyIndex(old, ...ctx), 1, `${kind}: a previous key's value`);
+              const moved = [...ctx];
+              moved[int(3)] += 'x';
+              same((b) => (b === native ? rings.native : rings.js).decrypt(envelope, ...moved), `${kind}: moved context`);
+              const viaAsync = await rings[from].encryptAsync(v, ...ctx);
+              assert.equal(await rings[to].decryptAsync(viaAsync, ...ctx), v, `${kind}: ${from} → ${to}, async`);
+            }
+          }
+          assert.deepEqual(rings.js.stats(), rings.native.stats(), `${kind}: the same operations count the same`);
+        }
+      }
+    }
+  });
+
+  test("a passphrase's legacy keys: SHA-256 and lenient base64, in that order, decrypt-only, reported past size", () => {
+    for (const kind of ['passphrase', 'base64 with spaces']) {
+      for (let round = 0; round < 8; round++) {
+        const passphrase = secretKinds[kind]();
+        const { fallbacks } = resolveKeyMaterial(passphrase);
+        const ctx = context();
+        for (const legacyKey of fallbacks) {
+          const v = value();
+          for (const [from, to] of [['native', 'js'], ['js', 'native']]) {
+            const written = new backends[from].KeyRing([legacyKey]).encrypt(v, ...ctx);
+            const reader = new backends[to].KeyRing([SECRET, passphrase]);
+            assert.equal(reader.decrypt(written, ...ctx), v, `${kind}: ${from} → ${to}`);
+            const index = reader.keyIndex(written, ...ctx);
+            assert.ok(index >= reader.size, `legacy key index ${index}`);
+            assert.equal(reader.stats()[index].legacy, true);
+          }
+          same((b) => new b.KeyRing([SECRET, passphrase], { legacyFallbacks: false }).decrypt(new b.KeyRing([legacyKey]).encrypt('x', ...ctx), ...ctx), 'legacyFallbacks: false');
+        }
+        same((b) => new b.KeyRing([passphrase]).stats(), `${kind}: legacy keys listed`);
+      }
+    }
+  });
+
+  test('the process-wide rings agree: text, binary and blind index across backends', () => {
+    try {
+      for (const b of [native, js]) b.initKeyRing([SECRET, OLD_SECRET], { ivLength: 12 });
+      for (let i = 0; i < 20; i++) {
+        const v = value();
+        const ctx = context();
+        assert.equal(js.decrypt(native.encrypt(v, ...ctx), ...ctx), v);
+        assert.equal(native.decrypt(js.encrypt(v, ...ctx), ...ctx), v);
+        assert.equal(js.decryptBinary(native.encryptBinary(v, ...ctx), ...ctx), v);
+        assert.equal(native.decryptBinary(js.encryptBinary(v, ...ctx), ...ctx), v);
+        assert.equal(js.blindIndex(v, ...ctx), native.blindIndex(v, ...ctx));
+      }
+      same((b) => b.isKeyRingInitialized(), 'isKeyRingInitialized');
+    } finally {
+      for (const b of [native, js]) b.initKeyRing([SECRET]); // what other test files expect
+    }
+  });
+
+  test('fromEnv reads the same variables the same way', () => {
+    const hex = randomBytes(32).toString('hex');
+    const b64 = randomBytes(32).toString('base64');
+    const envs = [
+      { ENCRYPTION_KEY: SECRET },
+      { ENCRYPTION_KEY: '', SECRET_ENCRYPTION_KEY: hex },
+      { SECRET_ENCRYPTION_KEY: b64 },
+      { ENCRYPTION_KEY: SECRET, SECRET_ENCRYPTION_KEY: 42 },
+      { ENCRYPTION_KEY: hex, ENCRYPTION_KEY_PREVIOUS: ` ${OLD_SECRET} ,\t${b64}\n, ,,` },
+      { ENCRYPTION_KEY: ` ${b64}` }, // not trimmed: a passphrase
+      { ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS: `\v${OLD_SECRET}` }, // \v is not trimmed
+      { ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS: `\u00a0${'x'.repeat(31)}` }, // nor is U+00A0
+      { ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS: 'short' },
+      { ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS: 42 },
+      { ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS: null },
+      { ENCRYPTION_KEY: 42 },
+      { ENCRYPTION_KEY: null },
+      { ENCRYPTION_KEY: `${SECRET}\uD800` },
+      { ENCRYPTION_KEY: 'x'.repeat(31) },
+      {},
+      'not an object',
+      42,
+    ];
+    for (const env of envs) same((b) => b.KeyRing.fromEnv(env).stats(), `fromEnv(${JSON.stringify(env)})`);
+    same((b) => b.KeyRing.fromEnv({ ENCRYPTION_KEY: SECRET }, { ivLength: 12 }).ivLength, 'fromEnv with options');
+    same((b) => b.KeyRing.fromEnv({ ENCRYPTION_KEY: SECRET }, 'fast'), 'fromEnv with bad options');
+  });
+
+  describe('malformed envelopes get the same code from both', () => {
+    const IV = 'AAECAwQFBgcICQoL';
+    const IV16 = 'AAECAwQFBgcICQoLDA0ODw';
+    const TAG = 'AAECAwQFBgcICQoLDA0ODw';
+    // the cases of crates/core/src/envelope.rs's tests, and more
+    const cases = [
+      '', 'v', 'v:', '1:a:b:c', 'V1:x:y:z', 'va:x', 'v1', 'v1x:', ' v1:', 'plain text', 'v01:a:b:c', `\u01761:${IV}:${TAG}:`,
+      'v0:x', 'v2:a:b:c', 'v10:', 'v99999999999999999999999:', `v2:${IV}:${TAG}:aGk`,
+      `v1:${IV}:${TAG}`, `v1:${IV}`, `v1:${IV}:${TAG}:AAAA:AAAA`, `v1:${IV}:${TAG}::`, `v1:${IV}:${TAG}:aGk:`,
+      ...['', IV.slice(0, 15), `${IV}A`, IV.slice(0, 8), `${IV}${IV}`, IV16.slice(0, 21), `${IV16}A`, IV16.slice(0, 11), `${IV16}${IV16}`, 'AAECAwQFBgcICQoLDA0ODx', 'AAECAwQFBgcICQo+', 'AAECAwQFBgcI CQo', 'AAECAwQFBgcICQo=']
+        .map((iv) => `v1:${iv}:${TAG}:`),
+      ...['', TAG.slice(0, 21), `${TAG}A`, TAG.slice(0, 11), `${TAG}${TAG}`, 'AAECAwQFBgcICQoLDA0OD=', 'AAECAwQFBgcICQoLDA0ODx'].map((tag) => `v1:${IV}:${tag}:`),
+      ...['aGk=', 'aGkhPw==', 'aGk+', 'aGk/', 'aG k', 'aGkhP w', 'aGk\n', 'aGkh\tPw', 'aGké', 'aG\u0100', 'aGkhPx', 'aGl', 'aGkhP', 'a', 'aGk\uD800']
+        .map((ct) => `v1:${IV}:${TAG}:${ct}`),
+      // well formed, but no key opens them
+      `v1:${IV}:${TAG}:`, `v1:${IV16}:${TAG}:aGkhPw`, `v1:${IV}:${TAG}:aGk`,
+    ];
+    test(`${cases.length} hand-written cases: decrypt, keyIndex, decryptMany, isEnvelope, envelopeToBytes, decryptAsync`, async () => {
+      const rings = { native: new native.KeyRing([SECRET]), js: new js.KeyRing([SECRET]) };
+      for (const envelope of cases) {
+        const label = JSON.stringify(envelope);
+        const { code } = same((b) => rings[b === native ? 'native' : 'js'].decrypt(envelope, 't', 'c', 'f'), `decrypt(${label})`);
+        assert.match(code, /^ALE_(MALFORMED_ENVELOPE|UNSUPPORTED_VERSION|AUTH_FAILED)$/, label);
+        same((b) => rings[b === native ? 'native' : 'js'].keyIndex(envelope, 't', 'c', 'f'), `keyIndex(${label})`);
+        same((b) => rings[b === native ? 'native' : 'js'].decryptMany([envelope], 't', 'c', 'f'), `decryptMany(${label})`);
+        same((b) => b.isEnvelope(envelope), `isEnvelope(${label})`);
+        same((b) => b.envelopeToBytes(envelope), `envelopeToBytes(${label})`);
+        const [a, z] = [await asyncOutcome(() => rings.native.decryptAsync(envelope, 't', 'c', 'f')), await asyncOutcome(() => rings.js.decryptAsync(envelope, 't', 'c', 'f'))];
+        assert.deepEqual(z, a, `decryptAsync(${label})`);
+      }
+    });
+
+    test('randomly edited envelopes: the same code, or the same plaintext, from both', () => {
+      const rings = { native: new native.KeyRing([SECRET, OLD_SECRET]), js: new js.KeyRing([SECRET, OLD_SECRET]) };
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=: v01é\u0100\n';
+      let opened = 0;
+      for (let i = 0; i < 1500; i++) {
+        const writer = rings[pick(['native', 'js'])];
+        const ctx = context();
+        let envelope = writer.encrypt(text(int(40)), ...ctx);
+        for (let edits = 1 + int(3); edits > 0; edits--) {
+          const at = int(envelope.length + 1);
+          const c = pick([...alphabet]);
+          const op = int(3);
+          envelope = op === 0 ? envelope.slice(0, at) + c + envelope.slice(at + 1) : op === 1 ? envelope.slice(0, at) + c + envelope.slice(at) : envelope.slice(0, at) + envelope.slice(at + 1);
+        }
+        const r = same((b) => rings[b === native ? 'native' : 'js'].decrypt(envelope, ...ctx), `edited ${JSON.stringify(envelope)}`);
+        if ('ok' in r) opened++;
+        same((b) => b.isEnvelope(envelope), `isEnvelope(edited ${JSON.stringify(envelope)})`);
+      }
+      console.log(`1500 edited envelopes: ${opened} still opened (an edit that changed nothing), the rest refused alike`);
+    });
+
+    test('binary envelopes: malformed, other versions and edited bytes', () => {
+      const rings = { native: new native.KeyRing([SECRET]), js: new js.KeyRing([SECRET]) };
+      const good = rings.native.encryptBinary('binary', 't', 'c', 'f');
+      const cases = [
+        Buffer.alloc(0), Buffer.from([1]), Buffer.from([0]), Buffer.from([2]), Buffer.from([1, 16]), Buffer.from([1, 12]),
+        good.subarray(0, 33), good.subarray(0, 34), Buffer.from('v1:AAECAwQFBgcICQoL:AAECAwQFBgcICQoLDA0ODw:'),
+        ...[0, 1, 11, 13, 15, 17, 32, 255].map((n) => Buffer.concat([Buffer.from([1, n]), good.subarray(2)])),
+        ...[0, 2, 0x76, 255].map((v) => Buffer.concat([Buffer.from([v]), good.subarray(1)])),
+      ];
+      for (let i = 0; i < 300; i++) {
+        const edited = Buffer.from(rings[pick(['native', 'js'])].encryptBinary(text(int(20)), 't', 'c', 'f'));
+        edited[int(edited.length)] ^= 1 << int(8);
+        cases.push(int(4) ? edited : edited.subarray(0, int(edited.length)));
+      }
+      for (const bytes of cases) {
+        const label = bytes.toString('hex').slice(0, 80);
+        same((b) => rings[b === native ? 'native' : 'js'].decryptBinary(bytes, 't', 'c', 'f'), `decryptBinary(${label})`);
+        same((b) => b.envelopeFromBytes(bytes), `envelopeFromBytes(${label})`);
+      }
+    });
+
+    test('maxEnvelopeLength: the same refusals; an oversized value is refused before the promise exists', async () => {
+      const writer = new native.KeyRing([SECRET]);
+      const envelope = writer.encrypt('y'.repeat(3000), 't', 'c', 'f');
+      for (const max of [envelope.length, envelope.length - 1, 10, 1]) {
+        const rings = { native: new native.KeyRing([SECRET], { maxEnvelopeLength: max }), js: new js.KeyRing([SECRET], { maxEnvelopeLength: max }) };
+        for (const value of [envelope, `v2:${'A'.repeat(5000)}`, 'not an envelope '.repeat(500), `v1:${'A'.repeat(5000)}`]) {
+          same((b) => rings[b === native ? 'native' : 'js'].decrypt(value, 't', 'c', 'f'), `max ${max}: decrypt`);
+          same((b) => rings[b === native ? 'native' : 'js'].keyIndex(value, 't', 'c', 'f'), `max ${max}: keyIndex`);
+        }
+        const [a, z] = [await asyncOutcome(() => rings.native.decryptAsync(envelope, 't', 'c', 'f')), await asyncOutcome(() => rings.js.decryptAsync(envelope, 't', 'c', 'f'))];
+        assert.deepEqual(z, a, `max ${max}: decryptAsync`);
+      }
+    });
+  });
+
+  test('hostile arguments: the same code from both, in the same order of checks', () => {
+    const S = SECRET;
+    const CTX = ['t', 'c', 'f'];
+    const rings = { native: new native.KeyRing([S]), js: new js.KeyRing([S]) };
+    const ringOf = (b) => rings[b === native ? 'native' : 'js'];
+    const wrong = [undefined, null, 42, {}, [], Symbol('s'), 10n, () => 'x', Buffer.from('x'), new String('x'), true];
+    const calls = {
+      'new KeyRing()': (b) => new b.KeyRing(),
+      'new KeyRing(null)': (b) => new b.KeyRing(null),
+      'new KeyRing(string)': (b) => new b.KeyRing(S),
+      'new KeyRing([])': (b) => new b.KeyRing([]),
+      'bad options before bad secrets': (b) => new b.KeyRing('x', 'fast'),
+      'options function': (b) => new b.KeyRing([S], () => 1),
+      'options array': (b) => new b.KeyRing([S], []).size,
+      'options null': (b) => new b.KeyRing([S], null).ivLength,
+      ...Object.fromEntries(
+        [0, 8, 12, 13, 16, 24, '12', 12.5, null, undefined, new Number(12)].map((ivLength) => [`ivLength ${String(ivLength)}`, (b) => new b.KeyRing([S], { ivLength }).ivLength]),
+      ),
+      ...Object.fromEntries(['no', 1, null, false].map((v) => [`legacyFallbacks ${String(v)}`, (b) => new b.KeyRing([S], { legacyFallbacks: v }).stats().length])),
+      ...Object.fromEntries(
+        [0, -0, -5, 1, 1.5, NaN, Infinity, '100', 2 ** 53, 2 ** 53 - 1].map((v) => [`maxEnvelopeLength ${String(v)}`, (b) => new b.KeyRing([S], { maxEnvelopeLength: v }).size]),
+      ),
+      ...Object.fromEntries(
+        [
+          ['short', 'x'.repeat(31)],
+          ['31 é', 'é'.repeat(31)],
+          ['16 astral (32 units)', '😀'.repeat(16)],
+          ['lone surrogate', `${S}\uD800`],
+          ['number', 42],
+          ['String object', new String(S)],
+          ['Uint8Array(31)', new Uint8Array(31)],
+          ['Uint8Array(33)', new Uint8Array(33)],
+          ['Uint16Array(16)', new Uint16Array(16)],
+          ['Uint8ClampedArray(32)', new Uint8ClampedArray(32)],
+          ['DataView(32)', new DataView(new ArrayBuffer(32))],
+          ['43 base64 without - or _', 'A'.repeat(43)],
+          ['42 base64 + ==', `${'A'.repeat(42)}==`],
+        ].map(([name, secret]) => [`secret: ${name}`, (b) => new b.KeyRing([S, secret]).stats()]),
+      ),
+      'a hole in the secrets': (b) => new b.KeyRing([S, , S]), // eslint-disable-line no-sparse-arrays
+      'a type error after a short secret': (b) => new b.KeyRing(['short', 42]),
+      ...Object.fromEntries(
+        wrong.flatMap((bad, i) => [
+          [`encrypt(wrong #${i})`, (b) => ringOf(b).encrypt(bad, ...CTX)],
+          [`decrypt(wrong #${i})`, (b) => ringOf(b).decrypt(bad, ...CTX)],
+          [`encrypt tenant wrong #${i}`, (b) => ringOf(b).encrypt('x', bad, 'c', 'f')],
+          [`decrypt field wrong #${i}`, (b) => ringOf(b).decrypt('v1:x', 't', 'c', bad)],
+          [`blindIndex(wrong #${i})`, (b) => ringOf(b).blindIndex(bad, ...CTX)],
+          [`encryptBinary(wrong #${i})`, (b) => ringOf(b).encryptBinary(bad, ...CTX)],
+          [`decryptBinary(wrong #${i})`, (b) => ringOf(b).decryptBinary(bad, ...CTX)],
+          [`keyIndex(wrong #${i})`, (b) => ringOf(b).keyIndex(bad, ...CTX)],
+          [`encryptMany(wrong #${i})`, (b) => ringOf(b).encryptMany(bad, ...CTX)],
+          [`encryptMany([wrong #${i}])`, (b) => ringOf(b).encryptMany(['a', bad], ...CTX)],
+          [`decryptMany([wrong #${i}])`, (b) => ringOf(b).decryptMany([bad], ...CTX)],
+          [`encryptAsync(wrong #${i})`, (b) => ringOf(b).encryptAsync(bad, ...CTX) && 'a promise'],
+          [`decryptAsync(wrong #${i})`, (b) => ringOf(b).decryptAsync(bad, ...CTX) && 'a promise'],
+          [`envelopeToBytes(wrong #${i})`, (b) => b.envelopeToBytes(bad)],
+          [`envelopeFromBytes(wrong #${i})`, (b) => b.envelopeFromBytes(bad)],
+          [`isEnvelope(wrong #${i})`, (b) => b.isEnvelope(bad)],
+          [`setIvBudgetWarning(wrong #${i})`, (b) => ringOf(b).setIvBudgetWarning(bad)],
+        ]),
+      ),
+      'no arguments': (b) => ringOf(b).encrypt(),
+      'extra arguments': (b) => ringOf(b).decrypt(ringOf(b).encrypt('x', ...CTX, 'extra'), ...CTX, 'extra'),
+      ...Object.fromEntries(
+        [['a:b', 'c', 'f'], ['t', 'c:d', 'f'], ['t', 'c', 'f:'], ['', 'c', 'f'], ['t', '', 'f'], ['t', 'c', ''], ['t\uD800', 'c', 'f'], ['t', 'c', '\uDFFF'], ['a:b', 42, 'f'], ['', 'c', 42]].flatMap((ctx) => [
+          [`encrypt in ${JSON.stringify(ctx)}`, (b) => ringOf(b).encrypt('x', ...ctx)],
+          [`encrypt(42) in ${JSON.stringify(ctx)}`, (b) => ringOf(b).encrypt(42, ...ctx)],
+          [`encryptMany([42]) in ${JSON.stringify(ctx)}`, (b) => ringOf(b).encryptMany([42], ...ctx)],
+          [`encryptMany(42) in ${JSON.stringify(ctx)}`, (b) => ringOf(b).encryptMany(42, ...ctx)],
+          [`decryptAsync(42) in ${JSON.stringify(ctx)}`, (b) => ringOf(b).decryptAsync(42, ...ctx)],
+          [`blindIndexes in ${JSON.stringify(ctx)}`, (b) => ringOf(b).blindIndexes('v', ...ctx)],
+        ]),
+      ),
+      ...Object.fromEntries(
+        ['a\uD800b', '\uDC00', 'x\uDBFF', '😀\uD83D', `${'long text '.repeat(20)}\uD800`, `\uDFFF${'long text '.repeat(20)}`].map((s, i) => [`lone surrogate #${i}`, (b) => ringOf(b).encrypt(s, ...CTX)]),
+      ),
+      ...Object.fromEntries([0, -1, 2.5, NaN, Infinity, '3', 1, 2 ** 64, 1e300].map((n) => [`setIvBudgetWarning(${String(n)})`, (b) => new b.KeyRing([S]).setIvBudgetWarning(n)])),
+      ...Object.fromEntries(
+        ['encrypt', 'decrypt', 'encryptMany', 'decryptMany', 'encryptAsync', 'decryptAsync', 'blindIndex', 'blindIndexes', 'encryptBinary', 'decryptBinary', 'keyIndex', 'stats', 'setIvBudgetWarning'].flatMap((m) =>
+          [{}, null, undefined, Object.create(native.KeyRing.prototype), Object.create(js.KeyRing.prototype)].map((self, i) => [
+            `${m} called on something else (#${i})`,
+            (b) => b.KeyRing.prototype[m].call(self, ['x'], ...CTX),
+          ]),
+        ),
+      ),
+      ...Object.fromEntries(
+        ['size', 'ivLength'].map((getter) => [`the ${getter} getter on something else`, (b) => Object.getOwnPropertyDescriptor(b.KeyRing.prototype, getter).get.call({})]),
+      ),
+      'the process-wide ring: argument errors after a ring exists': (b) => b.encrypt(42, 'a:b', 'c', 'f'),
+      'initKeyRing with bad options': (b) => b.initKeyRing(undefined, 'x'),
+      'initKeyRing with bad secrets': (b) => b.initKeyRing([42]),
+    };
+    for (const [name, call] of Object.entries(calls)) same(call, name);
+  });
+});
