@@ -28,12 +28,29 @@ const suites = [
     name: `JS suite on Node ${run(join(bin, 'node'), ['--version']).trim()}`,
     cmd: join(bin, 'node'),
     args: ['--test', '--test-reporter=spec', ...jsTests],
+    env: { ALE_BACKEND: 'native' }, // never a silent fallback
     count: (out) => last(out, /ℹ pass (\d+)[\s\S]*?ℹ fail (\d+)/g),
   },
   {
     name: `JS suite on Bun ${run(join(bin, 'bun'), ['--version']).trim()}`,
     cmd: join(bin, 'bun'),
     args: ['test', ...jsTests.map((f) => `./${f}`)],
+    env: { ALE_BACKEND: 'native' },
+    count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
+  },
+  // The same suites on the node:crypto fallback (README, "When no native binary loads").
+  {
+    name: `JS suite on Node ${run(join(bin, 'node'), ['--version']).trim()}, ALE_BACKEND=js`,
+    cmd: join(bin, 'node'),
+    args: ['--test', '--test-reporter=spec', ...jsTests],
+    env: { ALE_BACKEND: 'js' },
+    count: (out) => last(out, /ℹ pass (\d+)[\s\S]*?ℹ fail (\d+)/g),
+  },
+  {
+    name: `JS suite on Bun ${run(join(bin, 'bun'), ['--version']).trim()}, ALE_BACKEND=js`,
+    cmd: join(bin, 'bun'),
+    args: ['test', ...jsTests.map((f) => `./${f}`)],
+    env: { ALE_BACKEND: 'js' },
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
   {
@@ -183,7 +200,7 @@ const summary = [];
 let failed = false;
 for (const suite of chosen) {
   console.log(`\n=== ${suite.name}`);
-  const r = spawnSync(suite.cmd, suite.args, { cwd: root, encoding: 'utf8', env: process.env, maxBuffer: 256 << 20 });
+  const r = spawnSync(suite.cmd, suite.args, { cwd: root, encoding: 'utf8', env: { ...process.env, ...suite.env }, maxBuffer: 256 << 20 });
   const out = `${r.stdout ?? ''}\n${r.stderr ?? ''}`;
   process.stdout.write(r.stdout ?? '');
   process.stderr.write(r.stderr ?? '');
