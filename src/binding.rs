@@ -913,6 +913,8 @@ pub struct Job {
     units: Zeroizing<Vec<u16>>,
     /// The primary key's encryption count after a seal.
     count: u64,
+    /// An envelope refused while it was read: the promise rejects with it.
+    refused: Option<AleError>,
 }
 
 impl Job {
@@ -931,6 +933,7 @@ impl Job {
             bytes: Zeroizing::new(Vec::new()),
             units: Zeroizing::new(Vec::new()),
             count: 0,
+            refused: None,
         };
         with_context(env, ctx, |_, c| {
             job.context = c.parts().map(str::to_owned);
@@ -950,7 +953,15 @@ impl Job {
             .map(drop),
             Op::Open => {
                 // SAFETY: as above.
-                unsafe { read_envelope_utf16(raw, value.raw(), &mut job.units, ring) }.map(drop)
+                match unsafe { read_envelope_utf16(raw, value.raw(), &mut job.units, ring) } {
+                    // Refused by its first characters: reject the promise,
+                    // as a shorter value that fails to parse does.
+                    Err(e @ (AleError::MalformedEnvelope(_) | AleError::UnsupportedVersion(_))) => {
+                        job.refused = Some(e);
+                        Ok(())
+                    }
+                    other => other.map(drop),
+                }
             }
         }
         .map_err(to_js)?;
@@ -968,6 +979,9 @@ impl Task for Job {
     /// Runs on the thread pool, where no `catch_unwind` of napi-rs reaches:
     /// a panic becomes `ALE_INTERNAL` here instead of aborting the process.
     fn compute(&mut self) -> napi::Result<Self::Output> {
+        if let Some(refused) = self.refused.take() {
+            return Ok(Err(refused));
+        }
         let run = || -> std::result::Result<Zeroizing<Vec<u8>>, AleError> {
             forced_compute_panic_point();
             let [t, c, f] = &self.context;

@@ -197,16 +197,28 @@ unsafe fn read_utf8_from_engine(
         return Ok(None);
     }
     if let Some(ring) = envelope.filter(|_| units > MIN_WIDE_CAPACITY) {
-        let mut head = [0u16; 24];
+        // The same head as the UTF-16 path reads first, so both engines
+        // classify a long value alike.
+        wide.clear();
+        scratch::reserve(wide, MIN_WIDE_CAPACITY);
         let mut copied = 0usize;
-        // SAFETY: `head` has room for 24 units; the engine writes at most 23 and a NUL.
+        // SAFETY: `wide` has room for MIN_WIDE_CAPACITY units; the engine
+        // writes at most one less, and a NUL.
         let status = unsafe {
-            sys::napi_get_value_string_utf16(env, value, head.as_mut_ptr(), head.len(), &mut copied)
+            sys::napi_get_value_string_utf16(
+                env,
+                value,
+                wide.as_mut_ptr(),
+                MIN_WIDE_CAPACITY,
+                &mut copied,
+            )
         };
         if status != sys::Status::napi_ok {
             return Ok(None);
         }
-        check_long_envelope(ring, units, &head[..copied])?;
+        // SAFETY: the engine initialized `copied` units.
+        unsafe { wide.set_len(copied) };
+        check_long_envelope(ring, units, wide)?;
     }
     let capacity = units
         .checked_mul(3)
