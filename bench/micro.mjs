@@ -1,6 +1,7 @@
-// Micro-benchmark, in memory, per payload tier, in two pairs:
+// Micro-benchmark, in memory, per payload tier, in pairs:
 // - the addon against node:crypto producing the identical envelope (the
-//   speed targets);
+//   speed targets), and the package's own node:crypto fallback (what runs
+//   where no binary loads) against the same;
 // - the SveltyCMS drop-in (@sveltycms/ale/sveltycms) against "SveltyCMS
 //   today", the CMS's own module on node:crypto (JSON values, 16-byte IVs).
 // Every contender gets the same input, each pair is checked to interoperate
@@ -11,7 +12,10 @@ import { NodeCryptoAle } from './reference.mjs';
 import * as cms from '../__test__/fixtures/sveltycms-reference.mjs';
 import { median } from './stats.mjs';
 
-const dropIn = createRequire(import.meta.url)('@sveltycms/ale/sveltycms');
+const require = createRequire(import.meta.url);
+const dropIn = require('@sveltycms/ale/sveltycms');
+/** The node:crypto fallback that runs where no binary loads (ts/fallback). */
+const fallback = require('../dist/cjs/fallback/index.js');
 
 export const TIERS = [
   { name: '256 B', label: 'Scalar / PII', bytes: 256, char: 'a' },
@@ -65,9 +69,11 @@ function contenders(ale, secret) {
   useSecretForCms(secret);
   const addon = new ale.KeyRing([secret]);
   const ref = new NodeCryptoAle([secret]);
+  const js = new fallback.KeyRing([secret]);
   return [
     { name: 'addon', baseline: 'node:crypto', encrypt: (p) => addon.encrypt(p, ...CTX), decrypt: (e) => addon.decrypt(e, ...CTX) },
     { name: 'node:crypto', encrypt: (p) => ref.encrypt(p, ...CTX), decrypt: (e) => ref.decrypt(e, ...CTX) },
+    { name: 'js fallback', baseline: 'node:crypto', encrypt: (p) => js.encrypt(p, ...CTX), decrypt: (e) => js.decrypt(e, ...CTX) },
     {
       name: 'drop-in',
       baseline: 'SveltyCMS today',
