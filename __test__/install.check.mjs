@@ -1,7 +1,8 @@
-// Installs the package the way a CMS does: `npm pack` the main package and
-// its linux-x64-gnu platform package, install both tarballs into a scratch
-// project with no Rust toolchain on PATH, then require it under Node 24 and
-// under Bun and round-trip a value. Run by scripts/test.mjs on Node only,
+// Installs the package the way a CMS does: `npm pack` the main package (with
+// its prepack build, as a release packs it) and its linux-x64-gnu platform
+// package, install the tarballs into a scratch project with no Rust
+// toolchain on PATH, then load every subpath export under Node 24 and under
+// Bun; and again without the platform package, where the fallback runs. Run by scripts/test.mjs on Node only,
 // because it drives both runtimes itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,39 +20,91 @@ function run(cmd, args, opts = {}) {
   return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...opts });
 }
 
-test('npm pack → install in a scratch project → require on Node 24 and Bun', () => {
+const SUBPATHS = ['@sveltycms/ale', '@sveltycms/ale/drizzle', '@sveltycms/ale/drizzle/sqlite', '@sveltycms/ale/drizzle/pg', '@sveltycms/ale/drizzle/mysql', '@sveltycms/ale/sveltycms'];
+
+/**
+ * Loads every subpath export with require and with import, round-trips a
+ * value through the core API and the drop-in, and prints what it saw,
+ * counting ALE_NATIVE_UNAVAILABLE warnings.
+ */
+const PROBE = `
+  const warnings = [];
+  process.on('warning', (w) => { if (w.code === 'ALE_NATIVE_UNAVAILABLE') warnings.push(w.message); });
+  const subpaths = ${JSON.stringify(SUBPATHS)};
+  const required = subpaths.map((p) => Object.keys(require(p)).length);
+  Promise.all(subpaths.map((p) => import(p))).then((modules) => {
+    const ale = require('@sveltycms/ale');
+    const ring = new ale.KeyRing(['scratch-project-secret-0123456789abcdef']);
+    const env = ring.encrypt('installed ✓', 't', 'c', 'f');
+    if (ring.decrypt(env, 't', 'c', 'f') !== 'installed ✓') throw new Error('round trip failed');
+    process.env.ENCRYPTION_KEY = 'scratch-project-secret-0123456789abcdef';
+    const dropIn = require('@sveltycms/ale/sveltycms');
+    const doc = dropIn.decryptDocumentFieldsSync(dropIn.encryptDocumentFieldsSync({ a: { b: 1 } }, ['a'], { tenantId: 't', collectionId: 'c' }), ['a'], { tenantId: 't', collectionId: 'c' });
+    if (doc.a.b !== 1) throw new Error('drop-in round trip failed');
+    setTimeout(() => console.log(JSON.stringify({
+      backend: ale.backend, required, imported: modules.map((m) => Object.keys(m).length), warnings,
+      runtime: process.versions.bun ? 'bun' : process.version, env,
+    })), 20);
+  });
+`;
+
+/** Packs the package the way a release does (prepack: npm run build), and the platform package. */
+function pack(work) {
+  const packs = join(work, 'packs');
+  mkdirSync(packs);
+  const platformDir = join(work, 'linux-x64-gnu');
+  cpSync(join(root, 'npm', 'linux-x64-gnu'), platformDir, { recursive: true });
+  cpSync(join(root, 'ale.linux-x64-gnu.node'), join(platformDir, 'ale.linux-x64-gnu.node'));
+  const last = (out) => join(packs, out.trim().split('\n').pop());
+  return {
+    main: last(run('npm', ['pack', '--silent', '--ignore-scripts=false', '--pack-destination', packs], { cwd: root })),
+    platform: last(run('npm', ['pack', '--silent', '--pack-destination', packs], { cwd: platformDir })),
+  };
+}
+
+/** A scratch project with the given tarballs and drizzle-orm installed, and no Rust toolchain on PATH. */
+function scratch(work, name, tarballs) {
+  const app = join(work, name);
+  mkdirSync(app);
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'cms-app', private: true }));
+  const cleanPath = process.env.PATH.split(delimiter).filter((p) => !/cargo|rustup/.test(p) && p !== bin).join(delimiter);
+  const env = { ...process.env, PATH: cleanPath, CARGO_HOME: '/nonexistent', RUSTUP_HOME: '/nonexistent' };
+  delete env.ALE_BACKEND;
+  assert.throws(() => run('cargo', ['--version'], { env }), 'cargo must not be reachable in the scratch project');
+  const drizzle = `drizzle-orm@${pkg.devDependencies['drizzle-orm']}`;
+  run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', ...tarballs, drizzle], { cwd: app, env });
+  return { app, env };
+}
+
+function probe(app, env) {
+  return [join(bin, 'node'), join(bin, 'bun')].map((runtime) => {
+    const out = JSON.parse(run(runtime, ['-e', PROBE], { cwd: app, env }).trim());
+    if (!runtime.endsWith('bun')) assert.match(out.runtime, /^v24\./);
+    assert.match(out.env, /^v1:/);
+    assert.equal(out.required.length, SUBPATHS.length);
+    assert.ok(out.required.every((n) => n > 0) && out.imported.every((n) => n > 0), `every subpath loads: ${JSON.stringify(out)}`);
+    return out;
+  });
+}
+
+test('a release tarball with its platform package: every subpath export loads, natively, on Node 24 and Bun', () => {
   const work = mkdtempSync(join(tmpdir(), 'ale-install-'));
   try {
-    const platformDir = join(work, 'linux-x64-gnu');
-    cpSync(join(root, 'npm', 'linux-x64-gnu'), platformDir, { recursive: true });
-    cpSync(join(root, 'ale.linux-x64-gnu.node'), join(platformDir, 'ale.linux-x64-gnu.node'));
-    const packs = join(work, 'packs');
-    mkdirSync(packs);
-    const mainTgz = run('npm', ['pack', '--silent', '--pack-destination', packs], { cwd: root }).trim().split('\n').pop();
-    const platTgz = run('npm', ['pack', '--silent', '--pack-destination', packs], { cwd: platformDir }).trim().split('\n').pop();
+    const tarballs = pack(work);
+    const { app, env } = scratch(work, 'app', [tarballs.main, tarballs.platform]);
+    for (const out of probe(app, env)) {
+      assert.equal(out.backend, 'native', out.runtime);
+      assert.deepEqual(out.warnings, []);
+    }
+    assert.ok(run(join(bin, 'node'), ['-p', "require.resolve('@sveltycms/ale-linux-x64-gnu')"], { cwd: app, env }).startsWith(join(app, 'node_modules')));
 
-    const app = join(work, 'app');
-    mkdirSync(app);
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'cms-app', private: true }));
-    // No cargo, rustc or repo binaries on PATH: only system dirs and the pinned runtimes.
-    const cleanPath = process.env.PATH.split(delimiter).filter((p) => !/cargo|rustup/.test(p) && p !== bin).join(delimiter);
-    const env = { ...process.env, PATH: cleanPath, CARGO_HOME: '/nonexistent', RUSTUP_HOME: '/nonexistent' };
-    assert.throws(() => run('cargo', ['--version'], { env }), 'cargo must not be reachable in the scratch project');
-    run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', join(packs, mainTgz), join(packs, platTgz)], { cwd: app, env });
-
-    const probe = `
-      const ale = require('@sveltycms/ale');
-      const path = require.resolve('@sveltycms/ale-linux-x64-gnu');
-      const ring = new ale.KeyRing(['scratch-project-secret-0123456789abcdef']);
-      const env = ring.encrypt('installed ✓', 't', 'c', 'f');
-      if (ring.decrypt(env, 't', 'c', 'f') !== 'installed ✓') throw new Error('round trip failed');
-      console.log(JSON.stringify({ path, runtime: process.versions.bun ? 'bun' : process.version, env }));
-    `;
-    for (const runtime of [join(bin, 'node'), join(bin, 'bun')]) {
-      const out = JSON.parse(run(runtime, ['-e', probe], { cwd: app, env }).trim());
-      assert.ok(out.path.startsWith(join(app, 'node_modules')), `loaded from ${out.path}`);
-      assert.match(out.env, /^v1:/);
-      if (!runtime.endsWith('bun')) assert.match(out.runtime, /^v24\./);
+    // Without the platform package (an unlisted platform, a skipped optional
+    // dependency): the node:crypto fallback, one warning, and it works.
+    const bare = scratch(work, 'bare', [tarballs.main]);
+    for (const out of probe(bare.app, bare.env)) {
+      assert.equal(out.backend, 'js', out.runtime);
+      assert.equal(out.warnings.length, 1, JSON.stringify(out.warnings));
+      assert.match(out.warnings[0], /linux-x64/);
     }
     assert.equal(pkg.name, '@sveltycms/ale');
   } finally {

@@ -44,5 +44,5 @@ fi
 addon=ale.linux-x64-gnu.node
 if [ ! -f "$addon" ] || [ -n "$(find src crates Cargo.toml Cargo.lock -newer "$addon" -type f 2>/dev/null | head -n 1)" ]; then
   log "building the addon (cargo, release)"
-  npm run --silent build >&2
+  npm run --silent build:addon >&2
 fi
