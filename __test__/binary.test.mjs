@@ -47,7 +47,9 @@ describe('binary envelopes', () => {
       assert.deepEqual(ale.envelopeToBytes(ale.envelopeFromBytes(binary)), binary);
     }
     throwsCode(assert, () => ale.envelopeToBytes('plain text'), 'ALE_MALFORMED_ENVELOPE');
-    throwsCode(assert, () => ale.envelopeFromBytes(Buffer.from('plain text')), 'ALE_UNSUPPORTED_VERSION');
+    // text handed over as bytes ('p', 'v' are no version byte) is malformed, never read as a future version
+    throwsCode(assert, () => ale.envelopeFromBytes(Buffer.from('plain text')), 'ALE_MALFORMED_ENVELOPE');
+    throwsCode(assert, () => ale.envelopeFromBytes(Buffer.from(ring.encrypt('x', ...CTX))), 'ALE_MALFORMED_ENVELOPE');
   });
 
   test('bound to tenant, collection and field; any flipped bit fails', () => {
@@ -74,6 +76,8 @@ describe('binary envelopes', () => {
       'shorter than IV and tag': [good.subarray(0, 33), 'ALE_MALFORMED_ENVELOPE'],
       'version 0': [Buffer.concat([Buffer.from([0]), good.subarray(1)]), 'ALE_MALFORMED_ENVELOPE'],
       'version 2': [Buffer.concat([Buffer.from([2]), good.subarray(1)]), 'ALE_UNSUPPORTED_VERSION'],
+      'version 0x1F': [Buffer.concat([Buffer.from([0x1f]), good.subarray(1)]), 'ALE_UNSUPPORTED_VERSION'],
+      'first byte 0x20': [Buffer.concat([Buffer.from([0x20]), good.subarray(1)]), 'ALE_MALFORMED_ENVELOPE'],
     };
     for (const [name, [bytes, code]] of Object.entries(cases)) {
       assert.equal(throwsCode(assert, () => ring.decryptBinary(bytes, ...CTX), code).code, code, name);

@@ -5,12 +5,21 @@ import assert from 'node:assert/strict';
 import { hkdfSync } from 'node:crypto';
 import { inspect } from 'node:util';
 import { ale, CTX } from './helpers.mjs';
+import { resolveKeyMaterial } from './fixtures/sveltycms-reference.mjs';
 
+// A base64url secret (44 characters with '-': the key is its bytes) and a
+// passphrase (the key is derived; it also has a SHA-256 legacy key). The keys
+// come from the independent reference, so they are the ones the product uses.
 const SECRET = 'hygiene-secret-7f3a9c1e5b2d4f60-do-not-leak';
+const PASSPHRASE = 'hygiene passphrase, with spaces: never in an error';
 const PLAINTEXT = 'plaintext-that-must-not-appear-in-errors';
-const key = Buffer.from(hkdfSync('sha256', SECRET, Buffer.alloc(0), 'sveltycms-field-at-rest', 32));
-const indexKey = Buffer.from(hkdfSync('sha256', SECRET, Buffer.alloc(0), 'sveltycms-blind-index', 32));
-const forbidden = [SECRET, PLAINTEXT, ...[key, indexKey].flatMap((k) => [k.toString('hex'), k.toString('base64'), k.toString('base64url')])];
+const raw = resolveKeyMaterial(SECRET);
+const pass = resolveKeyMaterial(PASSPHRASE);
+assert.equal(raw.kind, 'base64url');
+assert.equal(pass.kind, 'passphrase');
+const indexKey = (k) => Buffer.from(hkdfSync('sha256', k, Buffer.alloc(0), 'sveltycms-blind-index', 32));
+const keys = [raw.key, pass.key, ...pass.fallbacks, indexKey(raw.key), indexKey(pass.key)];
+const forbidden = [SECRET, PASSPHRASE, PLAINTEXT, ...keys.flatMap((k) => [k.toString('hex'), k.toString('base64'), k.toString('base64url')])];
 
 function errorOf(fn) {
   try {
@@ -42,10 +51,12 @@ test('no error path reveals key material or plaintext', async () => {
     errorOf(() => ring.encrypt(PLAINTEXT, '', CTX[1], CTX[2])),
     errorOf(() => ring.decryptMany([env, PLAINTEXT], ...CTX)),
     errorOf(() => ring.keyIndex(flipped, ...CTX)),
-    errorOf(() => new ale.KeyRing([SECRET.slice(0, 20)]).encrypt(PLAINTEXT, ...CTX)),
+    errorOf(() => new ale.KeyRing([PASSPHRASE]).decrypt(env, ...CTX)),
+    errorOf(() => new ale.KeyRing([PASSPHRASE, SECRET]).decrypt(flipped, ...CTX)),
+    errorOf(() => new ale.KeyRing([PASSPHRASE.slice(0, 30)])),
     await ring.decryptAsync(flipped, ...CTX).catch((e) => e),
   ];
-  assert.equal(errors.length, 17);
+  assert.equal(errors.length, 19);
   for (const e of errors) {
     assert.ok(e instanceof Error && /^ALE_/.test(e.code), `coded error: ${e}`);
     const text = `${e.message}\n${e.stack}\n${inspect(e)}\n${JSON.stringify(e)}`;
@@ -54,7 +65,7 @@ test('no error path reveals key material or plaintext', async () => {
 });
 
 test('a KeyRing shows nothing through inspect, JSON or its properties', () => {
-  const ring = new ale.KeyRing([SECRET]);
+  const ring = new ale.KeyRing([SECRET, PASSPHRASE]);
   const text = `${inspect(ring, { showHidden: true, depth: 5 })}${JSON.stringify(ring)}${String(ring)}${Object.getOwnPropertyNames(ring)}`;
   for (const f of forbidden) assert.ok(!text.includes(f));
   assert.deepEqual(Object.keys(ring), []);

@@ -271,8 +271,9 @@ impl Buffers {
         ctx: &Context<'_>,
     ) -> Result<sys::napi_value> {
         // SAFETY: forwarded from the caller.
-        let bytes = unsafe { convert::read_bytes(env, value, "envelope") }.map_err(to_js)?;
-        ring.open_binary_into(bytes, ctx, &mut self.aad, &mut self.out)
+        unsafe { convert::read_bytes_into(env, value, "envelope", &mut self.input) }
+            .map_err(to_js)?;
+        ring.open_binary_into(&self.input, ctx, &mut self.aad, &mut self.out)
             .map_err(to_js)?;
         // SAFETY: the current env.
         unsafe { self.out_to_js(env) }
@@ -954,13 +955,22 @@ impl Job {
             Op::Open => {
                 // SAFETY: as above.
                 match unsafe { read_envelope_utf16(raw, value.raw(), &mut job.units, ring) } {
-                    // Refused by its first characters: reject the promise,
-                    // as a shorter value that fails to parse does.
+                    // Whatever its length, a value refused by its first
+                    // characters rejects the promise (as any value that
+                    // fails to parse does), and one over the maximum length
+                    // throws before a promise exists: the fallback's split.
                     Err(e @ (AleError::MalformedEnvelope(_) | AleError::UnsupportedVersion(_))) => {
                         job.refused = Some(e);
                         Ok(())
                     }
-                    other => other.map(drop),
+                    Ok(units) => match envelope::check_version(&job.units[..]) {
+                        Err(e) => {
+                            job.refused = Some(e);
+                            Ok(())
+                        }
+                        Ok(()) => ring.check_envelope_len(units),
+                    },
+                    Err(e) => Err(e),
                 }
             }
         }
@@ -1016,7 +1026,7 @@ impl Task for Job {
             // SAFETY: the current env; an envelope is ASCII.
             Ok(out) if matches!(self.op, Op::Seal) => unsafe { ascii_to_js(raw, &out) }.map(Some),
             // SAFETY: the current env.
-            Ok(out) => unsafe { utf8_to_js(raw, &out, &mut Vec::new()) },
+            Ok(out) => unsafe { utf8_to_js(raw, &out, &mut Zeroizing::new(Vec::new())) },
             Err(e) => return Err(coded_rejection(&env, e)),
         }?;
         created
@@ -1219,10 +1229,12 @@ pub fn envelope_from_bytes(env: &Env, envelope: Unknown) -> Result<JsText> {
 
 fn bytes_to_text(env: &Env, envelope: Unknown) -> Result<JsText> {
     let raw = env.raw();
+    let mut bytes = Vec::new();
     // SAFETY: `envelope` is an argument of the current callback.
-    let bytes = unsafe { convert::read_bytes(raw, envelope.raw(), "envelope") }.map_err(to_js)?;
+    unsafe { convert::read_bytes_into(raw, envelope.raw(), "envelope", &mut bytes) }
+        .map_err(to_js)?;
     let mut text = Vec::new();
-    binary::to_text(bytes, &mut text).map_err(to_js)?;
+    binary::to_text(&bytes, &mut text).map_err(to_js)?;
     // SAFETY: the current env; an envelope is ASCII.
     unsafe { ascii_to_js(raw, &text) }
         .map(JsText)

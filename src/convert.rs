@@ -343,17 +343,20 @@ pub unsafe fn read_utf16(
     Ok(units)
 }
 
-/// The bytes of the `Uint8Array` (a `Buffer` is one) `value`, borrowed from
-/// the engine for the current call.
+/// Copies the bytes of the `Uint8Array` (a `Buffer` is one) `value` into
+/// `out` (replacing its contents). They are copied through a raw pointer and
+/// never borrowed: a `SharedArrayBuffer` behind the array may be written by
+/// another thread meanwhile, and a copy is then a snapshot, not a data race
+/// on a Rust reference.
 ///
 /// # Safety
-/// `env` and `value` must be valid for the current call, and the result
-/// must not outlive it.
-pub unsafe fn read_bytes<'a>(
+/// `env` and `value` must be valid for the current call.
+pub unsafe fn read_bytes_into(
     env: sys::napi_env,
     value: sys::napi_value,
     what: &str,
-) -> Result<&'a [u8], AleError> {
+    out: &mut Vec<u8>,
+) -> Result<(), AleError> {
     let not_bytes = || AleError::InvalidInput(format!("{what} must be a Buffer or Uint8Array"));
     let mut is_typed = false;
     // SAFETY: forwarded from the caller.
@@ -377,12 +380,18 @@ pub unsafe fn read_bytes<'a>(
     if status != sys::Status::napi_ok || kind != sys::TypedarrayType::uint8_array {
         return Err(not_bytes());
     }
+    out.clear();
     if len == 0 || data.is_null() {
-        return Ok(&[]);
+        return Ok(());
     }
+    scratch::reserve(out, len);
     // SAFETY: the engine reports `len` readable bytes at `data`, alive for
-    // this call (the caller keeps the result within it).
-    Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) })
+    // this call; `out` has room for `len` bytes and does not overlap them.
+    unsafe {
+        ptr::copy_nonoverlapping(data.cast::<u8>(), out.as_mut_ptr(), len);
+        out.set_len(len);
+    }
+    Ok(())
 }
 
 thread_local! {

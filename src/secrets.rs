@@ -60,9 +60,10 @@ pub fn read_secrets(
 /// # Safety
 /// `env` and `value` must be valid for the current call.
 unsafe fn read_secret(env: sys::napi_env, value: sys::napi_value, label: &str) -> Result<Owned> {
-    // SAFETY: forwarded from the caller; the bytes are copied at once.
-    if let Ok(bytes) = unsafe { convert::read_bytes(env, value, label) } {
-        return Ok(Owned::Bytes(Zeroizing::new(bytes.to_vec())));
+    let mut bytes = Zeroizing::new(Vec::new());
+    // SAFETY: forwarded from the caller.
+    if unsafe { convert::read_bytes_into(env, value, label, &mut bytes) }.is_ok() {
+        return Ok(Owned::Bytes(bytes));
     }
     let mut text = Zeroizing::new(Vec::new());
     // SAFETY: forwarded from the caller.

@@ -88,15 +88,16 @@ export function writeText(iv: Uint8Array, tag: Uint8Array, ciphertext: Uint8Arra
 export const binaryHeaderLength = (ivLength: number): number => 2 + ivLength + TAG_LENGTH;
 
 /**
- * Splits and checks a binary envelope: `ALE_MALFORMED_ENVELOPE` for one too
- * short or with an IV length other than 12 or 16, `ALE_UNSUPPORTED_VERSION`
- * for a version byte other than 1 (0 is malformed).
+ * Splits and checks a binary envelope: `ALE_UNSUPPORTED_VERSION` for a first
+ * byte from 0x02 to 0x1F (kept for later layouts), `ALE_MALFORMED_ENVELOPE`
+ * for any other first byte but 0x01, one too short, or an IV length other
+ * than 12 or 16.
  */
 export function parseBinary(bytes: Uint8Array): BinaryParts {
   if (bytes.length === 0) throw malformedBinary('it is empty');
   const version = bytes[0];
-  if (version === 0) throw malformedBinary('its version byte is 0');
-  if (version !== BINARY_V1) throw unsupportedVersion(version);
+  if (version >= 2 && version <= 0x1f) throw unsupportedVersion(version);
+  if (version !== BINARY_V1) throw malformedBinary('its first byte is not a version (0x01)');
   if (bytes.length < 2) throw malformedBinary('it ends after its version byte');
   const ivLength = bytes[1];
   if (ivLength !== 12 && ivLength !== 16) throw malformedBinary('its IV length byte is not 16 or 12');

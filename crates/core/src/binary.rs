@@ -5,7 +5,7 @@
 //!
 //! | offset | length | content |
 //! | --- | --- | --- |
-//! | 0 | 1 | version: `0x01` |
+//! | 0 | 1 | version: `0x01` (`0x02`–`0x1F` are kept for later layouts) |
 //! | 1 | 1 | IV length in bytes: 16 or 12 |
 //! | 2 | 16 or 12 | IV |
 //! | 18 or 14 | 16 | tag |
@@ -21,6 +21,10 @@ use crate::iv::{Iv, IvLength};
 
 /// The version byte of this layout.
 pub const VERSION_V1: u8 = 1;
+/// First bytes kept for later layouts (`ALE_UNSUPPORTED_VERSION`); every
+/// other first byte is `ALE_MALFORMED_ENVELOPE`.
+pub const FUTURE_VERSIONS_FROM: u8 = 2;
+pub const FUTURE_VERSIONS_TO: u8 = 0x1F;
 
 /// Bytes before the ciphertext: version, IV length, IV, tag.
 pub const fn header_len(iv: IvLength) -> usize {
@@ -35,16 +39,20 @@ pub struct Parts<'a> {
     pub ciphertext: &'a [u8],
 }
 
-/// Splits and checks a binary envelope: `ALE_MALFORMED_ENVELOPE` for a value
-/// too short or with an IV length other than 12 or 16, and
-/// `ALE_UNSUPPORTED_VERSION` for a version byte other than 1 (0 is malformed).
+/// Splits and checks a binary envelope: `ALE_UNSUPPORTED_VERSION` for a first
+/// byte from 0x02 to 0x1F, and `ALE_MALFORMED_ENVELOPE` for any other first
+/// byte but 0x01, a value too short, or an IV length other than 12 or 16.
 pub fn parse(bytes: &[u8]) -> Result<Parts<'_>> {
     let malformed = AleError::MalformedBinary;
     let (&version, rest) = bytes.split_first().ok_or(malformed("it is empty"))?;
     match version {
         VERSION_V1 => {}
-        0 => return Err(malformed("its version byte is 0")),
-        v => return Err(AleError::UnsupportedVersion(u64::from(v))),
+        // A later layout would take a small version number; any other first
+        // byte (text, plaintext) is not a binary envelope at all.
+        FUTURE_VERSIONS_FROM..=FUTURE_VERSIONS_TO => {
+            return Err(AleError::UnsupportedVersion(u64::from(version)))
+        }
+        _ => return Err(malformed("its first byte is not a version (0x01)")),
     }
     let (&iv_len, rest) = rest
         .split_first()
@@ -149,10 +157,16 @@ mod tests {
                 "IV length {iv_len}"
             );
         }
-        let mut v0 = good.clone();
-        v0[0] = 0;
-        assert_eq!(code(&v0), Some("ALE_MALFORMED_ENVELOPE"));
-        for v in [2u8, 0x76, 255] {
+        for v in [0u8, 0x20, 0x76, 0x80, 255] {
+            let mut b = good.clone();
+            b[0] = v;
+            assert_eq!(
+                code(&b),
+                Some("ALE_MALFORMED_ENVELOPE"),
+                "first byte {v:#x}"
+            );
+        }
+        for v in [2u8, 3, 0x1F] {
             let mut b = good.clone();
             b[0] = v;
             assert_eq!(
@@ -160,7 +174,8 @@ mod tests {
                 Some(AleError::UnsupportedVersion(u64::from(v)))
             );
         }
-        // a text envelope handed over as bytes starts with 'v' (0x76): unsupported, never read as text
-        assert_eq!(code(TEXT16.as_bytes()), Some("ALE_UNSUPPORTED_VERSION"));
+        // text (a text envelope, plaintext) handed over as bytes is malformed, never read as text
+        assert_eq!(code(TEXT16.as_bytes()), Some("ALE_MALFORMED_ENVELOPE"));
+        assert_eq!(code(b"hello"), Some("ALE_MALFORMED_ENVELOPE"));
     }
 }

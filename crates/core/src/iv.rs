@@ -104,19 +104,31 @@ const POOL_LEN: usize = 4096;
 
 static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
 
-/// Whether this process is a fork child that no earlier call has seen, by
-/// the kernel-wiped page (Linux) or, without one, by a changed process id.
-fn forked_since_last_check() -> bool {
+/// Moves the process-wide generation on when this process is a fork child
+/// that no earlier call has seen, by the kernel-wiped page (Linux) or,
+/// without one, by a changed process id. The generation moves before the
+/// fork is marked as seen, so no thread can see the mark and the old
+/// generation together (an extra move only costs a refill).
+fn note_fork() {
     #[cfg(target_os = "linux")]
     if let Some(page) = wipe_on_fork_page() {
         // 1 in the process that mapped the page and in children that have
         // seen their fork; 0 in a child that has not.
-        return page.load(Ordering::Acquire) == 0 && page.swap(1, Ordering::AcqRel) == 0;
+        if page.load(Ordering::Acquire) == 0 {
+            FORK_GENERATION.fetch_add(1, Ordering::SeqCst);
+            page.store(1, Ordering::Release);
+        }
+        return;
     }
     static PID: AtomicU64 = AtomicU64::new(0);
     let pid = u64::from(std::process::id());
-    let seen = PID.swap(pid, Ordering::AcqRel);
-    seen != 0 && seen != pid
+    let seen = PID.load(Ordering::Acquire);
+    if seen != pid {
+        if seen != 0 {
+            FORK_GENERATION.fetch_add(1, Ordering::SeqCst);
+        }
+        PID.store(pid, Ordering::Release);
+    }
 }
 
 /// A page the kernel zeroes in every fork child, holding 1; `None` where
@@ -194,9 +206,7 @@ fn take_from_pool(dst: &mut [u8]) -> Result<()> {
     }
     POOL.with(|cell| {
         let mut pool = cell.borrow_mut();
-        if forked_since_last_check() {
-            FORK_GENERATION.fetch_add(1, Ordering::SeqCst);
-        }
+        note_fork();
         // The child handler runs in the only thread of the new process before
         // any code of ours, so an Acquire load sees its increment.
         let generation = FORK_GENERATION.load(Ordering::Acquire);

@@ -58,10 +58,17 @@ fn a_growing_decrypt_buffer_leaves_no_plaintext_in_freed_memory() {
     assert_eq!(out, MARKER);
     ring.open_into(env_large.as_bytes(), &ctx, &mut aad, &mut out)
         .expect("open");
-    // And an envelope written into a buffer that held plaintext.
+    // And an envelope written into a small buffer that held plaintext, which
+    // must grow for it; then the plaintext buffer itself is freed (sealing in
+    // place turned it into ciphertext).
+    let mut small_out = Vec::with_capacity(MARKER.len());
+    small_out.extend_from_slice(MARKER);
+    small_out.clear();
     let mut buf = MARKER.to_vec();
-    ring.seal_into(&mut buf, &ctx, &mut aad, &mut out)
+    ring.seal_into(&mut buf, &ctx, &mut aad, &mut small_out)
         .expect("seal");
+    drop(buf);
+    drop(small_out);
     WATCHING.store(false, Ordering::Relaxed);
     assert_eq!(
         FREED_WITH_MARKER.load(Ordering::Relaxed),
