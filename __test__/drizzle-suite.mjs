@@ -343,6 +343,19 @@ export function drizzleSuite(d) {
       assert.equal(await raw(users, users.email, 1), 'a@plain.test');
     });
 
+    test('migratePlaintext and rotateKeys refuse a collection or field the column does not read with, before writing anything', async () => {
+      await db.insert(users).values({ id: 1, tenantId: 'acme', email: sql`${'a@plain.test'}` });
+      for (const spec of [{ collection: 'people' }, { collection: 'users', field: 'mail' }]) {
+        const columns = [{ column: users.email, ...spec }];
+        const e = await mod.migratePlaintext(db, { table: users, key: users.id, columns, tenant: 'acme' }).catch((e) => e);
+        assert.equal(e?.code, 'ALE_INVALID_CONTEXT', String(e));
+        assert.match(e.message, /column "email" reads collection "users", field "email"/);
+        const r = await mod.rotateKeys(db, { table: users, key: users.id, columns, tenant: 'acme', keyRing: newRing }).catch((e) => e);
+        assert.equal(r?.code, 'ALE_INVALID_CONTEXT', String(r));
+      }
+      assert.equal(await raw(users, users.email, 1), 'a@plain.test');
+    });
+
     test('rotateKeys re-encrypts only what is under a previous key', async () => {
       for (let id = 1; id <= 12; id++) {
         const ring = id % 3 ? oldRing : newRing;

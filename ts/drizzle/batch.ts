@@ -101,7 +101,16 @@ export interface ConvertOptions extends LoopOptions {
 export function batchHelpers(transact: Transact) {
   const specOf = (table: object, column: unknown, collection: string, field: string | undefined): CellSpec => {
     const name = (column as { name: string }).name;
-    return { table: getTableName(table as never), column: name, collection, field: field ?? name, storage: columnInfo(column)?.storage ?? 'text' };
+    const info = columnInfo(column);
+    // An encrypted column reads with its own collection and field: values
+    // written under any other AAD would be unreadable, row after row.
+    if (info && (info.collection !== collection || info.field !== (field ?? name))) {
+      throw codedError(
+        'ALE_INVALID_CONTEXT',
+        `column "${name}" reads collection "${info.collection}", field "${info.field}", but the migration was given collection "${collection}", field "${field ?? name}"`,
+      );
+    }
+    return { table: getTableName(table as never), column: name, collection, field: field ?? name, storage: info?.storage ?? 'text' };
   };
   const driverFor = (db: AnyDb, o: MigrateOptions) => {
     if (typeof o.tenant !== 'string' && !o.tenant?.column) {
