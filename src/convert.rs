@@ -199,25 +199,10 @@ unsafe fn read_utf8_from_engine(
     if let Some(ring) = envelope.filter(|_| units > MIN_WIDE_CAPACITY) {
         // The same head as the UTF-16 path reads first, so both engines
         // classify a long value alike.
-        wide.clear();
-        scratch::reserve(wide, MIN_WIDE_CAPACITY);
-        let mut copied = 0usize;
-        // SAFETY: `wide` has room for MIN_WIDE_CAPACITY units; the engine
-        // writes at most one less, and a NUL.
-        let status = unsafe {
-            sys::napi_get_value_string_utf16(
-                env,
-                value,
-                wide.as_mut_ptr(),
-                MIN_WIDE_CAPACITY,
-                &mut copied,
-            )
-        };
-        if status != sys::Status::napi_ok {
+        // SAFETY: forwarded from the caller.
+        if unsafe { read_head(env, value, wide) }.is_none() {
             return Ok(None);
         }
-        // SAFETY: the engine initialized `copied` units.
-        unsafe { wide.set_len(copied) };
         check_long_envelope(ring, units, wide)?;
     }
     let capacity = units
@@ -276,21 +261,17 @@ unsafe fn utf16_is_well_formed(
     Ok(simdutf::validate_utf16le(wide))
 }
 
-/// Copies the string's UTF-16 code units into `wide` (replacing its contents)
-/// and returns how many there are. A string that fits the buffer's current
-/// capacity takes one engine call; a longer one takes a length query first,
-/// and, for an `envelope`, the checks of [`check_long_envelope`] before the
-/// buffer grows.
+/// Copies as many of the string's first UTF-16 units as `wide`'s capacity
+/// (at least [`MIN_WIDE_CAPACITY`]) holds, less one, into `wide`, replacing
+/// its contents; returns how many, or `None` when `value` is not a string.
 ///
 /// # Safety
 /// `env` and `value` must be valid for the current call.
-pub unsafe fn read_utf16(
+unsafe fn read_head(
     env: sys::napi_env,
     value: sys::napi_value,
     wide: &mut Vec<u16>,
-    what: &str,
-    envelope: Option<&CoreRing>,
-) -> Result<usize, AleError> {
+) -> Option<usize> {
     wide.clear();
     scratch::reserve(wide, MIN_WIDE_CAPACITY);
     let mut copied = 0usize;
@@ -306,16 +287,38 @@ pub unsafe fn read_utf16(
         )
     };
     if status != sys::Status::napi_ok {
+        return None;
+    }
+    // SAFETY: the engine initialized `copied` units.
+    unsafe { wide.set_len(copied) };
+    Some(copied)
+}
+
+/// Copies the string's UTF-16 code units into `wide` (replacing its contents)
+/// and returns how many there are. A string that fits the buffer's current
+/// capacity takes one engine call; a longer one takes a length query first,
+/// and, for an `envelope`, the checks of [`check_long_envelope`] before the
+/// buffer grows.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current call.
+pub unsafe fn read_utf16(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    wide: &mut Vec<u16>,
+    what: &str,
+    envelope: Option<&CoreRing>,
+) -> Result<usize, AleError> {
+    // SAFETY: forwarded from the caller.
+    let Some(mut copied) = (unsafe { read_head(env, value, wide) }) else {
         // SAFETY: same env and value.
         let got = unsafe { type_name(env, value) };
         return Err(AleError::InvalidInput(format!(
             "{what} must be a string, got {got}"
         )));
-    }
+    };
     if copied + 1 < wide.capacity() {
-        // SAFETY: the engine initialized `copied` units, and the whole string fit.
-        unsafe { wide.set_len(copied) };
-        return Ok(copied);
+        return Ok(copied); // the whole string fit
     }
     // The buffer was filled: ask for the length, grow, and read again.
     let mut units = 0usize;
@@ -323,11 +326,9 @@ pub unsafe fn read_utf16(
     let status =
         unsafe { sys::napi_get_value_string_utf16(env, value, ptr::null_mut(), 0, &mut units) };
     if let Some(ring) = envelope {
-        // SAFETY: the engine initialized `copied` units.
-        check_long_envelope(ring, units, unsafe {
-            std::slice::from_raw_parts(wide.as_ptr(), copied)
-        })?;
+        check_long_envelope(ring, units, wide)?;
     }
+    wide.clear();
     scratch::reserve(wide, units + 1);
     // SAFETY: `wide` now has room for `units + 1` units.
     let status2 = unsafe {
