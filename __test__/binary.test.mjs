@@ -89,6 +89,22 @@ describe('binary envelopes', () => {
     throwsCode(assert, () => ring.encryptBinary('a\uD800', ...CTX), 'ALE_INVALID_INPUT');
   });
 
+  test('small Buffers share pooled memory without overlapping; a detached pool is replaced', () => {
+    // about 140 KB of envelopes: several pools of the addon (32 KiB each)
+    const texts = Array.from({ length: 300 }, (_, i) => `${'v'.repeat((i * 29) % 900)}#${i}`);
+    const made = texts.map((t) => ring.encryptBinary(t, ...CTX));
+    made.forEach((b, i) => assert.equal(ring.decryptBinary(b, ...CTX), texts[i], `value ${i} intact after all were made`));
+    assert.ok(new Set(made.map((b) => b.buffer)).size > 1, 'the values span more than one pool');
+    // Move the current pool's memory away (detaching it), as user code can
+    // through any pooled Buffer; later Buffers must not be written there.
+    const last = made.at(-1);
+    const [offset, length] = [last.byteOffset, last.length];
+    const moved = last.buffer.transfer();
+    const after = Array.from({ length: 50 }, (_, i) => ring.encryptBinary(`after ${i}`, ...CTX));
+    after.forEach((b, i) => assert.equal(ring.decryptBinary(b, ...CTX), `after ${i}`));
+    assert.equal(ring.decryptBinary(new Uint8Array(moved, offset, length), ...CTX), texts.at(-1), 'the moved memory was not written again');
+  });
+
   test('rotation: a ring of [new, old] reads binary values of the old key', () => {
     const old = new ale.KeyRing([OLD_SECRET]).encryptBinary('old', ...CTX);
     const rotated = new ale.KeyRing([SECRET, OLD_SECRET]);
