@@ -35,8 +35,8 @@ if (flags.help) {
        [--db-iterations N] [--db-rounds N] [--db-max-rounds N] [--gate PCT] [--target PCT] [--advisory] [--out DIR]
   --quick       smoke mode: same code paths, fewer iterations (CI)
   --advisory    report the gate verdict but always exit 0
-  --db-max-rounds  rounds the 256 B scenarios may add until the write overhead's
-                95% interval is within ±1.5 points (default 24; 1 with --quick)
+  --db-max-rounds  rounds the 256 B and 4 KB scenarios may add until the write
+                overhead's 95% interval is within ±1 point (default 48; 1 with --quick)
   npm run bench:all runs Node 24 and Bun and merges both into one report`);
   process.exit(0);
 }
@@ -49,7 +49,7 @@ const config = {
   rounds: int(flags.rounds, flags.quick ? 10 : 20),
   dbIterations: int(flags['db-iterations'], flags.quick ? 40 : 100),
   dbRounds: int(flags['db-rounds'], flags.quick ? 1 : 3),
-  dbMaxRounds: int(flags['db-max-rounds'], flags.quick ? 1 : 24),
+  dbMaxRounds: int(flags['db-max-rounds'], flags.quick ? 1 : 48),
   gate: Number(flags.gate) / 100,
   target: Number(flags.target) / 100,
 };
