@@ -11,7 +11,7 @@ import { openSqlite } from './sqlite.mjs';
 import { payload } from './micro.mjs';
 import { median, overhead, verdict } from './stats.mjs';
 
-const TENANT = 'tenant-bench';
+export const TENANT = 'tenant-bench';
 
 export const SCENARIOS = [
   { table: 'content_nodes', tier: '256 B', bytes: 256, label: 'PII' },
@@ -30,7 +30,7 @@ export const SCENARIOS = [
  */
 const FTS_COLUMNS = { recommended: ['name', 'description'], naive: ['name', 'description', 'data'] };
 
-function ddl(fts, valueType = 'TEXT') {
+export function ddl(fts, valueType = 'TEXT') {
   const cols = FTS_COLUMNS[fts].join(', ');
   const news = FTS_COLUMNS[fts].map((c) => `new.${c}`).join(', ');
   const olds = FTS_COLUMNS[fts].map((c) => `old.${c}`).join(', ');
@@ -108,7 +108,7 @@ function schemas(keyRing, control, binaryControl = control) {
   };
 }
 
-function row(table, id, bytes) {
+export function row(table, id, bytes) {
   const now = Date.now();
   if (table === 'content_nodes') {
     return {

@@ -1,0 +1,133 @@
+// What an encrypted column's INSERT costs, piece by piece: a controlled
+// experiment on the bench's content_nodes table (FTS5 triggers, WAL,
+// synchronous=NORMAL), through Drizzle, on whichever runtime runs it. Each
+// side changes one thing in the `data` column's toDriver; the sides run
+// interleaved in rotating order on fresh files, and each side's median
+// INSERT is compared with the plain one. Not part of the gate: it explains it
+// (README, "Performance").
+//
+//   node bench/experiments/in-write.mjs [--bytes 256] [--rounds 8] [--addon path/to/index.js]
+//
+// --addon loads another build of the addon (for example one built from an
+// older commit) for the encrypt sides, so two builds can be compared with
+// the same command; sides that build lacks are left out.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { parseArgs } from 'node:util';
+import { customType, sqliteTable, text, integer } from 'drizzle-orm/sqlite-core';
+import { encryptedText } from '@sveltycms/ale/drizzle/sqlite';
+import { openSqlite } from '../sqlite.mjs';
+import { ddl, row, TENANT } from '../db.mjs';
+import { median } from '../stats.mjs';
+
+const { values: flags } = parseArgs({
+  options: { bytes: { type: 'string', default: '256' }, rounds: { type: 'string', default: '8' }, addon: { type: 'string' } },
+});
+const bytes = Number(flags.bytes);
+const rounds = Number(flags.rounds);
+const require = createRequire(import.meta.url);
+const ale = require(flags.addon ? resolve(flags.addon) : '../../index.js');
+const ring = new ale.KeyRing(['bench-secret-0123456789-abcdefghijklmnop']);
+const seal = (v) => ring.encrypt(v, TENANT, 'content_nodes', 'data');
+const plaintext = row('content_nodes', 'x', bytes).data;
+const made = Array.from({ length: 64 }, () => seal(plaintext));
+const hasBinary = typeof ring.encryptBinary === 'function';
+const madeBinary = hasBinary ? Array.from({ length: 64 }, () => ring.encryptBinary(plaintext, TENANT, 'content_nodes', 'data')) : [];
+
+const ns = (t0) => Number(process.hrtime.bigint() - t0);
+const inWrite = [];
+let next = 0;
+const column = (toDriver, dataType = 'text') => customType({ dataType: () => dataType, toDriver, fromDriver: (v) => v })('data');
+const sides = {
+  plain: text('data'),
+  'control: a pre-made envelope': column(() => made[next++ & 63]),
+  'isKeyRingInitialized(), + control': column(() => (ale.isKeyRingInitialized(), made[next++ & 63])),
+  'isEnvelope(value), + control': column((v) => (ale.isEnvelope(v), made[next++ & 63])),
+  'ring.encrypt in toDriver': column(seal),
+  'ring.encrypt in toDriver, timed': column((v) => {
+    const t0 = process.hrtime.bigint();
+    const envelope = seal(v);
+    inWrite.push(ns(t0));
+    return envelope;
+  }),
+  encryptedText: encryptedText('data', { collection: 'content_nodes', tenant: TENANT, keyRing: ring }),
+  ...(hasBinary && {
+    'binary control: pre-made bytes': column(() => madeBinary[next++ & 63], 'blob'),
+    "encryptedText, storage: 'binary'": encryptedText('data', { collection: 'content_nodes', tenant: TENANT, keyRing: ring, storage: 'binary' }),
+  }),
+};
+const names = Object.keys(sides);
+const isBinary = (name) => /binary/.test(name);
+const table = (data) =>
+  sqliteTable('content_nodes', {
+    _id: text('_id').primaryKey(),
+    path: text('path').notNull(),
+    parentId: text('parentId'),
+    nodeType: text('nodeType').notNull(),
+    status: text('status').notNull(),
+    name: text('name').notNull(),
+    description: text('description'),
+    data,
+    metadata: text('metadata'),
+    tenantId: text('tenantId').notNull(),
+    createdAt: integer('createdAt').notNull(),
+    updatedAt: integer('updatedAt').notNull(),
+  });
+const tables = Object.fromEntries(names.map((n) => [n, table(sides[n])]));
+const writes = Object.fromEntries(names.map((n) => [n, []]));
+const ITERATIONS = 300;
+for (let r = 0; r < rounds; r++) {
+  const dir = mkdtempSync(join(tmpdir(), 'ale-in-write-'));
+  const dbs = {};
+  try {
+    for (const [k, n] of names.entries()) {
+      dbs[n] = await openSqlite(join(dir, `${k}.db`));
+      for (const stmt of ddl('recommended', isBinary(n) ? 'BLOB' : 'TEXT')) dbs[n].exec(stmt);
+    }
+    for (let i = -30; i < ITERATIONS; i++) {
+      const shift = (i + r) % names.length;
+      for (const n of [...names.slice(shift), ...names.slice(0, shift)]) {
+        const values = row('content_nodes', `${r}-${i}`, bytes);
+        const before = inWrite.length;
+        const t0 = process.hrtime.bigint();
+        dbs[n].db.transaction((tx) => {
+          tx.insert(tables[n]).values(values).run();
+        });
+        if (i >= 0) writes[n].push(ns(t0));
+        else inWrite.length = before;
+      }
+    }
+    const stored = dbs.encryptedText.all('SELECT data FROM content_nodes LIMIT 1')[0].data;
+    if (ring.decrypt(stored, TENANT, 'content_nodes', 'data') !== plaintext) throw new Error('the encrypted side stored the wrong value');
+  } finally {
+    for (const n of names) dbs[n]?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+const timer = (() => {
+  const empty = [];
+  const noop = () => undefined;
+  for (let i = 0; i < 2000; i++) {
+    const t0 = process.hrtime.bigint();
+    noop();
+    empty.push(ns(t0));
+  }
+  return median(empty);
+})();
+const loop = [];
+for (let i = 0; i < 2000; i++) {
+  const t0 = process.hrtime.bigint();
+  seal(plaintext);
+  loop.push(ns(t0));
+}
+const runtime = process.versions.bun ? `Bun ${process.versions.bun}` : `Node ${process.version}`;
+const base = median(writes.plain);
+console.log(`${runtime}, ${bytes} B into content_nodes, ${rounds} × ${ITERATIONS} INSERTs per side${flags.addon ? `, addon ${flags.addon}` : ''}`);
+console.log(`plain INSERT: ${(base / 1000).toFixed(1)} µs (median)`);
+for (const n of names.slice(1)) {
+  const d = median(writes[n]) - base;
+  console.log(`  ${n.padEnd(36)} ${d >= 0 ? '+' : '−'}${(Math.abs(d) / 1000).toFixed(2)} µs  (${((d / base) * 100).toFixed(1)}%)`);
+}
+console.log(`ring.encrypt timed inside the INSERT: ${((median(inWrite) - timer) / 1000).toFixed(2)} µs; in a tight loop: ${((median(loop) - timer) / 1000).toFixed(2)} µs`);
