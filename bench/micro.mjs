@@ -27,6 +27,7 @@ export const TIERS = [
 ];
 
 const CTX = ['tenant-bench', 'content_nodes', 'data'];
+const [T, C, F] = CTX;
 
 const WORDS = {
   a: 'the of and content page field tenant audit login user value secure data report system update record public access email profile address phone street city country number account session token event result status severity'.split(' '),
@@ -73,9 +74,11 @@ function contenders(ale, secret) {
   const ref = new NodeCryptoAle([secret]);
   const js = new fallback.KeyRing([secret]);
   return [
-    { name: 'addon', baseline: 'node:crypto', encrypt: (p) => addon.encrypt(p, ...CTX), decrypt: (e) => addon.decrypt(e, ...CTX) },
-    { name: 'node:crypto', encrypt: (p) => ref.encrypt(p, ...CTX), decrypt: (e) => ref.decrypt(e, ...CTX) },
-    { name: 'js fallback', baseline: 'node:crypto', encrypt: (p) => js.encrypt(p, ...CTX), decrypt: (e) => js.decrypt(e, ...CTX) },
+    // The arguments written out, as callers write them (a spread costs
+    // about 20 ns a call on both runtimes, the same for every contender).
+    { name: 'addon', baseline: 'node:crypto', encrypt: (p) => addon.encrypt(p, T, C, F), decrypt: (e) => addon.decrypt(e, T, C, F) },
+    { name: 'node:crypto', encrypt: (p) => ref.encrypt(p, T, C, F), decrypt: (e) => ref.decrypt(e, T, C, F) },
+    { name: 'js fallback', baseline: 'node:crypto', encrypt: (p) => js.encrypt(p, T, C, F), decrypt: (e) => js.decrypt(e, T, C, F) },
     {
       name: 'drop-in',
       baseline: 'SveltyCMS today',
@@ -212,9 +215,9 @@ export function runBatchCost(ale, { iterations, rounds, secret }) {
   const n = Math.max(1, Math.floor(iterations / 100));
   const [single, many, singleDec, manyDec] = timeBatches(
     [
-      () => values.forEach((v) => ring.encrypt(v, ...CTX)),
+      () => values.forEach((v) => ring.encrypt(v, T, C, F)),
       () => ring.encryptMany(values, ...CTX),
-      () => envs.forEach((v) => ring.decrypt(v, ...CTX)),
+      () => envs.forEach((v) => ring.decrypt(v, T, C, F)),
       () => ring.decryptMany(envs, ...CTX),
     ],
     { iterations: n * rounds, rounds },
