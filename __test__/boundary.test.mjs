@@ -6,6 +6,8 @@
 // hook run after registration): if one changes, these tests fail loudly.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { ale, SECRET, OLD_SECRET, CTX, throwsCode } from './helpers.mjs';
 
 const proto = ale.KeyRing.prototype;
@@ -100,4 +102,42 @@ describe('hostile arguments get ALE_* codes, on every method', () => {
       }
     });
   }
+});
+
+describe('the hot methods: encrypt, decrypt and their binary forms', () => {
+  const hot = ['encrypt', 'decrypt', 'encryptBinary', 'decryptBinary'];
+
+  test('they look like the other methods and leave the instance bare', () => {
+    for (const name of hot) {
+      const d = Object.getOwnPropertyDescriptor(proto, name);
+      assert.deepEqual([d.writable, d.enumerable, d.configurable], [true, false, true], name);
+      assert.equal(d.value.name, name);
+      assert.throws(() => new d.value('x', ...CTX), TypeError, `${name} is not a constructor`);
+    }
+    const fresh = new ale.KeyRing([SECRET]);
+    fresh.decryptBinary(fresh.encryptBinary(fresh.decrypt(fresh.encrypt('x', ...CTX), ...CTX), ...CTX), ...CTX);
+    assert.deepEqual(Reflect.ownKeys(fresh), [], 'the handle is not kept on the ring');
+  });
+
+  test('a ring built from a subclass works, and two rings never share a handle', () => {
+    class Tenanted extends ale.KeyRing {}
+    const sub = new Tenanted([SECRET]);
+    const other = new ale.KeyRing([OLD_SECRET]);
+    const envelope = sub.encrypt('sub', ...CTX);
+    assert.equal(ring.decrypt(envelope, ...CTX), 'sub', 'same secret, same key');
+    throwsCode(assert, () => other.decrypt(envelope, ...CTX), 'ALE_AUTH_FAILED');
+    assert.equal(other.decrypt(other.encrypt('other', ...CTX), ...CTX), 'other');
+  });
+
+  test('rings used once and dropped are freed: RSS stays flat over 80,000 of them', () => {
+    // In a child: only there can Node force a collection (--expose-gc).
+    const churn = fileURLToPath(new URL('./fixtures/ring-churn.mjs', import.meta.url));
+    const child = spawnSync(process.execPath, process.versions.bun ? [churn] : ['--expose-gc', churn], { encoding: 'utf8' });
+    assert.equal(child.status, 0, child.stderr);
+    const { rss, rings } = JSON.parse(child.stdout);
+    assert.equal(rings, 80_000);
+    const growthMiB = rss[1] - rss[0];
+    console.log(`RSS after 16,000 rings ${rss[0].toFixed(0)} MiB, after 80,000 ${rss[1].toFixed(0)} MiB (full GC forced before each)`);
+    assert.ok(growthMiB < 24, `RSS grew ${growthMiB.toFixed(0)} MiB over 64,000 dropped rings (a ring's keys and handle take about 1 KiB)`);
+  });
 });

@@ -9,11 +9,22 @@
 //! These methods only ever take `&self` of an immutable ring, so
 //! that protection buys nothing here. After napi-rs has registered the class
 //! and functions (and generated their types and docs from `binding.rs`), the
-//! module hook below replaces those eight properties with callbacks that read
+//! module hook below replaces those eight functions with ones that read
 //! their arguments directly and run the very same [`Buffers`] code.
 //!
 //! `this` is checked with the class's napi-rs type tag before it is
 //! unwrapped, so a foreign object is an error, never a wrong pointer.
+//!
+//! On Node, checking and unwrapping `this` costs about 150 ns a call (two
+//! private-symbol lookups in V8's runtime): a third of a 256 B `encrypt`.
+//! So the four prototype methods are small JS functions (defined by
+//! [`PROTOTYPE_METHODS`]) that look the ring's handle up in a `WeakMap` and
+//! pass it to a native function. A handle is an external holding an `Arc`
+//! of the ring, made once per ring by `makeHandle`, which checks the ring as
+//! any `this` is checked, and type-tagged with [`HANDLE_TAG`], which every
+//! call checks. The native functions and the `WeakMap` live only in that
+//! closure. 256 B on Node 24.9.0, tight loop: `encrypt` 0.475 -> 0.37 µs,
+//! `decrypt` 0.51 -> 0.38 µs; Bun 1.4.5 is unchanged (0.47 / 0.53 µs).
 //!
 //! Every other method and getter of `KeyRing.prototype` is replaced by a
 //! wrapper that checks `this` the same way and then calls napi-rs's own
@@ -28,6 +39,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::sync::Arc;
 
 use ale_core::keys::KeyRing as CoreRing;
 use napi::bindgen_prelude::{JsError, TypeTag};
@@ -47,15 +59,23 @@ enum Op {
     DecryptBinary,
 }
 
-/// The ring behind `this`, after checking that `this` is a `KeyRing`.
+/// The `KeyRing` behind `this`, after checking that `this` is one.
 ///
 /// # Safety
 /// `env` and `this` must be valid for the current callback.
-unsafe fn ring_of<'a>(env: sys::napi_env, this: sys::napi_value) -> Result<&'a CoreRing> {
+unsafe fn key_ring_of<'a>(env: sys::napi_env, this: sys::napi_value) -> Result<&'a KeyRing> {
     let tag = <KeyRing as TypeTag>::type_tag();
-    let mut is_ring = false;
-    // SAFETY: plain Node-API calls on the callback's `this`.
-    let status = unsafe { sys::napi_check_object_type_tag(env, this, &tag, &mut is_ring) };
+    let (mut kind, mut is_ring) = (sys::ValueType::napi_undefined, false);
+    // SAFETY: plain Node-API calls on the callback's value. Only an object
+    // reaches the tag check, which throws for `null` and `undefined`.
+    let status = unsafe {
+        match sys::napi_typeof(env, this, &mut kind) {
+            sys::Status::napi_ok if kind == sys::ValueType::napi_object => {
+                sys::napi_check_object_type_tag(env, this, &tag, &mut is_ring)
+            }
+            status => status,
+        }
+    };
     let mut wrapped = ptr::null_mut();
     let unwrapped = status == sys::Status::napi_ok
         && is_ring
@@ -69,7 +89,16 @@ unsafe fn ring_of<'a>(env: sys::napi_env, this: sys::napi_value) -> Result<&'a C
     // SAFETY: napi-rs wraps a `KeyRing` instance as `Box::into_raw(Box<KeyRing>)`
     // and frees it only in the object's finalizer, which cannot run while
     // `this` is on the stack of this call. `KeyRing` has no `&mut self` method.
-    Ok(unsafe { &(*wrapped.cast::<KeyRing>()).inner })
+    Ok(unsafe { &*wrapped.cast::<KeyRing>() })
+}
+
+/// The ring behind `this`, after checking that `this` is a `KeyRing`.
+///
+/// # Safety
+/// `env` and `this` must be valid for the current callback.
+unsafe fn ring_of<'a>(env: sys::napi_env, this: sys::napi_value) -> Result<&'a CoreRing> {
+    // SAFETY: forwarded.
+    unsafe { key_ring_of(env, this) }.map(|r| &*r.inner)
 }
 
 /// Throws `error` (or, for a panic, `ALE_INTERNAL`) into JS and returns the
@@ -91,8 +120,19 @@ unsafe fn throw(
     ptr::null_mut()
 }
 
-/// Runs `op` for one call: reads `this` and four arguments, converts errors
-/// and panics into thrown JS errors.
+/// Where a direct callback finds its ring.
+#[derive(Clone, Copy)]
+enum Via {
+    /// The process-wide ring.
+    Global,
+    /// A handle made by [`make_handle`], passed as the first argument by the
+    /// prototype methods that [`PROTOTYPE_METHODS`] defines.
+    Handle,
+}
+
+/// Runs `op` for one call: finds the ring (see [`Via`]), reads the value and
+/// the three context strings, converts errors and panics into thrown JS
+/// errors.
 ///
 /// # Safety
 /// `env` and `info` must be the current callback's.
@@ -100,13 +140,12 @@ unsafe fn call(
     env: sys::napi_env,
     info: sys::napi_callback_info,
     op: Op,
-    on_ring: bool,
+    via: Via,
 ) -> sys::napi_value {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         crate::binding::forced_panic_point();
-        let mut argc = 4usize;
-        let mut argv = [ptr::null_mut(); 4];
-        let mut this = ptr::null_mut();
+        let mut argc = 5usize;
+        let mut argv = [ptr::null_mut(); 5];
         // SAFETY: `argv` has room for `argc` values; missing arguments are
         // filled with `undefined` by the engine.
         napi::check_status!(unsafe {
@@ -115,34 +154,225 @@ unsafe fn call(
                 info,
                 &mut argc,
                 argv.as_mut_ptr(),
-                &mut this,
+                ptr::null_mut(),
                 ptr::null_mut(),
             )
         })
         .map_err(napi_failure)?;
+        let args = match via {
+            Via::Handle => &argv[1..],
+            Via::Global => &argv[..4],
+        };
         let run =
             |ring: &CoreRing| {
                 // SAFETY: all values are this callback's.
                 unsafe {
-                    with_raw_context(env, [argv[1], argv[2], argv[3]], |b: &mut Buffers, ctx| {
+                    with_raw_context(env, [args[1], args[2], args[3]], |b: &mut Buffers, ctx| {
                         match op {
-                            Op::Encrypt => b.encrypt(env, ring, argv[0], ctx),
-                            Op::Decrypt => b.decrypt(env, ring, argv[0], ctx),
-                            Op::EncryptBinary => b.encrypt_binary(env, ring, argv[0], ctx),
-                            Op::DecryptBinary => b.decrypt_binary(env, ring, argv[0], ctx),
+                            Op::Encrypt => b.encrypt(env, ring, args[0], ctx),
+                            Op::Decrypt => b.decrypt(env, ring, args[0], ctx),
+                            Op::EncryptBinary => b.encrypt_binary(env, ring, args[0], ctx),
+                            Op::DecryptBinary => b.decrypt_binary(env, ring, args[0], ctx),
                         }
                     })
                 }
             };
-        if on_ring {
-            // SAFETY: `this` is this callback's.
-            run(unsafe { ring_of(env, this) }?)
-        } else {
-            with_global(run)
+        match via {
+            Via::Global => with_global(run),
+            // SAFETY: `argv[0]` is this callback's.
+            Via::Handle => run(unsafe { ring_of_handle(env, argv[0]) }?),
         }
     }));
     // SAFETY: the current env.
     unsafe { throw(env, outcome) }
+}
+
+/// The type tag of a ring handle (random; distinct from napi-rs's class tags).
+const HANDLE_TAG: sys::napi_type_tag = sys::napi_type_tag {
+    lower: 0x8d3c_5a1e_6b2f_47c9,
+    upper: 0x2e91_f0a4_c7d8_1b36,
+};
+
+/// The ring a handle holds.
+///
+/// # Safety
+/// `env` and `handle` must be valid for the current callback, and `handle`
+/// must come from [`make_handle`]: the functions that take one are reachable
+/// only through the closure of [`PROTOTYPE_METHODS`], which passes nothing
+/// but the handles it got from `make_handle` (kept in a `WeakMap` of its
+/// own). The handle's `Arc` lives until the handle is collected, which
+/// cannot happen while it is an argument of this call.
+unsafe fn ring_of_handle<'a>(env: sys::napi_env, handle: sys::napi_value) -> Result<&'a CoreRing> {
+    let mut data = ptr::null_mut();
+    let mut ours = false;
+    // SAFETY: reading the tag and pointer of an external; anything else is refused.
+    let status = unsafe {
+        match sys::napi_check_object_type_tag(env, handle, &HANDLE_TAG, &mut ours) {
+            sys::Status::napi_ok if ours => sys::napi_get_value_external(env, handle, &mut data),
+            status => status,
+        }
+    };
+    if status != sys::Status::napi_ok || !ours || data.is_null() {
+        return Err(to_js(ale_core::AleError::Internal));
+    }
+    // SAFETY: see the function's contract: `data` is a live `Box<Arc<CoreRing>>`.
+    Ok(unsafe { &**data.cast::<Arc<CoreRing>>() })
+}
+
+/// `makeHandle(ring)`: an external holding a reference to the ring of the
+/// `KeyRing` `ring` (checked as any `this` is), released when the external
+/// is collected.
+unsafe extern "C" fn make_handle(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    unsafe extern "C" fn release(
+        _env: sys::napi_env,
+        data: *mut std::ffi::c_void,
+        _hint: *mut std::ffi::c_void,
+    ) {
+        // SAFETY: `data` is the `Box` leaked below, released once, by the engine.
+        drop(unsafe { Box::from_raw(data.cast::<Arc<CoreRing>>()) });
+    }
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        crate::binding::forced_panic_point();
+        let mut argc = 1usize;
+        let mut ring = ptr::null_mut();
+        // SAFETY: room for one argument.
+        napi::check_status!(unsafe {
+            sys::napi_get_cb_info(
+                env,
+                info,
+                &mut argc,
+                &mut ring,
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        })
+        .map_err(napi_failure)?;
+        // SAFETY: `ring` is this callback's.
+        let inner = Arc::clone(&unsafe { key_ring_of(env, ring) }?.inner);
+        let data = Box::into_raw(Box::new(inner));
+        let mut handle = ptr::null_mut();
+        // SAFETY: the engine owns `data` from here and calls `release` once.
+        let status = unsafe {
+            sys::napi_create_external(
+                env,
+                data.cast(),
+                Some(release),
+                ptr::null_mut(),
+                &mut handle,
+            )
+        };
+        let status = match status {
+            // SAFETY: tagging the external just made.
+            sys::Status::napi_ok => unsafe { sys::napi_type_tag_object(env, handle, &HANDLE_TAG) },
+            status => status,
+        };
+        if status != sys::Status::napi_ok {
+            // SAFETY: not handed over.
+            drop(unsafe { Box::from_raw(data) });
+            return Err(napi_failure(napi::Error::from_status(napi::Status::from(
+                status,
+            ))));
+        }
+        Ok(handle)
+    }));
+    // SAFETY: the current env.
+    unsafe { throw(env, outcome) }
+}
+
+/// The prototype's hot methods, in JS: each finds the ring's handle (made
+/// once per ring by `makeHandle`, which checks `this` as every method does)
+/// in a `WeakMap` and calls the native function with it (see the module
+/// documentation for why and what it saves).
+const PROTOTYPE_METHODS: &str = r#"(function (proto, makeHandle, encrypt, decrypt, encryptBinary, decryptBinary) {
+  'use strict';
+  const handles = new WeakMap();
+  function handleOf(ring) {
+    let handle = handles.get(ring);
+    if (handle === undefined) {
+      handle = makeHandle(ring);
+      handles.set(ring, handle);
+    }
+    return handle;
+  }
+  const methods = {
+    encrypt(plaintext, tenantId, collectionId, fieldName) {
+      return encrypt(handleOf(this), plaintext, tenantId, collectionId, fieldName);
+    },
+    decrypt(envelope, tenantId, collectionId, fieldName) {
+      return decrypt(handleOf(this), envelope, tenantId, collectionId, fieldName);
+    },
+    encryptBinary(plaintext, tenantId, collectionId, fieldName) {
+      return encryptBinary(handleOf(this), plaintext, tenantId, collectionId, fieldName);
+    },
+    decryptBinary(envelope, tenantId, collectionId, fieldName) {
+      return decryptBinary(handleOf(this), envelope, tenantId, collectionId, fieldName);
+    },
+  };
+  for (const name of Object.keys(methods)) {
+    Object.defineProperty(proto, name, { value: methods[name], writable: true, enumerable: false, configurable: true });
+  }
+})"#;
+
+/// Defines the hot prototype methods from [`PROTOTYPE_METHODS`], handing
+/// it the native functions it alone calls.
+///
+/// # Safety
+/// `env` and `prototype` must be valid during module registration.
+unsafe fn define_prototype_methods(
+    env: sys::napi_env,
+    prototype: sys::napi_value,
+) -> napi::Result<()> {
+    let mut args = [
+        prototype,
+        ptr::null_mut(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+    ];
+    let natives: [(&std::ffi::CStr, Callback); 5] = [
+        (c"makeHandle", make_handle),
+        (c"encrypt", handle_encrypt),
+        (c"decrypt", handle_decrypt),
+        (c"encryptBinary", handle_encrypt_binary),
+        (c"decryptBinary", handle_decrypt_binary),
+    ];
+    let (mut source, mut factory, mut undefined) =
+        (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+    // SAFETY: module registration: functions created here are passed only to
+    // the script's factory, which keeps them in its closure.
+    unsafe {
+        for (slot, (name, callback)) in args[1..].iter_mut().zip(natives) {
+            napi::check_status!(sys::napi_create_function(
+                env,
+                name.as_ptr(),
+                name.to_bytes().len() as isize,
+                Some(callback),
+                ptr::null_mut(),
+                slot
+            ))?;
+        }
+        napi::check_status!(sys::napi_create_string_utf8(
+            env,
+            PROTOTYPE_METHODS.as_ptr().cast(),
+            PROTOTYPE_METHODS.len() as isize,
+            &mut source
+        ))?;
+        napi::check_status!(sys::napi_run_script(env, source, &mut factory))?;
+        napi::check_status!(sys::napi_get_undefined(env, &mut undefined))?;
+        let mut result = ptr::null_mut();
+        napi::check_status!(sys::napi_call_function(
+            env,
+            undefined,
+            factory,
+            args.len(),
+            args.as_ptr(),
+            &mut result
+        ))
+    }
 }
 
 /// Most arguments any KeyRing method takes.
@@ -315,26 +545,26 @@ unsafe fn wrap_getter(
 /// The direct callbacks: each runs [`call`] with its operation, on `this`
 /// (a `KeyRing`) or on the process-wide ring.
 macro_rules! direct_callbacks {
-    ($($name:ident => $op:expr, $on_ring:expr;)*) => {$(
+    ($($name:ident => $op:expr, $via:expr;)*) => {$(
         unsafe extern "C" fn $name(
             env: sys::napi_env,
             info: sys::napi_callback_info,
         ) -> sys::napi_value {
             // SAFETY: called by the engine with this callback's env and info.
-            unsafe { call(env, info, $op, $on_ring) }
+            unsafe { call(env, info, $op, $via) }
         }
     )*};
 }
 
 direct_callbacks! {
-    ring_encrypt => Op::Encrypt, true;
-    ring_decrypt => Op::Decrypt, true;
-    ring_encrypt_binary => Op::EncryptBinary, true;
-    ring_decrypt_binary => Op::DecryptBinary, true;
-    global_encrypt => Op::Encrypt, false;
-    global_decrypt => Op::Decrypt, false;
-    global_encrypt_binary => Op::EncryptBinary, false;
-    global_decrypt_binary => Op::DecryptBinary, false;
+    global_encrypt => Op::Encrypt, Via::Global;
+    global_decrypt => Op::Decrypt, Via::Global;
+    global_encrypt_binary => Op::EncryptBinary, Via::Global;
+    global_decrypt_binary => Op::DecryptBinary, Via::Global;
+    handle_encrypt => Op::Encrypt, Via::Handle;
+    handle_decrypt => Op::Decrypt, Via::Handle;
+    handle_encrypt_binary => Op::EncryptBinary, Via::Handle;
+    handle_decrypt_binary => Op::DecryptBinary, Via::Handle;
 }
 
 type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
@@ -440,10 +670,7 @@ pub fn install_direct_callbacks(exports: Object, env: Env) -> napi::Result<()> {
             c"prototype".as_ptr(),
             &mut prototype
         ))?;
-        define(raw, prototype, c"encrypt", ring_encrypt, false)?;
-        define(raw, prototype, c"decrypt", ring_decrypt, false)?;
-        define(raw, prototype, c"encryptBinary", ring_encrypt_binary, false)?;
-        define(raw, prototype, c"decryptBinary", ring_decrypt_binary, false)?;
+        define_prototype_methods(raw, prototype)?;
         for name in [
             c"encryptMany",
             c"decryptMany",
