@@ -129,6 +129,23 @@ describe('the hot methods: encrypt, decrypt and their binary forms', () => {
     assert.equal(other.decrypt(other.encrypt('other', ...CTX), ...CTX), 'other');
   });
 
+  test('contexts: bad ones refused the same way every time, 5,000 distinct ones each bound to its own', () => {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      throwsCode(assert, () => ring.encrypt('x', '', 'users', 'email'), 'ALE_INVALID_CONTEXT');
+      throwsCode(assert, () => ring.encrypt('x', 'a:b', 'users', 'email'), 'ALE_INVALID_CONTEXT');
+      throwsCode(assert, () => ring.decrypt(envelope, 'tenant-a', 'users', 'e\uD800'), 'ALE_INVALID_INPUT');
+      throwsCode(assert, () => ring.encrypt('x', 'tenant-a', 7, 'email'), 'ALE_INVALID_INPUT');
+      throwsCode(assert, () => ring.encryptBinary('x', 'tenant-a', 'users'), 'ALE_INVALID_INPUT');
+      throwsCode(assert, () => ring.encrypt('x', new String('tenant-a'), 'users', 'email'), 'ALE_INVALID_INPUT');
+    }
+    // past the cache's 4,096 entries, and back to the first ones
+    const contexts = Array.from({ length: 5000 }, (_, i) => [`tenant-${i % 50}`, `coll-${Math.floor(i / 50)}`, 'field']);
+    const sealed = contexts.map((c, i) => ring.encrypt(`v${i}`, ...c));
+    contexts.forEach((c, i) => assert.equal(ring.decrypt(sealed[i], ...c), `v${i}`));
+    throwsCode(assert, () => ring.decrypt(sealed[0], ...contexts[1]), 'ALE_AUTH_FAILED');
+    throwsCode(assert, () => ring.decryptBinary(ring.encryptBinary('b', ...contexts[4999]), ...contexts[0]), 'ALE_AUTH_FAILED');
+  });
+
   test('rings used once and dropped are freed: RSS stays flat over 80,000 of them', () => {
     // In a child: only there can Node force a collection (--expose-gc).
     const churn = fileURLToPath(new URL('./fixtures/ring-churn.mjs', import.meta.url));

@@ -369,6 +369,51 @@ pub(crate) unsafe fn with_raw_context<T>(
     })
 }
 
+/// A validated context that owns its parts: what a context handle holds
+/// (`fast.rs`), so that a call through it reads no context strings.
+pub(crate) struct OwnedContext {
+    tenant: String,
+    collection: String,
+    field: String,
+}
+
+impl OwnedContext {
+    /// Reads and validates three context arguments, as every call does.
+    ///
+    /// # Safety
+    /// `env` and the values must be valid for the current callback.
+    pub(crate) unsafe fn read(env: sys::napi_env, parts: [sys::napi_value; 3]) -> Result<Self> {
+        // SAFETY: forwarded.
+        unsafe {
+            with_raw_context(env, parts, |_, ctx| {
+                let [tenant, collection, field] = ctx.parts().map(str::to_owned);
+                Ok(Self {
+                    tenant,
+                    collection,
+                    field,
+                })
+            })
+        }
+    }
+
+    /// Runs `op` with this context and this thread's buffers.
+    pub(crate) fn with<T>(
+        &self,
+        op: impl FnOnce(&mut Buffers, &Context<'_>) -> Result<T>,
+    ) -> Result<T> {
+        guard(|| {
+            let context =
+                Context::new(&self.tenant, &self.collection, &self.field).map_err(to_js)?;
+            SCRATCH.with(|cell| {
+                let work = &mut cell.borrow_mut().work;
+                let result = op(work, &context);
+                work.trim();
+                result
+            })
+        })
+    }
+}
+
 /// Applies `op` to every element of the JS array `values` and returns a new
 /// array of the results. A failure names the element's index and keeps its code.
 fn map_array(

@@ -17,14 +17,23 @@
 //!
 //! On Node, checking and unwrapping `this` costs about 150 ns a call (two
 //! private-symbol lookups in V8's runtime): a third of a 256 B `encrypt`.
-//! So the four prototype methods are small JS functions (defined by
-//! [`PROTOTYPE_METHODS`]) that look the ring's handle up in a `WeakMap` and
-//! pass it to a native function. A handle is an external holding an `Arc`
-//! of the ring, made once per ring by `makeHandle`, which checks the ring as
-//! any `this` is checked, and type-tagged with [`HANDLE_TAG`], which every
-//! call checks. The native functions and the `WeakMap` live only in that
-//! closure. 256 B on Node 24.9.0, tight loop: `encrypt` 0.475 -> 0.37 µs,
-//! `decrypt` 0.51 -> 0.38 µs; Bun 1.4.5 is unchanged (0.47 / 0.53 µs).
+//! And on Bun, reading the three context strings through Node-API is a tenth
+//! of one. So the four prototype methods are small JS functions (defined by
+//! [`PROTOTYPE_METHODS`]) that pass a native function two handles:
+//!
+//! - the ring's: an external holding an `Arc` of the ring, made once per ring
+//!   by `makeHandle`, which checks the ring as any `this` is checked, and
+//!   kept in a `WeakMap`;
+//! - the context's: an external holding the validated tenant, collection and
+//!   field, made by `makeContext` (which refuses what a call would refuse,
+//!   with the same code) and kept in a map of at most 4,096 (then cleared).
+//!   Anything but three strings takes the native path that reads them.
+//!
+//! Each handle is type-tagged ([`HANDLE_TAG`], [`CONTEXT_TAG`]) and checked on
+//! every call. The native functions and the maps live only in that closure.
+//! 256 B, tight loop: `encrypt` / `decrypt` on Node 24.9.0 0.475 / 0.51 µs
+//! before, 0.36 / 0.37 µs after; on Bun 1.4.5 0.47 / 0.53 before, 0.425 /
+//! 0.46 after.
 //!
 //! Every other method and getter of `KeyRing.prototype` is replaced by a
 //! wrapper that checks `this` the same way and then calls napi-rs's own
@@ -48,7 +57,7 @@ use napi::{sys, Env};
 use napi_derive::napi;
 
 use crate::binding::{
-    napi_failure, to_js, with_global, with_raw_context, Buffers, KeyRing, Result,
+    napi_failure, to_js, with_global, with_raw_context, Buffers, KeyRing, OwnedContext, Result,
 };
 
 #[derive(Clone, Copy)]
@@ -144,8 +153,8 @@ unsafe fn call(
 ) -> sys::napi_value {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         crate::binding::forced_panic_point();
-        let mut argc = 5usize;
-        let mut argv = [ptr::null_mut(); 5];
+        let mut argc = 6usize;
+        let mut argv = [ptr::null_mut(); 6];
         // SAFETY: `argv` has room for `argc` values; missing arguments are
         // filled with `undefined` by the engine.
         napi::check_status!(unsafe {
@@ -159,32 +168,61 @@ unsafe fn call(
             )
         })
         .map_err(napi_failure)?;
-        let args = match via {
-            Via::Handle => &argv[1..],
-            Via::Global => &argv[..4],
-        };
-        let run =
-            |ring: &CoreRing| {
-                // SAFETY: all values are this callback's.
+        match via {
+            // (value, tenantId, collectionId, fieldName)
+            Via::Global => with_global(|ring| {
+                // SAFETY: the values are this callback's.
                 unsafe {
-                    with_raw_context(env, [args[1], args[2], args[3]], |b: &mut Buffers, ctx| {
-                        match op {
-                            Op::Encrypt => b.encrypt(env, ring, args[0], ctx),
-                            Op::Decrypt => b.decrypt(env, ring, args[0], ctx),
-                            Op::EncryptBinary => b.encrypt_binary(env, ring, args[0], ctx),
-                            Op::DecryptBinary => b.decrypt_binary(env, ring, args[0], ctx),
-                        }
+                    with_raw_context(env, [argv[1], argv[2], argv[3]], |b, ctx| {
+                        run(env, op, ring, argv[0], b, ctx)
                     })
                 }
-            };
-        match via {
-            Via::Global => with_global(run),
-            // SAFETY: `argv[0]` is this callback's.
-            Via::Handle => run(unsafe { ring_of_handle(env, argv[0]) }?),
+            }),
+            // (handle, value, context handle or undefined, tenantId, collectionId, fieldName)
+            Via::Handle => {
+                // SAFETY: `argv[0]` is this callback's.
+                let ring = unsafe { ring_of_handle(env, argv[0]) }?;
+                // SAFETY: `argv[2]` is this callback's.
+                match unsafe { context_of_handle(env, argv[2]) }? {
+                    Some(context) => context.with(|b, ctx| {
+                        // SAFETY: the values are this callback's.
+                        unsafe { run(env, op, ring, argv[1], b, ctx) }
+                    }),
+                    // SAFETY: the values are this callback's.
+                    None => unsafe {
+                        with_raw_context(env, [argv[3], argv[4], argv[5]], |b, ctx| {
+                            run(env, op, ring, argv[1], b, ctx)
+                        })
+                    },
+                }
+            }
         }
     }));
     // SAFETY: the current env.
     unsafe { throw(env, outcome) }
+}
+
+/// Runs `op` on `value` with `ring` in context `ctx`.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current callback.
+unsafe fn run(
+    env: sys::napi_env,
+    op: Op,
+    ring: &CoreRing,
+    value: sys::napi_value,
+    b: &mut Buffers,
+    ctx: &ale_core::context::Context<'_>,
+) -> Result<sys::napi_value> {
+    // SAFETY: forwarded.
+    unsafe {
+        match op {
+            Op::Encrypt => b.encrypt(env, ring, value, ctx),
+            Op::Decrypt => b.decrypt(env, ring, value, ctx),
+            Op::EncryptBinary => b.encrypt_binary(env, ring, value, ctx),
+            Op::DecryptBinary => b.decrypt_binary(env, ring, value, ctx),
+        }
+    }
 }
 
 /// The type tag of a ring handle (random; distinct from napi-rs's class tags).
@@ -203,20 +241,77 @@ const HANDLE_TAG: sys::napi_type_tag = sys::napi_type_tag {
 /// own). The handle's `Arc` lives until the handle is collected, which
 /// cannot happen while it is an argument of this call.
 unsafe fn ring_of_handle<'a>(env: sys::napi_env, handle: sys::napi_value) -> Result<&'a CoreRing> {
-    let mut data = ptr::null_mut();
-    let mut ours = false;
-    // SAFETY: reading the tag and pointer of an external; anything else is refused.
+    // SAFETY: forwarded; handles hold an `Arc<CoreRing>`.
+    match unsafe { tagged_value::<Arc<CoreRing>>(env, handle, &HANDLE_TAG) } {
+        Some(ring) => Ok(ring),
+        None => Err(to_js(ale_core::AleError::Internal)),
+    }
+}
+
+/// The `T` an external made by [`tagged_external`] with `tag` holds, or
+/// `None` for any other value.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current callback, and every
+/// external tagged `tag` must hold a `T`. The external keeps it alive while
+/// it is an argument of the current call.
+unsafe fn tagged_value<'a, T>(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    tag: &sys::napi_type_tag,
+) -> Option<&'a T> {
+    let (mut kind, mut ours, mut data) = (sys::ValueType::napi_undefined, false, ptr::null_mut());
+    // SAFETY: reading the type, then the tag and the pointer of an external.
     let status = unsafe {
-        match sys::napi_check_object_type_tag(env, handle, &HANDLE_TAG, &mut ours) {
-            sys::Status::napi_ok if ours => sys::napi_get_value_external(env, handle, &mut data),
+        match sys::napi_typeof(env, value, &mut kind) {
+            sys::Status::napi_ok if kind == sys::ValueType::napi_external => {
+                match sys::napi_check_object_type_tag(env, value, tag, &mut ours) {
+                    sys::Status::napi_ok if ours => {
+                        sys::napi_get_value_external(env, value, &mut data)
+                    }
+                    status => status,
+                }
+            }
             status => status,
         }
     };
-    if status != sys::Status::napi_ok || !ours || data.is_null() {
-        return Err(to_js(ale_core::AleError::Internal));
+    // SAFETY: see the contract: `data` is a live `Box<T>`.
+    (status == sys::Status::napi_ok && ours && !data.is_null())
+        .then(|| unsafe { &*data.cast::<T>() })
+}
+
+/// An external holding `value`, tagged `tag`; the engine frees it when the
+/// external is collected.
+///
+/// # Safety
+/// `env` must be valid for the current callback.
+unsafe fn tagged_external<T>(
+    env: sys::napi_env,
+    value: T,
+    tag: &sys::napi_type_tag,
+) -> napi::Result<sys::napi_value> {
+    unsafe extern "C" fn release<T>(
+        _env: sys::napi_env,
+        data: *mut std::ffi::c_void,
+        _hint: *mut std::ffi::c_void,
+    ) {
+        // SAFETY: `data` is the `Box` leaked below, released once.
+        drop(unsafe { Box::from_raw(data.cast::<T>()) });
     }
-    // SAFETY: see the function's contract: `data` is a live `Box<Arc<CoreRing>>`.
-    Ok(unsafe { &**data.cast::<Arc<CoreRing>>() })
+    let data = Box::into_raw(Box::new(value)).cast::<std::ffi::c_void>();
+    let mut handle = ptr::null_mut();
+    // SAFETY: on success the engine owns `data` and calls `release` once.
+    let status = unsafe {
+        sys::napi_create_external(env, data, Some(release::<T>), ptr::null_mut(), &mut handle)
+    };
+    if status != sys::Status::napi_ok {
+        // SAFETY: not handed over: freed here.
+        drop(unsafe { Box::from_raw(data.cast::<T>()) });
+        return Err(napi::Error::from_status(napi::Status::from(status)));
+    }
+    // SAFETY: tagging the external just made.
+    napi::check_status!(unsafe { sys::napi_type_tag_object(env, handle, tag) })?;
+    Ok(handle)
 }
 
 /// `makeHandle(ring)`: an external holding a reference to the ring of the
@@ -226,14 +321,6 @@ unsafe extern "C" fn make_handle(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    unsafe extern "C" fn release(
-        _env: sys::napi_env,
-        data: *mut std::ffi::c_void,
-        _hint: *mut std::ffi::c_void,
-    ) {
-        // SAFETY: `data` is the `Box` leaked below, released once, by the engine.
-        drop(unsafe { Box::from_raw(data.cast::<Arc<CoreRing>>()) });
-    }
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         crate::binding::forced_panic_point();
         let mut argc = 1usize;
@@ -252,41 +339,78 @@ unsafe extern "C" fn make_handle(
         .map_err(napi_failure)?;
         // SAFETY: `ring` is this callback's.
         let inner = Arc::clone(&unsafe { key_ring_of(env, ring) }?.inner);
-        let data = Box::into_raw(Box::new(inner));
-        let mut handle = ptr::null_mut();
-        // SAFETY: the engine owns `data` from here and calls `release` once.
-        let status = unsafe {
-            sys::napi_create_external(
-                env,
-                data.cast(),
-                Some(release),
-                ptr::null_mut(),
-                &mut handle,
-            )
-        };
-        let status = match status {
-            // SAFETY: tagging the external just made.
-            sys::Status::napi_ok => unsafe { sys::napi_type_tag_object(env, handle, &HANDLE_TAG) },
-            status => status,
-        };
-        if status != sys::Status::napi_ok {
-            // SAFETY: not handed over.
-            drop(unsafe { Box::from_raw(data) });
-            return Err(napi_failure(napi::Error::from_status(napi::Status::from(
-                status,
-            ))));
-        }
-        Ok(handle)
+        // SAFETY: the current env.
+        unsafe { tagged_external(env, inner, &HANDLE_TAG) }.map_err(napi_failure)
     }));
     // SAFETY: the current env.
     unsafe { throw(env, outcome) }
 }
 
-/// The prototype's hot methods, in JS: each finds the ring's handle (made
-/// once per ring by `makeHandle`, which checks `this` as every method does)
-/// in a `WeakMap` and calls the native function with it (see the module
-/// documentation for why and what it saves).
-const PROTOTYPE_METHODS: &str = r#"(function (proto, makeHandle, encrypt, decrypt, encryptBinary, decryptBinary) {
+/// The type tag of a context handle.
+const CONTEXT_TAG: sys::napi_type_tag = sys::napi_type_tag {
+    lower: 0x51f7_0c2e_9ad4_63b8,
+    upper: 0xc4a6_2d19_7e05_f38b,
+};
+
+/// The context a context handle holds, or `None` for `undefined` (the
+/// caller then reads the three strings).
+///
+/// # Safety
+/// `env` and `value` must be valid for the current callback.
+unsafe fn context_of_handle<'a>(
+    env: sys::napi_env,
+    value: sys::napi_value,
+) -> Result<Option<&'a OwnedContext>> {
+    let mut kind = sys::ValueType::napi_null;
+    // SAFETY: reading the type of this callback's value.
+    let status = unsafe { sys::napi_typeof(env, value, &mut kind) };
+    if status == sys::Status::napi_ok && kind == sys::ValueType::napi_undefined {
+        return Ok(None);
+    }
+    // SAFETY: forwarded; context handles hold an `OwnedContext`.
+    match unsafe { tagged_value::<OwnedContext>(env, value, &CONTEXT_TAG) } {
+        Some(context) => Ok(Some(context)),
+        None => Err(to_js(ale_core::AleError::Internal)),
+    }
+}
+
+/// `makeContext(tenantId, collectionId, fieldName)`: an external holding
+/// the validated context, for calls that then read no context strings.
+/// Throws what a call with those three arguments would.
+unsafe extern "C" fn make_context(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        crate::binding::forced_panic_point();
+        let mut argc = 3usize;
+        let mut argv = [ptr::null_mut(); 3];
+        // SAFETY: room for three arguments.
+        napi::check_status!(unsafe {
+            sys::napi_get_cb_info(
+                env,
+                info,
+                &mut argc,
+                argv.as_mut_ptr(),
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        })
+        .map_err(napi_failure)?;
+        // SAFETY: the values are this callback's.
+        let context = unsafe { OwnedContext::read(env, argv) }?;
+        // SAFETY: the current env.
+        unsafe { tagged_external(env, context, &CONTEXT_TAG) }.map_err(napi_failure)
+    }));
+    // SAFETY: the current env.
+    unsafe { throw(env, outcome) }
+}
+
+/// The prototype's hot methods, in JS: each passes the native function the
+/// ring's handle and the context's (see the module documentation for why,
+/// and what it saves), and the three context arguments for the native path
+/// when they are not three strings.
+const PROTOTYPE_METHODS: &str = r#"(function (proto, makeHandle, makeContext, encrypt, decrypt, encryptBinary, decryptBinary) {
   'use strict';
   const handles = new WeakMap();
   function handleOf(ring) {
@@ -297,18 +421,42 @@ const PROTOTYPE_METHODS: &str = r#"(function (proto, makeHandle, encrypt, decryp
     }
     return handle;
   }
+  // Validated contexts by tenant, collection and field; cleared past 4,096.
+  const contexts = new Map();
+  let size = 0;
+  function contextOf(tenantId, collectionId, fieldName) {
+    const byField = contexts.get(tenantId)?.get(collectionId);
+    let context = byField?.get(fieldName);
+    if (context !== undefined) return context;
+    if (typeof tenantId !== 'string' || typeof collectionId !== 'string' || typeof fieldName !== 'string') return undefined;
+    context = makeContext(tenantId, collectionId, fieldName);
+    if (++size > 4096) {
+      contexts.clear();
+      size = 1;
+    }
+    let byCollection = contexts.get(tenantId);
+    if (byCollection === undefined) contexts.set(tenantId, (byCollection = new Map()));
+    let fields = byCollection.get(collectionId);
+    if (fields === undefined) byCollection.set(collectionId, (fields = new Map()));
+    fields.set(fieldName, context);
+    return context;
+  }
   const methods = {
     encrypt(plaintext, tenantId, collectionId, fieldName) {
-      return encrypt(handleOf(this), plaintext, tenantId, collectionId, fieldName);
+      const ring = handleOf(this);
+      return encrypt(ring, plaintext, contextOf(tenantId, collectionId, fieldName), tenantId, collectionId, fieldName);
     },
     decrypt(envelope, tenantId, collectionId, fieldName) {
-      return decrypt(handleOf(this), envelope, tenantId, collectionId, fieldName);
+      const ring = handleOf(this);
+      return decrypt(ring, envelope, contextOf(tenantId, collectionId, fieldName), tenantId, collectionId, fieldName);
     },
     encryptBinary(plaintext, tenantId, collectionId, fieldName) {
-      return encryptBinary(handleOf(this), plaintext, tenantId, collectionId, fieldName);
+      const ring = handleOf(this);
+      return encryptBinary(ring, plaintext, contextOf(tenantId, collectionId, fieldName), tenantId, collectionId, fieldName);
     },
     decryptBinary(envelope, tenantId, collectionId, fieldName) {
-      return decryptBinary(handleOf(this), envelope, tenantId, collectionId, fieldName);
+      const ring = handleOf(this);
+      return decryptBinary(ring, envelope, contextOf(tenantId, collectionId, fieldName), tenantId, collectionId, fieldName);
     },
   };
   for (const name of Object.keys(methods)) {
@@ -325,16 +473,11 @@ unsafe fn define_prototype_methods(
     env: sys::napi_env,
     prototype: sys::napi_value,
 ) -> napi::Result<()> {
-    let mut args = [
-        prototype,
-        ptr::null_mut(),
-        ptr::null_mut(),
-        ptr::null_mut(),
-        ptr::null_mut(),
-        ptr::null_mut(),
-    ];
-    let natives: [(&std::ffi::CStr, Callback); 5] = [
+    let mut args = [ptr::null_mut(); 7];
+    args[0] = prototype;
+    let natives: [(&std::ffi::CStr, Callback); 6] = [
         (c"makeHandle", make_handle),
+        (c"makeContext", make_context),
         (c"encrypt", handle_encrypt),
         (c"decrypt", handle_decrypt),
         (c"encryptBinary", handle_encrypt_binary),
