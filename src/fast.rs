@@ -32,8 +32,8 @@
 //! Each handle is type-tagged ([`HANDLE_TAG`], [`CONTEXT_TAG`]) and checked on
 //! every call. The native functions and the maps live only in that closure.
 //! 256 B, tight loop: `encrypt` / `decrypt` on Node 24.9.0 0.475 / 0.51 µs
-//! before, 0.36 / 0.37 µs after; on Bun 1.4.5 0.47 / 0.53 before, 0.425 /
-//! 0.46 after.
+//! before, 0.35–0.38 / 0.37–0.39 µs after; on Bun 1.4.5 0.47 / 0.53 before,
+//! 0.42–0.45 / 0.46–0.48 after.
 //!
 //! Every other method and getter of `KeyRing.prototype` is replaced by a
 //! wrapper that checks `this` the same way and then calls napi-rs's own
