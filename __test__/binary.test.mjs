@@ -100,9 +100,24 @@ describe('binary envelopes', () => {
     const last = made.at(-1);
     const [offset, length] = [last.byteOffset, last.length];
     const moved = last.buffer.transfer();
+    const snapshot = Buffer.from(moved);
     const after = Array.from({ length: 50 }, (_, i) => ring.encryptBinary(`after ${i}`, ...CTX));
     after.forEach((b, i) => assert.equal(ring.decryptBinary(b, ...CTX), `after ${i}`));
-    assert.equal(ring.decryptBinary(new Uint8Array(moved, offset, length), ...CTX), texts.at(-1), 'the moved memory was not written again');
+    assert.ok(snapshot.equals(Buffer.from(moved)), 'no byte of the moved memory was written again');
+    assert.equal(ring.decryptBinary(new Uint8Array(moved, offset, length), ...CTX), texts.at(-1));
+  });
+
+  test('postMessage and structuredClone refuse to transfer a pooled Buffer\'s memory', { skip: ale.backend !== 'native' && 'the fallback uses the engine\'s own Buffer pool' }, () => {
+    const [a, b] = [ring.encryptBinary('a', ...CTX), ring.encryptBinary('b', ...CTX)];
+    assert.equal(a.buffer, b.buffer, 'both cut from one pool');
+    assert.throws(() => structuredClone(a.buffer, { transfer: [a.buffer] }));
+    const { port1 } = new MessageChannel();
+    try {
+      assert.throws(() => port1.postMessage(a, [a.buffer]));
+    } finally {
+      port1.close();
+    }
+    assert.equal(ring.decryptBinary(b, ...CTX), 'b', 'the other envelope is intact');
   });
 
   test('rotation: a ring of [new, old] reads binary values of the old key', () => {

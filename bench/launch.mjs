@@ -24,7 +24,9 @@ const out = outIndex >= 0 ? args[outIndex + 1] : join(root, 'bench', 'results');
 const before = new Set(safeList(out));
 let status = 0;
 for (const rt of runtimes) {
-  const r = spawnSync(join(bin, rt), [join(root, 'bench', 'run.mjs'), ...args], { stdio: 'inherit', cwd: root });
+  // --expose-gc: the micro tiers collect the heap before each timed set (Bun has Bun.gc).
+  const flags = rt === 'node' ? ['--expose-gc'] : [];
+  const r = spawnSync(join(bin, rt), [...flags, join(root, 'bench', 'run.mjs'), ...args], { stdio: 'inherit', cwd: root });
   status ||= r.status ?? 1;
 }
 if (runtimes.length > 1) {

@@ -405,6 +405,9 @@ const POOLED_MAX: usize = POOL_BYTES / 4;
 /// as long as any Buffer cut from it.
 struct Pool {
     env: sys::napi_env,
+    /// `markAsUntransferable` of `node:worker_threads`, or null where the
+    /// engine has none.
+    untransferable: sys::napi_ref,
     /// The pool's `ArrayBuffer`, or null before the first Buffer.
     buffer: sys::napi_ref,
     /// Where it starts in memory, as its `ArrayBuffer` reported when created.
@@ -428,14 +431,18 @@ pub unsafe fn enable_buffer_pool(env: sys::napi_env) {
     /// frees its own references.
     unsafe extern "C" fn forget(env: *mut std::ffi::c_void) {
         let _ = POOL.try_with(|pool| {
-            let mut pool = pool.borrow_mut();
-            if pool.as_ref().is_some_and(|p| p.env.cast() == env) {
-                *pool = None;
+            if let Ok(mut pool) = pool.try_borrow_mut() {
+                if pool.as_ref().is_some_and(|p| p.env.cast() == env) {
+                    *pool = None;
+                }
             }
         });
     }
-    // The module can load twice into one environment (a cleared require
-    // cache); a hook registered twice with the same data aborts Node.
+    // Each load of the module gets an environment of its own (Node gives a
+    // second load of the same file a new `napi_env`), so a thread's pool
+    // belongs to the module's latest load there; an earlier one goes back
+    // to `napi_create_buffer`. This check only guards against registering
+    // the hook twice with the same data, which aborts Node.
     if POOL.with(|pool| pool.borrow().as_ref().is_some_and(|p| p.env == env)) {
         return;
     }
@@ -443,15 +450,73 @@ pub unsafe fn enable_buffer_pool(env: sys::napi_env) {
     let hooked = unsafe { sys::napi_add_env_cleanup_hook(env, Some(forget), env.cast()) }
         == sys::Status::napi_ok;
     if hooked {
+        // SAFETY: module registration, on the env's thread.
+        let untransferable = unsafe { mark_as_untransferable(env) };
         POOL.with(|pool| {
             *pool.borrow_mut() = Some(Pool {
                 env,
+                untransferable,
                 buffer: ptr::null_mut(),
                 base: ptr::null_mut(),
                 used: 0,
             });
         });
     }
+}
+
+/// A reference to `markAsUntransferable` from `node:worker_threads`
+/// (through `process.getBuiltinModule`), or null where there is none. Node
+/// marks its own Buffer pool this way: `postMessage` and `structuredClone`
+/// then refuse to transfer it, which would empty every Buffer cut from it.
+///
+/// # Safety
+/// `env` must be valid during module registration.
+unsafe fn mark_as_untransferable(env: sys::napi_env) -> sys::napi_ref {
+    let (mut global, mut process, mut get, mut name, mut module, mut mark, mut reference) = (
+        ptr::null_mut(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+    );
+    let specifier = "node:worker_threads";
+    // SAFETY: property reads and one call of a built-in on the global object;
+    // a failure leaves an exception pending, cleared below.
+    let found = unsafe {
+        sys::napi_get_global(env, &mut global) == sys::Status::napi_ok
+            && sys::napi_get_named_property(env, global, c"process".as_ptr(), &mut process)
+                == sys::Status::napi_ok
+            && sys::napi_get_named_property(env, process, c"getBuiltinModule".as_ptr(), &mut get)
+                == sys::Status::napi_ok
+            && type_name(env, get) == "a function"
+            && sys::napi_create_string_utf8(
+                env,
+                specifier.as_ptr().cast(),
+                specifier.len() as isize,
+                &mut name,
+            ) == sys::Status::napi_ok
+            && sys::napi_call_function(env, process, get, 1, &name, &mut module)
+                == sys::Status::napi_ok
+            && type_name(env, module) == "an object"
+            && sys::napi_get_named_property(
+                env,
+                module,
+                c"markAsUntransferable".as_ptr(),
+                &mut mark,
+            ) == sys::Status::napi_ok
+            && type_name(env, mark) == "a function"
+            && sys::napi_create_reference(env, mark, 1, &mut reference) == sys::Status::napi_ok
+    };
+    if found {
+        return reference;
+    }
+    let mut pending = ptr::null_mut();
+    // SAFETY: clears what a failed lookup may have thrown; loading goes on
+    // with pools that stay transferable.
+    unsafe { sys::napi_get_and_clear_last_exception(env, &mut pending) };
+    ptr::null_mut()
 }
 
 /// A new `Buffer` of `len` bytes, not initialised, and its data pointer.
@@ -505,21 +570,15 @@ unsafe fn cut_from_pool(
     if !pool.buffer.is_null() {
         let mut data = ptr::null_mut();
         // SAFETY: the reference is this env's and alive; a detached
-        // ArrayBuffer reports 0 bytes.
-        unsafe {
-            napi::check_status!(sys::napi_get_reference_value(
-                env,
-                pool.buffer,
-                &mut array_buffer
-            ))?;
-            napi::check_status!(sys::napi_get_arraybuffer_info(
-                env,
-                array_buffer,
-                &mut data,
-                &mut size
-            ))?;
-        }
-        if data.cast() != pool.base {
+        // ArrayBuffer reports 0 bytes (or, on some engine, an error).
+        let read = unsafe {
+            sys::napi_get_reference_value(env, pool.buffer, &mut array_buffer)
+                == sys::Status::napi_ok
+                && sys::napi_get_arraybuffer_info(env, array_buffer, &mut data, &mut size)
+                    == sys::Status::napi_ok
+        };
+        // Anything but the pool as it was made is replaced, never written.
+        if !read || data.cast() != pool.base {
             size = 0;
         }
     }
@@ -527,22 +586,27 @@ unsafe fn cut_from_pool(
         let (mut data, mut reference) = (ptr::null_mut(), ptr::null_mut());
         // SAFETY: a new, zero-filled ArrayBuffer, kept alive by the reference
         // until the next pool replaces it.
-        unsafe {
-            napi::check_status!(sys::napi_create_arraybuffer(
-                env,
-                POOL_BYTES,
-                &mut data,
-                &mut array_buffer
-            ))?;
-            napi::check_status!(sys::napi_create_reference(
-                env,
-                array_buffer,
-                1,
-                &mut reference
-            ))?;
-            if !pool.buffer.is_null() {
-                sys::napi_delete_reference(env, pool.buffer);
-            }
+        let made = unsafe {
+            sys::napi_create_arraybuffer(env, POOL_BYTES, &mut data, &mut array_buffer)
+                == sys::Status::napi_ok
+                && sys::napi_create_reference(env, array_buffer, 1, &mut reference)
+                    == sys::Status::napi_ok
+        };
+        if !made {
+            // `napi_create_buffer` then makes this Buffer (or reports why not).
+            return Ok(None);
+        }
+        if !pool.untransferable.is_null() {
+            // SAFETY: calls markAsUntransferable(pool); a failure leaves the
+            // pool transferable, like the engines that have no such function.
+            unsafe { mark_untransferable(env, pool.untransferable, array_buffer) };
+        }
+        if !pool.buffer.is_null() {
+            // SAFETY: the old pool's reference, deleted once. Were deletion to
+            // fail, the old pool would stay referenced until the environment
+            // ends, which is all this call could do about it anyway.
+            let status = unsafe { sys::napi_delete_reference(env, pool.buffer) };
+            debug_assert_eq!(status, sys::Status::napi_ok);
         }
         pool.buffer = reference;
         pool.base = data.cast();
@@ -571,6 +635,32 @@ unsafe fn cut_from_pool(
     }
     pool.used = (offset + len).next_multiple_of(8);
     Ok(Some((buffer, data.cast())))
+}
+
+/// Calls `markAsUntransferable(array_buffer)` through `mark`; clears an
+/// exception it may throw.
+///
+/// # Safety
+/// `env` must be valid for the current call, `mark` a reference of it.
+unsafe fn mark_untransferable(
+    env: sys::napi_env,
+    mark: sys::napi_ref,
+    array_buffer: sys::napi_value,
+) {
+    let (mut function, mut undefined, mut result) =
+        (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+    // SAFETY: calling a built-in with one argument.
+    let called = unsafe {
+        sys::napi_get_reference_value(env, mark, &mut function) == sys::Status::napi_ok
+            && sys::napi_get_undefined(env, &mut undefined) == sys::Status::napi_ok
+            && sys::napi_call_function(env, undefined, function, 1, &array_buffer, &mut result)
+                == sys::Status::napi_ok
+    };
+    if !called {
+        let mut pending = ptr::null_mut();
+        // SAFETY: clears the call's exception, if any.
+        unsafe { sys::napi_get_and_clear_last_exception(env, &mut pending) };
+    }
 }
 
 /// Creates a JS string from ASCII bytes.

@@ -26,8 +26,10 @@
 //!   kept in a `WeakMap`;
 //! - the context's: an external holding the validated tenant, collection and
 //!   field, made by `makeContext` (which refuses what a call would refuse,
-//!   with the same code) and kept in a map of at most 4,096 (then cleared).
-//!   Anything but three strings takes the native path that reads them.
+//!   with the same code) the second time a context is seen, and kept in a
+//!   map of at most 4,096 contexts (then cleared). A context's first call,
+//!   and any call whose context is not three strings, takes the native path
+//!   that reads the three arguments.
 //!
 //! Each handle is type-tagged ([`HANDLE_TAG`], [`CONTEXT_TAG`]) and checked on
 //! every call. The native functions and the maps live only in that closure.
@@ -406,63 +408,10 @@ unsafe extern "C" fn make_context(
     unsafe { throw(env, outcome) }
 }
 
-/// The prototype's hot methods, in JS: each passes the native function the
-/// ring's handle and the context's (see the module documentation for why,
-/// and what it saves), and the three context arguments for the native path
-/// when they are not three strings.
-const PROTOTYPE_METHODS: &str = r#"(function (proto, makeHandle, makeContext, encrypt, decrypt, encryptBinary, decryptBinary) {
-  'use strict';
-  const handles = new WeakMap();
-  function handleOf(ring) {
-    let handle = handles.get(ring);
-    if (handle === undefined) {
-      handle = makeHandle(ring);
-      handles.set(ring, handle);
-    }
-    return handle;
-  }
-  // Validated contexts by tenant, collection and field; cleared past 4,096.
-  const contexts = new Map();
-  let size = 0;
-  function contextOf(tenantId, collectionId, fieldName) {
-    const byField = contexts.get(tenantId)?.get(collectionId);
-    let context = byField?.get(fieldName);
-    if (context !== undefined) return context;
-    if (typeof tenantId !== 'string' || typeof collectionId !== 'string' || typeof fieldName !== 'string') return undefined;
-    context = makeContext(tenantId, collectionId, fieldName);
-    if (++size > 4096) {
-      contexts.clear();
-      size = 1;
-    }
-    let byCollection = contexts.get(tenantId);
-    if (byCollection === undefined) contexts.set(tenantId, (byCollection = new Map()));
-    let fields = byCollection.get(collectionId);
-    if (fields === undefined) byCollection.set(collectionId, (fields = new Map()));
-    fields.set(fieldName, context);
-    return context;
-  }
-  const methods = {
-    encrypt(plaintext, tenantId, collectionId, fieldName) {
-      const ring = handleOf(this);
-      return encrypt(ring, plaintext, contextOf(tenantId, collectionId, fieldName), tenantId, collectionId, fieldName);
-    },
-    decrypt(envelope, tenantId, collectionId, fieldName) {
-      const ring = handleOf(this);
-      return decrypt(ring, envelope, contextOf(tenantId, collectionId, fieldName), tenantId, collectionId, fieldName);
-    },
-    encryptBinary(plaintext, tenantId, collectionId, fieldName) {
-      const ring = handleOf(this);
-      return encryptBinary(ring, plaintext, contextOf(tenantId, collectionId, fieldName), tenantId, collectionId, fieldName);
-    },
-    decryptBinary(envelope, tenantId, collectionId, fieldName) {
-      const ring = handleOf(this);
-      return decryptBinary(ring, envelope, contextOf(tenantId, collectionId, fieldName), tenantId, collectionId, fieldName);
-    },
-  };
-  for (const name of Object.keys(methods)) {
-    Object.defineProperty(proto, name, { value: methods[name], writable: true, enumerable: false, configurable: true });
-  }
-})"#;
+/// The prototype's hot methods, in JS (`src/prototype.js`): each passes
+/// the native function the ring's handle and, for a context seen before,
+/// the context's (see the module documentation for why, and what it saves).
+const PROTOTYPE_METHODS: &str = include_str!("prototype.js");
 
 /// Defines the hot prototype methods from [`PROTOTYPE_METHODS`], handing
 /// it the native functions it alone calls.
