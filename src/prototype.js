@@ -43,7 +43,17 @@
   const MAX_CONTEXTS = 4096;
   const contexts = new SafeMap();
   let size = 0;
+  // The last context handed out, checked first: calls in a row mostly share one.
+  let lastTenant, lastCollection, lastField, lastContext;
   function contextOf(tenantId, collectionId, fieldName) {
+    if (tenantId === lastTenant && collectionId === lastCollection && fieldName === lastField) return lastContext;
+    const context = lookUp(tenantId, collectionId, fieldName);
+    if (context !== undefined) {
+      [lastTenant, lastCollection, lastField, lastContext] = [tenantId, collectionId, fieldName, context];
+    }
+    return context;
+  }
+  function lookUp(tenantId, collectionId, fieldName) {
     let byCollection = contexts.get(tenantId);
     let byField = byCollection === undefined ? undefined : byCollection.get(collectionId);
     const known = byField === undefined ? undefined : byField.get(fieldName);
@@ -58,6 +68,7 @@
       contexts.clear();
       size = 1;
       byCollection = undefined;
+      lastContext = lastTenant = lastCollection = lastField = undefined;
     }
     if (byCollection === undefined) contexts.set(tenantId, (byCollection = new SafeMap()));
     byField = byCollection.get(collectionId);
