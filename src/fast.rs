@@ -17,8 +17,8 @@
 //!
 //! On Node, checking and unwrapping `this` costs about 150 ns a call (two
 //! private-symbol lookups in V8's runtime): a third of a 256 B `encrypt`.
-//! And on Bun, reading the three context strings through Node-API is a tenth
-//! of one. So the four prototype methods are small JS functions (defined by
+//! Reading the three context strings through Node-API costs a call more
+//! again, on both engines. So the four prototype methods are small JS functions (defined by
 //! [`PROTOTYPE_METHODS`]) that pass a native function two handles:
 //!
 //! - the ring's: an external holding an `Arc` of the ring, made once per ring
@@ -33,9 +33,9 @@
 //!
 //! Each handle is type-tagged ([`HANDLE_TAG`], [`CONTEXT_TAG`]) and checked on
 //! every call. The native functions and the maps live only in that closure.
-//! 256 B, tight loop: `encrypt` / `decrypt` on Node 24.9.0 0.475 / 0.51 µs
-//! before, 0.35–0.38 / 0.37–0.39 µs after; on Bun 1.4.5 0.47 / 0.53 before,
-//! 0.42–0.45 / 0.46–0.48 after.
+//! 256 B, tight loop, Node 24.9.0: `encrypt` / `decrypt` 0.475 / 0.51 µs
+//! before, 0.35–0.38 / 0.35–0.39 µs after. On Bun 1.4.5 the change is about
+//! as large as the run-to-run noise (README, "Performance").
 //!
 //! Every other method and getter of `KeyRing.prototype` is replaced by a
 //! wrapper that checks `this` the same way and then calls napi-rs's own
