@@ -57,27 +57,30 @@ export function ddl(fts, valueType = 'TEXT') {
   ];
 }
 
+/** The `content_nodes` table (see `ddl`) with `data` as the value column. */
+export function contentNodes(data) {
+  return sqliteTable('content_nodes', {
+    _id: text('_id').primaryKey(),
+    path: text('path').notNull(),
+    parentId: text('parentId'),
+    nodeType: text('nodeType').notNull(),
+    status: text('status').notNull(),
+    name: text('name').notNull(),
+    description: text('description'),
+    data,
+    metadata: text('metadata'),
+    tenantId: text('tenantId').notNull(),
+    createdAt: integer('createdAt').notNull(),
+    updatedAt: integer('updatedAt').notNull(),
+  });
+}
+
 /**
  * The same tables as plain columns, the storage controls (`control`,
  * `binaryControl`, see storageControl), and this package's encrypted columns
  * with text and with binary storage.
  */
 function schemas(keyRing, control, binaryControl = control) {
-  const content = (data) =>
-    sqliteTable('content_nodes', {
-      _id: text('_id').primaryKey(),
-      path: text('path').notNull(),
-      parentId: text('parentId'),
-      nodeType: text('nodeType').notNull(),
-      status: text('status').notNull(),
-      name: text('name').notNull(),
-      description: text('description'),
-      data,
-      metadata: text('metadata'),
-      tenantId: text('tenantId').notNull(),
-      createdAt: integer('createdAt').notNull(),
-      updatedAt: integer('updatedAt').notNull(),
-    });
   const audit = (details) =>
     sqliteTable('audit_logs', {
       id: text('id').primaryKey(),
@@ -94,15 +97,15 @@ function schemas(keyRing, control, binaryControl = control) {
     });
   const opts = (collection) => ({ collection, tenant: TENANT, keyRing });
   return {
-    plain: { content_nodes: content(text('data')), audit_logs: audit(text('details', { mode: 'json' })) },
-    control: { content_nodes: content(control), audit_logs: audit(control) },
+    plain: { content_nodes: contentNodes(text('data')), audit_logs: audit(text('details', { mode: 'json' })) },
+    control: { content_nodes: contentNodes(control), audit_logs: audit(control) },
     encrypted: {
-      content_nodes: content(encryptedText('data', opts('content_nodes'))),
+      content_nodes: contentNodes(encryptedText('data', opts('content_nodes'))),
       audit_logs: audit(encryptedJson('details', opts('audit_logs'))),
     },
-    binaryControl: { content_nodes: content(binaryControl), audit_logs: audit(binaryControl) },
+    binaryControl: { content_nodes: contentNodes(binaryControl), audit_logs: audit(binaryControl) },
     binary: {
-      content_nodes: content(encryptedText('data', { ...opts('content_nodes'), storage: 'binary' })),
+      content_nodes: contentNodes(encryptedText('data', { ...opts('content_nodes'), storage: 'binary' })),
       audit_logs: audit(encryptedJson('details', { ...opts('audit_logs'), storage: 'binary' })),
     },
   };
@@ -155,7 +158,7 @@ async function openSides(dir, fts, sides) {
   return dbs;
 }
 
-const ns = (t0) => Number(process.hrtime.bigint() - t0);
+export const ns = (t0) => Number(process.hrtime.bigint() - t0);
 
 /**
  * A key ring that times its own encrypt calls, as the encrypted column makes
@@ -178,7 +181,7 @@ function timedRing(keyRing) {
   };
 }
 
-function timerCostNs() {
+export function timerCostNs() {
   const empty = [];
   const noop = () => undefined;
   for (let i = 0; i < 2000; i++) {

@@ -23,6 +23,7 @@ use crate::convert::{
     self, ascii_to_js, read_envelope_bytes, read_envelope_utf16, read_short_utf8, read_utf16,
     read_utf8, utf8_to_js,
 };
+use crate::fast;
 use crate::secrets::{read_secrets, ring_from_env};
 
 /// Errors thrown to JS carry the `ALE_*` code as `error.code`.
@@ -593,12 +594,8 @@ impl KeyRing {
         collection_id: JsString,
         field_name: JsString,
     ) -> Result<JsText> {
-        encrypt_with(
-            env,
-            &self.inner,
-            plaintext,
-            [tenant_id, collection_id, field_name],
-        )
+        let ctx = [tenant_id, collection_id, field_name];
+        run_with(env, &self.inner, fast::Op::Encrypt, plaintext.raw(), ctx)
     }
 
     /// Decrypts an envelope written for the same tenant, collection and field.
@@ -616,12 +613,8 @@ impl KeyRing {
         collection_id: JsString,
         field_name: JsString,
     ) -> Result<JsText> {
-        decrypt_with(
-            env,
-            &self.inner,
-            envelope,
-            [tenant_id, collection_id, field_name],
-        )
+        let ctx = [tenant_id, collection_id, field_name];
+        run_with(env, &self.inner, fast::Op::Decrypt, envelope.raw(), ctx)
     }
 
     /// Encrypts every string of `plaintexts` with one context, in one call.
@@ -792,11 +785,13 @@ impl KeyRing {
         field_name: JsString,
     ) -> Result<JsText> {
         let ctx = [tenant_id, collection_id, field_name];
-        // SAFETY: `plaintext` is an argument of the current callback.
-        with_context(env, ctx, |b, c| unsafe {
-            b.encrypt_binary(env.raw(), &self.inner, plaintext.raw(), c)
-        })
-        .map(JsText)
+        run_with(
+            env,
+            &self.inner,
+            fast::Op::EncryptBinary,
+            plaintext.raw(),
+            ctx,
+        )
     }
 
     /// Decrypts a binary envelope (a `Buffer` or `Uint8Array`; not changed)
@@ -815,11 +810,13 @@ impl KeyRing {
         field_name: JsString,
     ) -> Result<JsText> {
         let ctx = [tenant_id, collection_id, field_name];
-        // SAFETY: `envelope` is an argument of the current callback.
-        with_context(env, ctx, |b, c| unsafe {
-            b.decrypt_binary(env.raw(), &self.inner, envelope.raw(), c)
-        })
-        .map(JsText)
+        run_with(
+            env,
+            &self.inner,
+            fast::Op::DecryptBinary,
+            envelope.raw(),
+            ctx,
+        )
     }
 
     /// Which key of the ring opens `envelope`, in decryption order (0 =
@@ -915,28 +912,20 @@ impl KeyRing {
     }
 }
 
-fn encrypt_with(
+/// The body of the eight hot functions as napi-rs registers them (ring
+/// methods and process-wide functions). `fast.rs` replaces all eight at load
+/// with direct callbacks running the same [`fast::run`]; these bodies give
+/// napi-rs their types and documentation.
+fn run_with(
     env: &Env,
     ring: &CoreRing,
-    plaintext: JsString,
+    op: fast::Op,
+    value: sys::napi_value,
     ctx: [JsString; 3],
 ) -> Result<JsText> {
-    // SAFETY: `plaintext` is an argument of the current callback.
+    // SAFETY: `value` is an argument of the current callback.
     with_context(env, ctx, |b, c| unsafe {
-        b.encrypt(env.raw(), ring, plaintext.raw(), c)
-    })
-    .map(JsText)
-}
-
-fn decrypt_with(
-    env: &Env,
-    ring: &CoreRing,
-    envelope: JsString,
-    ctx: [JsString; 3],
-) -> Result<JsText> {
-    // SAFETY: `envelope` is an argument of the current callback.
-    with_context(env, ctx, |b, c| unsafe {
-        b.decrypt(env.raw(), ring, envelope.raw(), c)
+        fast::run(env.raw(), op, ring, value, b, c)
     })
     .map(JsText)
 }
@@ -1140,7 +1129,8 @@ pub fn encrypt(
     collection_id: JsString,
     field_name: JsString,
 ) -> Result<JsText> {
-    with_global(|ring| encrypt_with(env, ring, plaintext, [tenant_id, collection_id, field_name]))
+    let ctx = [tenant_id, collection_id, field_name];
+    with_global(|ring| run_with(env, ring, fast::Op::Encrypt, plaintext.raw(), ctx))
 }
 
 /// Decrypts with the process-wide ring. Throws `ALE_NOT_INITIALIZED` before `initKeyRing()`.
@@ -1156,7 +1146,8 @@ pub fn decrypt(
     collection_id: JsString,
     field_name: JsString,
 ) -> Result<JsText> {
-    with_global(|ring| decrypt_with(env, ring, envelope, [tenant_id, collection_id, field_name]))
+    let ctx = [tenant_id, collection_id, field_name];
+    with_global(|ring| run_with(env, ring, fast::Op::Decrypt, envelope.raw(), ctx))
 }
 
 /// The blind index of `value` under the process-wide ring's primary key.
@@ -1196,13 +1187,7 @@ pub fn encrypt_binary(
     field_name: JsString,
 ) -> Result<JsText> {
     let ctx = [tenant_id, collection_id, field_name];
-    with_global(|ring| {
-        // SAFETY: `plaintext` is an argument of the current callback.
-        with_context(env, ctx, |b, c| unsafe {
-            b.encrypt_binary(env.raw(), ring, plaintext.raw(), c)
-        })
-        .map(JsText)
-    })
+    with_global(|ring| run_with(env, ring, fast::Op::EncryptBinary, plaintext.raw(), ctx))
 }
 
 /// `ring.decryptBinary` with the process-wide ring.
@@ -1219,13 +1204,7 @@ pub fn decrypt_binary(
     field_name: JsString,
 ) -> Result<JsText> {
     let ctx = [tenant_id, collection_id, field_name];
-    with_global(|ring| {
-        // SAFETY: `envelope` is an argument of the current callback.
-        with_context(env, ctx, |b, c| unsafe {
-            b.decrypt_binary(env.raw(), ring, envelope.raw(), c)
-        })
-        .map(JsText)
-    })
+    with_global(|ring| run_with(env, ring, fast::Op::DecryptBinary, envelope.raw(), ctx))
 }
 
 /// The binary form of a text envelope, as a new `Buffer`; no key needed.

@@ -49,7 +49,10 @@
     if (tenantId === lastTenant && collectionId === lastCollection && fieldName === lastField) return lastContext;
     const context = lookUp(tenantId, collectionId, fieldName);
     if (context !== undefined) {
-      [lastTenant, lastCollection, lastField, lastContext] = [tenantId, collectionId, fieldName, context];
+      lastTenant = tenantId;
+      lastCollection = collectionId;
+      lastField = fieldName;
+      lastContext = context;
     }
     return context;
   }

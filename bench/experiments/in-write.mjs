@@ -16,10 +16,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
-import { customType, sqliteTable, text, integer } from 'drizzle-orm/sqlite-core';
+import { customType, text } from 'drizzle-orm/sqlite-core';
 import { encryptedText } from '@sveltycms/ale/drizzle/sqlite';
 import { openSqlite } from '../sqlite.mjs';
-import { ddl, row, TENANT } from '../db.mjs';
+import { contentNodes, ddl, ns, row, timerCostNs, TENANT } from '../db.mjs';
 import { median, overhead } from '../stats.mjs';
 
 const { values: flags } = parseArgs({
@@ -36,7 +36,6 @@ const made = Array.from({ length: 64 }, () => seal(plaintext));
 const hasBinary = typeof ring.encryptBinary === 'function';
 const madeBinary = hasBinary ? Array.from({ length: 64 }, () => ring.encryptBinary(plaintext, TENANT, 'content_nodes', 'data')) : [];
 
-const ns = (t0) => Number(process.hrtime.bigint() - t0);
 const inWrite = [];
 let next = 0;
 const column = (toDriver, dataType = 'text') => customType({ dataType: () => dataType, toDriver, fromDriver: (v) => v })('data');
@@ -60,22 +59,7 @@ const sides = {
 };
 const names = Object.keys(sides);
 const isBinary = (name) => /binary/.test(name);
-const table = (data) =>
-  sqliteTable('content_nodes', {
-    _id: text('_id').primaryKey(),
-    path: text('path').notNull(),
-    parentId: text('parentId'),
-    nodeType: text('nodeType').notNull(),
-    status: text('status').notNull(),
-    name: text('name').notNull(),
-    description: text('description'),
-    data,
-    metadata: text('metadata'),
-    tenantId: text('tenantId').notNull(),
-    createdAt: integer('createdAt').notNull(),
-    updatedAt: integer('updatedAt').notNull(),
-  });
-const tables = Object.fromEntries(names.map((n) => [n, table(sides[n])]));
+const tables = Object.fromEntries(names.map((n) => [n, contentNodes(sides[n])]));
 const writes = Object.fromEntries(names.map((n) => [n, []]));
 const ITERATIONS = 300;
 for (let r = 0; r < rounds; r++) {
@@ -110,16 +94,7 @@ for (let r = 0; r < rounds; r++) {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-const timer = (() => {
-  const empty = [];
-  const noop = () => undefined;
-  for (let i = 0; i < 2000; i++) {
-    const t0 = process.hrtime.bigint();
-    noop();
-    empty.push(ns(t0));
-  }
-  return median(empty);
-})();
+const timer = timerCostNs();
 const loop = [];
 for (let i = 0; i < 2000; i++) {
   const t0 = process.hrtime.bigint();
