@@ -41,7 +41,9 @@ test('workers terminated mid-encryption: no crash, no growing memory', () => {
   // (--expose-gc), and under `bun test` this process's RSS holds every other
   // test file's memory too.
   const churn = fileURLToPath(new URL('./fixtures/worker-churn.mjs', import.meta.url));
-  const child = spawnSync(process.execPath, process.versions.bun ? [churn] : ['--expose-gc', churn], { encoding: 'utf8' });
+  // A worker that does not stop when terminated hangs the child: bounded.
+  const child = spawnSync(process.execPath, process.versions.bun ? [churn] : ['--expose-gc', churn], { encoding: 'utf8', timeout: 180_000 });
+  assert.equal(child.signal, null, `the churn did not finish in 180 s (a terminated worker kept running): ${child.stderr}`);
   assert.equal(child.status, 0, child.stderr);
   const { rss, collected, alive } = JSON.parse(child.stdout);
   assert.equal(collected, true, 'the forced collection did not collect');

@@ -483,7 +483,7 @@ unsafe fn mark_as_untransferable(env: sys::napi_env) -> sys::napi_ref {
     );
     let specifier = "node:worker_threads";
     // SAFETY: property reads and one call of a built-in on the global object;
-    // a failure leaves an exception pending, cleared below.
+    // a call that throws leaves its exception pending (below).
     let found = unsafe {
         sys::napi_get_global(env, &mut global) == sys::Status::napi_ok
             && sys::napi_get_named_property(env, global, c"process".as_ptr(), &mut process)
@@ -509,14 +509,14 @@ unsafe fn mark_as_untransferable(env: sys::napi_env) -> sys::napi_ref {
             && type_name(env, mark) == "a function"
             && sys::napi_create_reference(env, mark, 1, &mut reference) == sys::Status::napi_ok
     };
+    // A lookup that threw leaves its exception pending, so loading fails
+    // with it (main.cjs then falls back): clearing it could cancel a
+    // worker's termination (see `cut_from_pool`).
     if found {
-        return reference;
+        reference
+    } else {
+        ptr::null_mut()
     }
-    let mut pending = ptr::null_mut();
-    // SAFETY: clears what a failed lookup may have thrown; loading goes on
-    // with pools that stay transferable.
-    unsafe { sys::napi_get_and_clear_last_exception(env, &mut pending) };
-    ptr::null_mut()
 }
 
 /// A new `Buffer` of `len` bytes, not initialised, and its data pointer.
@@ -596,11 +596,6 @@ unsafe fn cut_from_pool(
             // `napi_create_buffer` then makes this Buffer (or reports why not).
             return Ok(None);
         }
-        if !pool.untransferable.is_null() {
-            // SAFETY: calls markAsUntransferable(pool); a failure leaves the
-            // pool transferable, like the engines that have no such function.
-            unsafe { mark_untransferable(env, pool.untransferable, array_buffer) };
-        }
         if !pool.buffer.is_null() {
             // SAFETY: the old pool's reference, deleted once. Were deletion to
             // fail, the old pool would stay referenced until the environment
@@ -611,6 +606,18 @@ unsafe fn cut_from_pool(
         pool.buffer = reference;
         pool.base = data.cast();
         pool.used = 0;
+        // markAsUntransferable(pool) fails when JS cannot run, in a worker
+        // being terminated: the call then fails with the engine's pending
+        // exception left as it is. Clearing it cancelled the termination and
+        // left the worker's loop running for ever.
+        // SAFETY: `untransferable` is this env's reference.
+        let marked = pool.untransferable.is_null()
+            || unsafe { mark_untransferable(env, pool.untransferable, array_buffer) };
+        if !marked {
+            return Err(napi::Error::from_reason(
+                "markAsUntransferable could not run",
+            ));
+        }
     }
     let offset = pool.used;
     let mut buffer = ptr::null_mut();
@@ -637,8 +644,8 @@ unsafe fn cut_from_pool(
     Ok(Some((buffer, data.cast())))
 }
 
-/// Calls `markAsUntransferable(array_buffer)` through `mark`; clears an
-/// exception it may throw.
+/// Calls `markAsUntransferable(array_buffer)` through `mark`; whether it ran.
+/// Whatever it threw stays pending.
 ///
 /// # Safety
 /// `env` must be valid for the current call, `mark` a reference of it.
@@ -646,20 +653,15 @@ unsafe fn mark_untransferable(
     env: sys::napi_env,
     mark: sys::napi_ref,
     array_buffer: sys::napi_value,
-) {
+) -> bool {
     let (mut function, mut undefined, mut result) =
         (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
     // SAFETY: calling a built-in with one argument.
-    let called = unsafe {
+    unsafe {
         sys::napi_get_reference_value(env, mark, &mut function) == sys::Status::napi_ok
             && sys::napi_get_undefined(env, &mut undefined) == sys::Status::napi_ok
             && sys::napi_call_function(env, undefined, function, 1, &array_buffer, &mut result)
                 == sys::Status::napi_ok
-    };
-    if !called {
-        let mut pending = ptr::null_mut();
-        // SAFETY: clears the call's exception, if any.
-        unsafe { sys::napi_get_and_clear_last_exception(env, &mut pending) };
     }
 }
 
