@@ -29,6 +29,11 @@ pub enum AleError {
     NotInitialized,
     /// An argument of the wrong type, or text that cannot be carried exactly.
     InvalidInput(String),
+    /// A string argument (named by `what`) holds a lone UTF-16 surrogate,
+    /// which no UTF-8 encoding can carry without changing it. Same code as
+    /// [`AleError::InvalidInput`]; a variant of its own so that callers can
+    /// tell it apart without reading the message.
+    LoneSurrogate { what: String },
     /// The operating system's random number generator failed.
     RngUnavailable,
     /// A bug: a panic caught at the boundary, or a broken internal invariant.
@@ -53,7 +58,7 @@ impl AleError {
             AleError::UnsupportedVersion(_) => "ALE_UNSUPPORTED_VERSION",
             AleError::AuthFailed => "ALE_AUTH_FAILED",
             AleError::NotInitialized => "ALE_NOT_INITIALIZED",
-            AleError::InvalidInput(_) => "ALE_INVALID_INPUT",
+            AleError::InvalidInput(_) | AleError::LoneSurrogate { .. } => "ALE_INVALID_INPUT",
             AleError::RngUnavailable => "ALE_RNG_UNAVAILABLE",
             AleError::Internal => "ALE_INTERNAL",
             AleError::EnvelopeTooLarge { .. } => "ALE_ENVELOPE_TOO_LARGE",
@@ -95,6 +100,12 @@ impl fmt::Display for AleError {
                  ENCRYPTION_KEY) before encrypt()/decrypt(), or use a KeyRing instance",
             ),
             AleError::InvalidInput(reason) => write!(f, "invalid input: {reason}"),
+            AleError::LoneSurrogate { what } => write!(
+                f,
+                "invalid input: {what} contains a lone UTF-16 surrogate, which cannot be stored \
+                 as text without changing it; repair the string first \
+                 (String.prototype.toWellFormed)"
+            ),
             AleError::RngUnavailable => f.write_str(
                 "the operating system's random number generator failed; nothing was encrypted",
             ),
@@ -137,6 +148,7 @@ mod tests {
             AleError::AuthFailed,
             AleError::NotInitialized,
             AleError::InvalidInput("x".into()),
+            AleError::LoneSurrogate { what: "x".into() },
             AleError::RngUnavailable,
             AleError::Internal,
             AleError::EnvelopeTooLarge { max: 1 },
@@ -145,8 +157,9 @@ mod tests {
         let mut codes: Vec<_> = all.iter().map(AleError::code).collect();
         codes.sort_unstable();
         codes.dedup();
-        // the text and binary forms' "malformed" share one code
-        assert_eq!(codes.len(), all.len() - 1);
+        // the text and binary forms' "malformed" share one code, and so do
+        // the two kinds of invalid input
+        assert_eq!(codes.len(), all.len() - 2);
         assert!(codes.iter().all(|c| c.starts_with("ALE_")));
     }
 }

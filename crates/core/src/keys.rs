@@ -3,7 +3,7 @@
 //! Each configured secret resolves to one key (see [`crate::secret`]); a
 //! passphrase also brings decrypt-only legacy keys. The ring holds, in the
 //! order decryption tries them:
-//! - the secrets' keys, `[primary, ...previous]`: index `i < secrets()` is
+//! - the secrets' keys, `[primary, ...previous]`: index `i < secret_count()` is
 //!   secret `i`, and only index 0 encrypts;
 //! - then the legacy fallbacks of every passphrase, secret by secret.
 //!
@@ -31,14 +31,6 @@ use crate::secret::{self, KeyBytes, KeyKind, SecretValue};
 pub const INFO_BLIND_INDEX: &[u8] = b"sveltycms-blind-index";
 /// Length of a blind index in bytes (HMAC-SHA-256), before base64url.
 pub const BLIND_INDEX_LEN: usize = 32;
-
-/// RFC 5869 HKDF-SHA-256. `salt = None` (or empty) means 32 zero bytes.
-/// Fails when `okm` is longer than 255 × 32 bytes.
-pub fn hkdf_sha256(salt: Option<&[u8]>, ikm: &[u8], info: &[u8], okm: &mut [u8]) -> Result<()> {
-    hkdf::Hkdf::<Sha256>::new(salt, ikm)
-        .expand(info, okm)
-        .map_err(|_| AleError::InvalidInput("HKDF output longer than 8160 bytes".into()))
-}
 
 /// One key of the ring and what it has done in this process.
 struct RingKey {
@@ -168,7 +160,7 @@ impl KeyRing {
     }
 
     /// Number of secrets, primary included (legacy fallbacks not counted).
-    pub fn secrets(&self) -> usize {
+    pub fn secret_count(&self) -> usize {
         self.secrets
     }
 
@@ -501,7 +493,7 @@ mod tests {
                 (1, KeyKind::LegacySha256)
             ]
         );
-        assert_eq!((ring2.secrets(), ring2.len()), (2, 4));
+        assert_eq!((ring2.secret_count(), ring2.len()), (2, 4));
         // a value under SHA-256(S1) opens as key 2: "needs rotation"
         let legacy = KeyRing::new(
             [Secret {

@@ -38,6 +38,14 @@ pub const MIN_SECRET_CHARS: usize = 32;
 #[derive(Clone, Zeroize, ZeroizeOnDrop, PartialEq, Eq)]
 pub struct KeyBytes([u8; KEY_LEN]);
 
+/// RFC 5869 HKDF-SHA-256. `salt = None` (or empty) means 32 zero bytes.
+/// Fails when `okm` is longer than 255 × 32 bytes.
+pub fn hkdf_sha256(salt: Option<&[u8]>, ikm: &[u8], info: &[u8], okm: &mut [u8]) -> Result<()> {
+    hkdf::Hkdf::<Sha256>::new(salt, ikm)
+        .expand(info, okm)
+        .map_err(|_| AleError::InvalidInput("HKDF output longer than 8160 bytes".into()))
+}
+
 impl KeyBytes {
     pub fn new(bytes: [u8; KEY_LEN]) -> Self {
         KeyBytes(bytes)
@@ -50,12 +58,12 @@ impl KeyBytes {
         Some(key)
     }
 
-    /// HKDF-SHA-256 into 32 bytes, through [`crate::keys::hkdf_sha256`]
-    /// (the function the Wycheproof vectors test).
+    /// HKDF-SHA-256 into 32 bytes, through [`hkdf_sha256`] (the function
+    /// the Wycheproof vectors test).
     pub fn hkdf(salt: Option<&[u8]>, ikm: &[u8], info: &[u8]) -> Self {
         let mut key = KeyBytes([0; KEY_LEN]);
         // 32 bytes is far below HKDF-SHA-256's 8160-byte output limit.
-        if crate::keys::hkdf_sha256(salt, ikm, info, &mut key.0).is_err() {
+        if hkdf_sha256(salt, ikm, info, &mut key.0).is_err() {
             unreachable!("HKDF-SHA-256 can always produce 32 bytes");
         }
         key

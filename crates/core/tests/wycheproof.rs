@@ -6,7 +6,7 @@ mod common;
 
 use ale_core::aead::{Aead, KEY_LEN, TAG_LEN};
 use ale_core::iv::Iv;
-use ale_core::keys::hkdf_sha256;
+use ale_core::secret::hkdf_sha256;
 
 /// Runs every vector with a 256-bit key, a `iv_bits` IV and a 128-bit tag
 /// through backend `A`; returns how many ran.
