@@ -18,6 +18,10 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  * is garbage-collected.
  */
 export declare class KeyRing {
+  /** Number of secrets in the ring, primary included (legacy keys not counted). */
+  get size(): number
+  /** The IV length, in bytes, of the envelopes this ring writes: 16 or 12. */
+  get ivLength(): 12 | 16
   /**
    * `secrets` is `[primary, ...previous]`: strings of at least 32
    * characters, or 32-byte `Uint8Array`s. Throws `ALE_INVALID_KEY` for an
@@ -71,7 +75,7 @@ export declare class KeyRing {
   /**
    * Encrypts `plaintext` into a binary envelope, for columns that hold
    * bytes: version, IV length, IV, tag, ciphertext, with no base64 (see
-   * the README's format section). Returns a new `Buffer`.
+   * `docs/format.md`). Returns a new `Buffer`.
    */
   encryptBinary(plaintext: string, tenantId: string, collectionId: string, fieldName: string): Buffer
   /**
@@ -86,10 +90,6 @@ export declare class KeyRing {
    * primary. Throws like `decrypt`.
    */
   keyIndex(envelope: string, tenantId: string, collectionId: string, fieldName: string): number
-  /** Number of secrets in the ring, primary included (legacy keys not counted). */
-  get size(): number
-  /** The IV length, in bytes, of the envelopes this ring writes: 16 or 12. */
-  get ivLength(): 12 | 16
   /**
    * Every key in decryption order (secrets first, then legacy keys) with
    * its counters in this process.

@@ -1,7 +1,36 @@
-//! `@sveltycms/ale`: the Node-API addon. This crate only converts JS values
-//! to and from the core crate (`crates/core`), which does all the work.
+//! `@sveltycms/ale`: the Node-API addon. It converts JS values to and from
+//! the core crate (`crates/core`), which does all the work.
+//!
+//! The files are floors, and imports only go down (CONTRIBUTING.md draws
+//! them): `error`; `js/` (raw Node-API, text, buffers); `scratch`,
+//! `secrets`, `global_ring`, `budget`; `ops`; `job`; `class`; `api/`, the
+//! `#[napi]` surface; and `callbacks/`, the fast paths, installed below.
 
-mod binding;
-mod convert;
-mod fast;
+// Floor by floor, bottom first. napi-rs expands `#[napi] impl KeyRing` in
+// `api/ring.rs` only after it has seen the struct in `class.rs`.
+mod error;
+mod js;
+
+mod budget;
+mod global_ring;
+mod scratch;
 mod secrets;
+
+mod ops;
+
+mod job;
+
+mod class;
+
+mod api;
+
+mod callbacks;
+
+/// Runs once per module load, after napi-rs has registered everything.
+#[napi_derive::napi(module_exports)]
+pub fn init(exports: napi::bindgen_prelude::Object, env: napi::Env) -> napi::Result<()> {
+    use napi::bindgen_prelude::JsValue;
+    // SAFETY: module registration; `exports` is this module's.
+    unsafe { callbacks::install(env.raw(), exports.raw()) }
+        .map_err(|e| napi::Error::from_reason(e.reason))
+}

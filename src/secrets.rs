@@ -1,6 +1,6 @@
-//! Reading secrets and ring options from JS (an array, or `process.env`-like
-//! objects) into a core key ring. Secret bytes live only in zeroizing
-//! buffers here; how a secret becomes a key is `ale_core::secret`'s business.
+//! Secrets and ring options, from JS (an array, or `process.env`-like
+//! objects) to a core key ring. Secret bytes live only in zeroizing buffers
+//! here; how a secret becomes a key is `ale_core::secret`'s business.
 
 use std::sync::Arc;
 
@@ -8,12 +8,13 @@ use ale_core::error::AleError;
 use ale_core::iv::IvLength;
 use ale_core::keys::{self, KeyRing as CoreRing, RingOptions, Secret};
 use ale_core::secret::SecretValue;
-use napi::bindgen_prelude::JsValue;
-use napi::{sys, Env, Unknown};
+use napi::sys;
 use zeroize::Zeroizing;
 
-use crate::binding::{napi_failure, to_js, Result};
-use crate::convert::{self, read_utf8};
+use crate::error::{check, to_js, Result};
+use crate::js::buffer::read_bytes_into;
+use crate::js::raw::{self, is_nullish, property};
+use crate::js::text::read_utf8;
 
 /// One configured secret, copied out of JS.
 enum Owned {
@@ -23,16 +24,19 @@ enum Owned {
 
 /// Reads `[primary, ...previous]` from a JS array of strings and 32-byte
 /// `Uint8Array`s (Buffers included).
-pub fn read_secrets(
-    env: &Env,
-    secrets: Unknown,
-    options: Option<Unknown>,
+///
+/// # Safety
+/// `env` and the values must be valid for the current call.
+pub unsafe fn read_secrets(
+    env: sys::napi_env,
+    secrets: sys::napi_value,
+    options: Option<sys::napi_value>,
 ) -> Result<Arc<CoreRing>> {
-    let raw = env.raw();
-    let options = read_options(raw, options)?;
+    // SAFETY: forwarded.
+    let options = unsafe { read_options(env, options) }?;
     let mut is_array = false;
     // SAFETY: `secrets` is an argument of the current call.
-    let status = unsafe { sys::napi_is_array(raw, secrets.raw(), &mut is_array) };
+    let status = unsafe { sys::napi_is_array(env, secrets, &mut is_array) };
     if status != sys::Status::napi_ok || !is_array {
         return Err(to_js(AleError::InvalidKey {
             which: "secrets".into(),
@@ -41,15 +45,15 @@ pub fn read_secrets(
     }
     let mut len = 0u32;
     // SAFETY: `secrets` is an array.
-    check(unsafe { sys::napi_get_array_length(raw, secrets.raw(), &mut len) })?;
+    check(unsafe { sys::napi_get_array_length(env, secrets, &mut len) })?;
     let mut owned = Vec::new();
     for i in 0..len {
         let label = keys::position_label(i as usize);
         let mut element = std::ptr::null_mut();
         // SAFETY: `i` is below the array's length.
-        check(unsafe { sys::napi_get_element(raw, secrets.raw(), i, &mut element) })?;
+        check(unsafe { sys::napi_get_element(env, secrets, i, &mut element) })?;
         // SAFETY: `element` was just read from the array.
-        let secret = unsafe { read_secret(raw, element, &label) }?;
+        let secret = unsafe { read_secret(env, element, &label) }?;
         owned.push((label, secret));
     }
     build_ring(owned, options)
@@ -62,7 +66,7 @@ pub fn read_secrets(
 unsafe fn read_secret(env: sys::napi_env, value: sys::napi_value, label: &str) -> Result<Owned> {
     let mut bytes = Zeroizing::new(Vec::new());
     // SAFETY: forwarded from the caller.
-    if unsafe { convert::read_bytes_into(env, value, label, &mut bytes) }.is_ok() {
+    if unsafe { read_bytes_into(env, value, label, &mut bytes) }.is_ok() {
         return Ok(Owned::Bytes(bytes));
     }
     let mut text = Zeroizing::new(Vec::new());
@@ -80,9 +84,7 @@ unsafe fn read_secret(env: sys::napi_env, value: sys::napi_value, label: &str) -
         Err(e) => Err(to_js(AleError::InvalidKey {
             which: label.into(),
             reason: match e {
-                AleError::InvalidInput(m) if m.contains("surrogate") => {
-                    "contains a lone UTF-16 surrogate"
-                }
+                AleError::LoneSurrogate { .. } => "contains a lone UTF-16 surrogate",
                 _ => "must be a string or a 32-byte Uint8Array",
             },
         })),
@@ -92,16 +94,24 @@ unsafe fn read_secret(env: sys::napi_env, value: sys::napi_value, label: &str) -
 /// `{ ivLength?: 12 | 16, legacyFallbacks?: boolean, maxEnvelopeLength?:
 /// number }`; undefined or null means the defaults. Anything else is
 /// `ALE_INVALID_INPUT`.
-fn read_options(env: sys::napi_env, options: Option<Unknown>) -> Result<RingOptions> {
+///
+/// # Safety
+/// `env` and `options` must be valid for the current call.
+unsafe fn read_options(
+    env: sys::napi_env,
+    options: Option<sys::napi_value>,
+) -> Result<RingOptions> {
     let mut out = RingOptions::default();
-    let Some(options) = options.filter(|o| !is_nullish(o)) else {
+    // SAFETY: forwarded.
+    let Some(options) = options.filter(|&o| !unsafe { is_nullish(env, o) }) else {
         return Ok(out);
     };
-    if !matches!(options.get_type(), Ok(napi::ValueType::Object)) {
+    // SAFETY: forwarded.
+    if unsafe { raw::type_name(env, options) } != "an object" {
         return Err(invalid_option("options must be an object"));
     }
     // SAFETY: `options` is an object argument of the current call.
-    if let Some(value) = unsafe { property(env, options.raw(), c"ivLength") }? {
+    if let Some(value) = unsafe { property(env, options, c"ivLength") }? {
         let mut n = 0f64;
         // SAFETY: `value` was just read.
         let status = unsafe { sys::napi_get_value_double(env, value, &mut n) };
@@ -112,7 +122,7 @@ fn read_options(env: sys::napi_env, options: Option<Unknown>) -> Result<RingOpti
         };
     }
     // SAFETY: as above.
-    if let Some(value) = unsafe { property(env, options.raw(), c"legacyFallbacks") }? {
+    if let Some(value) = unsafe { property(env, options, c"legacyFallbacks") }? {
         let mut b = false;
         // SAFETY: `value` was just read.
         if unsafe { sys::napi_get_value_bool(env, value, &mut b) } != sys::Status::napi_ok {
@@ -121,18 +131,14 @@ fn read_options(env: sys::napi_env, options: Option<Unknown>) -> Result<RingOpti
         out.legacy_fallbacks = b;
     }
     // SAFETY: as above.
-    if let Some(value) = unsafe { property(env, options.raw(), c"maxEnvelopeLength") }? {
-        let mut n = f64::NAN;
+    if let Some(value) = unsafe { property(env, options, c"maxEnvelopeLength") }? {
         // SAFETY: `value` was just read.
-        let status = unsafe { sys::napi_get_value_double(env, value, &mut n) };
-        let valid =
-            status == sys::Status::napi_ok && n >= 1.0 && n.fract() == 0.0 && n < 2f64.powi(53);
-        if !valid {
-            return Err(invalid_option(
-                "options.maxEnvelopeLength must be a positive integer",
-            ));
-        }
-        // An integer below 2^53: exact, and saturating on 32-bit targets.
+        let n = unsafe { raw::positive_integer(env, value) }
+            .filter(|&n| n < 2f64.powi(53))
+            .ok_or_else(|| {
+                invalid_option("options.maxEnvelopeLength must be a positive integer")
+            })?;
+        // A whole number below 2^53: exact, and saturating on 32-bit targets.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         {
             out.max_envelope_len = n as usize;
@@ -143,29 +149,6 @@ fn read_options(env: sys::napi_env, options: Option<Unknown>) -> Result<RingOpti
 
 fn invalid_option(reason: &str) -> napi::Error<&'static str> {
     to_js(AleError::InvalidInput(reason.into()))
-}
-
-fn is_nullish(value: &Unknown) -> bool {
-    matches!(
-        value.get_type(),
-        Ok(napi::ValueType::Undefined | napi::ValueType::Null)
-    )
-}
-
-/// `object[name]`, or `None` when it is undefined.
-///
-/// # Safety
-/// `env` and `object` must be valid for the current call.
-unsafe fn property(
-    env: sys::napi_env,
-    object: sys::napi_value,
-    name: &std::ffi::CStr,
-) -> Result<Option<sys::napi_value>> {
-    let mut value = std::ptr::null_mut();
-    // SAFETY: forwarded from the caller.
-    check(unsafe { sys::napi_get_named_property(env, object, name.as_ptr(), &mut value) })?;
-    // SAFETY: `value` was just read.
-    Ok((unsafe { convert::type_name(env, value) } != "undefined").then_some(value))
 }
 
 fn build_ring(secrets: Vec<(String, Owned)>, options: RingOptions) -> Result<Arc<CoreRing>> {
@@ -193,20 +176,30 @@ fn build_ring(secrets: Vec<(String, Owned)>, options: RingOptions) -> Result<Arc
 /// used exactly as written (SveltyCMS does not trim it); then the
 /// comma-separated `ENCRYPTION_KEY_PREVIOUS`, each entry trimmed of the white
 /// space around it. `vars` defaults to `process.env`.
-pub fn ring_from_env(
-    env: &Env,
-    vars: Option<Unknown>,
-    options: Option<Unknown>,
+///
+/// # Safety
+/// `env` and the values must be valid for the current call.
+pub unsafe fn ring_from_env(
+    env: sys::napi_env,
+    vars: Option<sys::napi_value>,
+    options: Option<sys::napi_value>,
 ) -> Result<Arc<CoreRing>> {
-    let raw = env.raw();
-    let options = read_options(raw, options)?;
-    let vars = match vars.filter(|v| !is_nullish(v)) {
-        Some(v) => v.raw(),
-        None => process_env(raw).map_err(napi_failure)?,
+    // SAFETY: forwarded.
+    let options = unsafe { read_options(env, options) }?;
+    // SAFETY: forwarded.
+    let vars = match vars.filter(|&v| !unsafe { is_nullish(env, v) }) {
+        Some(v) => v,
+        // SAFETY: the current env.
+        None => unsafe { raw::process_property(env, c"env") }?.ok_or_else(|| {
+            to_js(AleError::InvalidKey {
+                which: "ENCRYPTION_KEY".into(),
+                reason: "cannot be read: this runtime has no process.env; pass the secrets",
+            })
+        })?,
     };
     let mut primary = None;
     for name in ["ENCRYPTION_KEY", "SECRET_ENCRYPTION_KEY"] {
-        if let Some(value) = get_string_property(raw, vars, name)?.filter(|v| !v.is_empty()) {
+        if let Some(value) = get_string_property(env, vars, name)?.filter(|v| !v.is_empty()) {
             primary = Some((name, value));
             break;
         }
@@ -219,7 +212,7 @@ pub fn ring_from_env(
         }));
     };
     let mut secrets = vec![(name.to_string(), Owned::Text(primary))];
-    if let Some(previous) = get_string_property(raw, vars, "ENCRYPTION_KEY_PREVIOUS")? {
+    if let Some(previous) = get_string_property(env, vars, "ENCRYPTION_KEY_PREVIOUS")? {
         let entries = previous
             .split(|&b| b == b',')
             .map(<[u8]>::trim_ascii)
@@ -232,38 +225,6 @@ pub fn ring_from_env(
         }
     }
     build_ring(secrets, options)
-}
-
-fn check(status: sys::napi_status) -> Result<()> {
-    if status == sys::Status::napi_ok {
-        Ok(())
-    } else {
-        Err(napi_failure(napi::Error::from_status(napi::Status::from(
-            status,
-        ))))
-    }
-}
-
-fn process_env(env: sys::napi_env) -> napi::Result<sys::napi_value> {
-    let mut global = std::ptr::null_mut();
-    let (mut process, mut vars) = (std::ptr::null_mut(), std::ptr::null_mut());
-    // SAFETY: plain property reads on the global object of the current env.
-    unsafe {
-        napi::check_status!(sys::napi_get_global(env, &mut global))?;
-        napi::check_status!(sys::napi_get_named_property(
-            env,
-            global,
-            c"process".as_ptr(),
-            &mut process
-        ))?;
-        napi::check_status!(sys::napi_get_named_property(
-            env,
-            process,
-            c"env".as_ptr(),
-            &mut vars
-        ))?;
-    }
-    Ok(vars)
 }
 
 /// `vars[name]` as bytes, `None` when undefined; `ALE_INVALID_KEY` when not a string.

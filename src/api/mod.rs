@@ -1,0 +1,6 @@
+//! The `#[napi]` surface: what napi-rs registers and types. Each item only
+//! converts its arguments and calls `ops`, `secrets` or the core.
+
+pub mod envelope;
+pub mod global;
+pub mod ring;

@@ -1,0 +1,37 @@
+//! The process-wide ring that `initKeyRing()` sets and the process-wide
+//! `encrypt`/`decrypt` use, shared by every worker thread.
+
+use std::sync::{Arc, RwLock};
+
+use ale_core::error::AleError;
+use ale_core::keys::KeyRing as CoreRing;
+
+use crate::error::{to_js, Result};
+
+static GLOBAL_RING: RwLock<Option<Arc<CoreRing>>> = RwLock::new(None);
+
+/// Runs `f` with the process-wide ring; `ALE_NOT_INITIALIZED` before one is set.
+pub fn with_global<T>(f: impl FnOnce(&CoreRing) -> Result<T>) -> Result<T> {
+    let guard = GLOBAL_RING
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    match guard.as_deref() {
+        Some(ring) => f(ring),
+        None => Err(to_js(AleError::NotInitialized)),
+    }
+}
+
+/// Sets (or replaces) the process-wide ring.
+pub fn set(ring: Arc<CoreRing>) {
+    *GLOBAL_RING
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(ring);
+}
+
+/// Whether a process-wide ring is set.
+pub fn is_set() -> bool {
+    GLOBAL_RING
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .is_some()
+}

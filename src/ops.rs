@@ -1,0 +1,286 @@
+//! Every operation's body, once: read the value, run the core, make the JS
+//! result. The `#[napi]` surface (`api/`), the async job and the direct
+//! callbacks all come here, so each conversion exists once.
+
+use ale_core::binary;
+use ale_core::context::Context;
+use ale_core::envelope;
+use ale_core::error::AleError;
+use ale_core::keys::{self, KeyRing as CoreRing};
+use napi::sys;
+
+use crate::budget;
+use crate::error::{check, to_js, Result};
+use crate::js::buffer::{new_buffer, read_bytes_into};
+use crate::js::text::{
+    ascii_to_js, read_envelope_bytes, read_envelope_utf16, read_utf8, utf8_to_js,
+};
+use crate::scratch::{with_context, Buffers};
+
+/// A hot operation: what the direct callbacks and the eight napi-rs
+/// declarations they replace run.
+#[derive(Clone, Copy)]
+pub enum Op {
+    Encrypt,
+    Decrypt,
+    EncryptBinary,
+    DecryptBinary,
+}
+
+/// Runs `op` on `value` with `ring` in context `ctx`.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current callback.
+pub unsafe fn run(
+    env: sys::napi_env,
+    op: Op,
+    ring: &CoreRing,
+    value: sys::napi_value,
+    b: &mut Buffers,
+    ctx: &Context<'_>,
+) -> Result<sys::napi_value> {
+    // SAFETY: forwarded.
+    unsafe {
+        match op {
+            Op::Encrypt => encrypt(env, ring, value, b, ctx),
+            Op::Decrypt => decrypt(env, ring, value, b, ctx),
+            Op::EncryptBinary => encrypt_binary(env, ring, value, b, ctx),
+            Op::DecryptBinary => decrypt_binary(env, ring, value, b, ctx),
+        }
+    }
+}
+
+/// Encrypts the JS string `value`; returns the envelope as a JS string.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current call.
+pub unsafe fn encrypt(
+    env: sys::napi_env,
+    ring: &CoreRing,
+    value: sys::napi_value,
+    b: &mut Buffers,
+    ctx: &Context<'_>,
+) -> Result<sys::napi_value> {
+    b.input.clear();
+    // SAFETY: forwarded from the caller.
+    let range =
+        unsafe { read_utf8(env, value, &mut b.wide, &mut b.input, "plaintext") }.map_err(to_js)?;
+    let count = ring
+        .seal_into(&mut b.input[range], ctx, &mut b.aad, &mut b.out)
+        .map_err(to_js)?;
+    // SAFETY: the current env.
+    unsafe { budget::after_seal(env, ring, count) };
+    // SAFETY: the current env; an envelope is ASCII.
+    unsafe { ascii_to_js(env, &b.out) }.map_err(crate::error::engine_failure)
+}
+
+/// Decrypts the JS string `value`; returns the plaintext as a JS string.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current call.
+pub unsafe fn decrypt(
+    env: sys::napi_env,
+    ring: &CoreRing,
+    value: sys::napi_value,
+    b: &mut Buffers,
+    ctx: &Context<'_>,
+) -> Result<sys::napi_value> {
+    // SAFETY: forwarded from the caller.
+    unsafe { open(env, ring, value, b, ctx) }?;
+    // SAFETY: the current env.
+    unsafe { plaintext_to_js(env, b) }
+}
+
+/// Opens the envelope `value` into `b.out`; returns the index of the key
+/// that opened it. The envelope is parsed straight from its UTF-16 code
+/// units, or from its bytes where the engine exports those faster.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current call.
+pub unsafe fn open(
+    env: sys::napi_env,
+    ring: &CoreRing,
+    value: sys::napi_value,
+    b: &mut Buffers,
+    ctx: &Context<'_>,
+) -> Result<usize> {
+    // SAFETY: forwarded from the caller.
+    let bytes = unsafe { read_envelope_bytes(env, value, &mut b.wide, &mut b.input, ring) }
+        .map_err(to_js)?;
+    if let Some(range) = bytes {
+        return ring
+            .open_into(&b.input[range], ctx, &mut b.aad, &mut b.out)
+            .map_err(to_js);
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { read_envelope_utf16(env, value, &mut b.wide, ring) }.map_err(to_js)?;
+    ring.open_into(&b.wide[..], ctx, &mut b.aad, &mut b.out)
+        .map_err(to_js)
+}
+
+/// The blind index of the JS string `value` under the key of secret
+/// `secret`, as base64url.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current call.
+pub unsafe fn blind_index(
+    env: sys::napi_env,
+    ring: &CoreRing,
+    value: sys::napi_value,
+    b: &mut Buffers,
+    ctx: &Context<'_>,
+    secret: usize,
+) -> Result<sys::napi_value> {
+    b.input.clear();
+    // SAFETY: forwarded from the caller.
+    let range =
+        unsafe { read_utf8(env, value, &mut b.wide, &mut b.input, "value") }.map_err(to_js)?;
+    let mac = ring
+        .blind_index(secret, &b.input[range], ctx, &mut b.aad)
+        .ok_or_else(|| to_js(AleError::InvalidInput("no key at that index".into())))?;
+    envelope::base64url_into(&mac, &mut b.out);
+    // SAFETY: the current env; base64url is ASCII.
+    unsafe { ascii_to_js(env, &b.out) }.map_err(crate::error::engine_failure)
+}
+
+/// Encrypts the JS string `value` into a new `Buffer` holding the binary
+/// envelope: the plaintext is copied once into the Buffer and sealed there.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current call.
+pub unsafe fn encrypt_binary(
+    env: sys::napi_env,
+    ring: &CoreRing,
+    value: sys::napi_value,
+    b: &mut Buffers,
+    ctx: &Context<'_>,
+) -> Result<sys::napi_value> {
+    b.input.clear();
+    // SAFETY: forwarded from the caller.
+    let range =
+        unsafe { read_utf8(env, value, &mut b.wide, &mut b.input, "plaintext") }.map_err(to_js)?;
+    let header = binary::header_len(ring.options().iv_length);
+    let plaintext = &mut b.input[range];
+    let len = header + plaintext.len();
+    // SAFETY: the current env.
+    let (buffer, data) = match unsafe { new_buffer(env, len) } {
+        Ok(made) => made,
+        Err(e) => {
+            zeroize::Zeroize::zeroize(plaintext);
+            return Err(e);
+        }
+    };
+    // SAFETY: `data` is the Buffer's own memory, `len` bytes, alive while
+    // `buffer` is on this call's stack; nothing else aliases it.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(data, len) };
+    bytes[header..].copy_from_slice(plaintext);
+    zeroize::Zeroize::zeroize(plaintext);
+    let count = ring.seal_binary(bytes, ctx, &mut b.aad).map_err(|e| {
+        zeroize::Zeroize::zeroize(&mut *bytes);
+        to_js(e)
+    })?;
+    // SAFETY: the current env.
+    unsafe { budget::after_seal(env, ring, count) };
+    Ok(buffer)
+}
+
+/// Decrypts the binary envelope in the `Uint8Array` (or `Buffer`) `value`.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current call.
+pub unsafe fn decrypt_binary(
+    env: sys::napi_env,
+    ring: &CoreRing,
+    value: sys::napi_value,
+    b: &mut Buffers,
+    ctx: &Context<'_>,
+) -> Result<sys::napi_value> {
+    // SAFETY: forwarded from the caller.
+    unsafe { read_bytes_into(env, value, "envelope", &mut b.input) }.map_err(to_js)?;
+    ring.open_binary_into(&b.input, ctx, &mut b.aad, &mut b.out)
+        .map_err(to_js)?;
+    // SAFETY: the current env.
+    unsafe { plaintext_to_js(env, b) }
+}
+
+/// The plaintext in `b.out` as a JS string; wiped and refused when it is
+/// not UTF-8.
+///
+/// # Safety
+/// `env` must be valid for the current call.
+unsafe fn plaintext_to_js(env: sys::napi_env, b: &mut Buffers) -> Result<sys::napi_value> {
+    // SAFETY: forwarded from the caller.
+    match unsafe { utf8_to_js(env, &b.out, &mut b.wide) }.map_err(crate::error::engine_failure)? {
+        Some(text) => Ok(text),
+        None => {
+            zeroize::Zeroize::zeroize(&mut b.out);
+            Err(to_js(keys::not_utf8()))
+        }
+    }
+}
+
+/// The length of the JS array `values`; `ALE_INVALID_INPUT` when it is not
+/// an array.
+///
+/// # Safety
+/// `env` and `values` must be valid for the current call.
+pub unsafe fn array_len(env: sys::napi_env, values: sys::napi_value) -> Result<u32> {
+    let (mut is_array, mut len) = (false, 0u32);
+    // SAFETY: forwarded.
+    let status = unsafe { sys::napi_is_array(env, values, &mut is_array) };
+    if status != sys::Status::napi_ok || !is_array {
+        return Err(to_js(AleError::InvalidInput(
+            "values must be an array of strings".into(),
+        )));
+    }
+    // SAFETY: `values` is an array.
+    check(unsafe { sys::napi_get_array_length(env, values, &mut len) })?;
+    Ok(len)
+}
+
+/// Applies `op` to the first `len` elements of the JS array `values` and
+/// returns a new array of the results. A failure names the element's index
+/// and keeps its code.
+///
+/// # Safety
+/// `env` and `values` must be valid for the current call, `values` an array
+/// of at least `len` elements ([`array_len`]).
+pub unsafe fn map_array(
+    env: sys::napi_env,
+    values: sys::napi_value,
+    len: u32,
+    b: &mut Buffers,
+    mut op: impl FnMut(&mut Buffers, sys::napi_value) -> Result<sys::napi_value>,
+) -> Result<sys::napi_value> {
+    let mut result = std::ptr::null_mut();
+    // SAFETY: a new array of the same length.
+    check(unsafe { sys::napi_create_array_with_length(env, len as usize, &mut result) })?;
+    for i in 0..len {
+        let mut element = std::ptr::null_mut();
+        // SAFETY: `i` is below the array's length.
+        check(unsafe { sys::napi_get_element(env, values, i, &mut element) })?;
+        let value = op(b, element).map_err(|mut e| {
+            e.reason = format!("values[{i}]: {}", e.reason);
+            e
+        })?;
+        // SAFETY: `result` is an array of length `len`.
+        check(unsafe { sys::napi_set_element(env, result, i, value) })?;
+    }
+    Ok(result)
+}
+
+/// Reads the three context arguments, then runs `op` on `value`: a hot call
+/// that has no context handle.
+///
+/// # Safety
+/// `env` and the values must be valid for the current callback.
+pub unsafe fn run_in_context(
+    env: sys::napi_env,
+    op: Op,
+    ring: &CoreRing,
+    value: sys::napi_value,
+    ctx: [sys::napi_value; 3],
+) -> Result<sys::napi_value> {
+    // SAFETY: forwarded.
+    unsafe { with_context(env, ctx, |b, c| run(env, op, ring, value, b, c)) }
+}
