@@ -2,9 +2,11 @@
 // are read and written as raw SQL expressions, so the encrypted columns'
 // own mappers (which would encrypt or decrypt) stay out of the way.
 import { and, asc, eq, getTableColumns, getTableName, gt, isNull, sql, type SQL } from 'drizzle-orm';
+import type { KeyRing } from '../../index.js';
 import { codedError } from '../shared/json.js';
-import { columnInfo, eachCell, encryptPlaintext, moveToOtherStorage, reencryptUnderPrimary, requireRing, runBatches } from './core.js';
-import type { BatchDriver, BatchOptions, Cell, CellSpec, ColumnInfo, ColumnSpec, LoopOptions, Progress, RowUpdate } from './core.js';
+import { eachCell, encryptPlaintext, moveToOtherStorage, reencryptUnderPrimary, requireRing, runBatches } from './operations.js';
+import type { BatchDriver, Cell, CellSpec, LoopOptions, Progress, RowUpdate } from './operations.js';
+import { columnInfo, type ColumnInfo } from './probe.js';
 
 type AnyColumn = Parameters<typeof asc>[0];
 // The query builders differ per dialect; these helpers only chain methods
@@ -69,6 +71,22 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
 
 function invalidTenant(message: string): Error {
   return codedError('ALE_INVALID_CONTEXT', message);
+}
+
+/** One encrypted column to migrate or rotate. */
+export interface ColumnSpec {
+  /** The Drizzle column (an encryptedText/encryptedJson column of the table; its `storage` is followed). */
+  column: unknown;
+  collection: string;
+  /** Default: the column's name. */
+  field?: string;
+}
+
+export interface BatchOptions extends LoopOptions {
+  /** Tenant of a row: a fixed id, or read from a column of the row. */
+  tenant: string | { column: unknown };
+  /** Default: the process-wide ring. */
+  keyRing?: KeyRing;
 }
 
 export interface MigrateOptions extends BatchOptions {

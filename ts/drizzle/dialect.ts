@@ -5,7 +5,9 @@ import type { ConvertCustomConfig as MySqlConfig, MySqlCustomColumnBuilder } fro
 import type { ConvertCustomConfig as PgConfig, PgCustomColumnBuilder } from 'drizzle-orm/pg-core';
 import type { ConvertCustomConfig as SQLiteConfig, SQLiteCustomColumnBuilder } from 'drizzle-orm/sqlite-core';
 import { batchHelpers, type Transact } from './batch.js';
-import { COLUMN_PROBE, fieldCodec, jsonMappers, storageOf, textMappers, type ColumnInfo, type EncryptedColumnOptions, type FieldCodec, type Storage } from './core.js';
+import { fieldCodec, jsonMappers, textMappers, type EncryptedColumnOptions, type FieldCodec } from './codec.js';
+import { CODEC_PROBE, codecOf, COLUMN_PROBE, type ColumnInfo } from './probe.js';
+import { storageOf, type Storage } from './storage.js';
 
 /** What a column hands the driver: a string for text storage, bytes (a Buffer) for binary. */
 type DriverData<S extends Storage> = S extends 'binary' ? Uint8Array : string;
@@ -33,13 +35,6 @@ type Mappers<T> = { toDriver: (value: T) => unknown; fromDriver: (stored: any) =
 /** The part of a dialect's customType() the factory uses; `column()` below types each column's values. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type CustomType = (params: { dataType: () => string; toDriver: (value: any) => unknown; fromDriver: (stored: any) => unknown }) => (name: string) => unknown;
-
-/**
- * Asked through a blind-index column's public `mapToDriverValue`, its
- * `toDriver` answers with its codec: that is how matchBlindIndex() finds the
- * column's ring and context (of either build, hence Symbol.for).
- */
-const CODEC_PROBE = Symbol.for('@sveltycms/ale/codec-probe');
 
 /**
  * The columns and batch helpers of one dialect. `D` names the dialect whose
@@ -107,17 +102,4 @@ export function dialect<D extends Dialect>(customType: CustomType, sqlType: SqlT
  */
 export function matchBlindIndex(column: Column, value: string): SQL {
   return sql`${column} in ${codecOf(column).blindIndexes(value)}`;
-}
-
-function codecOf(column: Column): FieldCodec {
-  let codec: unknown;
-  try {
-    codec = column.mapToDriverValue(CODEC_PROBE);
-  } catch {
-    // not a blind-index column: reported below
-  }
-  if (typeof codec !== 'object' || codec === null || typeof (codec as FieldCodec).blindIndexes !== 'function') {
-    throw Object.assign(new TypeError('matchBlindIndex: the column is not a blindIndexColumn'), { code: 'ALE_INVALID_INPUT' });
-  }
-  return codec as FieldCodec;
 }

@@ -1,5 +1,12 @@
 // '@sveltycms/ale/drizzle': what every dialect shares; each dialect module re-exports all of it.
-export { withTenant, currentTenant, legacyPlaintextReads, readWithFailures, fieldCodec, AleColumnError, AleReadFailure } from './core.js';
-export type { EncryptedColumnOptions, FieldCodec, InScope, Progress, ColumnSpec, TenantSource, BatchOptions, LoopOptions, RowFailure, Storage } from './core.js';
-export type { MigrateOptions, ConvertOptions, StoragePair } from './batch.js';
+export { withTenant, currentTenant } from './scope.js';
+export { legacyPlaintextReads } from './legacy.js';
+export { readWithFailures, AleColumnError, AleReadFailure } from './failures.js';
+export { fieldCodec } from './codec.js';
+export type { InScope } from './scope.js';
+export type { RowFailure } from './failures.js';
+export type { EncryptedColumnOptions, FieldCodec, TenantSource } from './codec.js';
+export type { Storage } from './storage.js';
+export type { Progress, LoopOptions } from './operations.js';
+export type { MigrateOptions, ConvertOptions, StoragePair, ColumnSpec, BatchOptions } from './batch.js';
 export { matchBlindIndex } from './dialect.js';

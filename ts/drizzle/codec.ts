@@ -1,0 +1,184 @@
+// The per-column codec: binds one column's values to tenant:collection:field,
+// encrypts what is written and decrypts what is read, in text or binary
+// storage, and the column mappers that run values through it.
+import * as native from '../../index.js';
+import type { KeyRing } from '../../index.js';
+import { parseJson, stringifyJson } from '../shared/json.js';
+import { AleColumnError, atColumn, failedRead } from './failures.js';
+import { countLegacyRead, legacyDeadline } from './legacy.js';
+import { currentTenant } from './scope.js';
+import { binaryPlaintext, bytesOnly, isTextEnvelopeBytes, storageOf, storedBytes, textEnvelopeInBinary, type Storage } from './storage.js';
+
+/** A fixed tenant id, or a synchronous resolver called for every value. */
+export type TenantSource = string | (() => string);
+
+export interface EncryptedColumnOptions {
+  /** collectionId in the AAD. */
+  collection: string;
+  /** fieldName in the AAD; defaults to the column name. */
+  field?: string;
+  /** Fixed tenant or a synchronous resolver; default: the withTenant() scope. */
+  tenant?: TenantSource;
+  /** Default: the process-wide ring from initKeyRing(). */
+  keyRing?: KeyRing;
+  /**
+   * Read stored values that are not envelopes (`isEnvelope()` is false, the
+   * rule migratePlaintext uses) as legacy plaintext instead of failing, count
+   * them (see legacyPlaintextReads()) and emit a process warning
+   * `ALE_LEGACY_PLAINTEXT` the first time each column serves one. With
+   * `{ until }`, the mode ends at that date: later, such a value fails as
+   * without the option (`ALE_MALFORMED_ENVELOPE`). Writes are always
+   * encrypted. Default: false.
+   *
+   * A binary column applies the same rule to bytes: a stored value that is
+   * not a binary envelope is legacy plaintext, its bytes read as UTF-8 (a
+   * string, as SQLite may keep in a BLOB column, as it is). A text envelope
+   * is never plaintext there: it fails with `ALE_MALFORMED_ENVELOPE`
+   * (convertStorage() moves text envelopes into a binary column).
+   */
+  legacyPlaintext?: boolean | { until: Date | string };
+  /**
+   * 'text' (default): the `v1:…` envelope in a text column. 'binary': the
+   * same envelope as bytes, 34 bytes over the plaintext (30 with a 12-byte
+   * IV) instead of 4/3 of it plus 49, in a column of the dialect's byte type
+   * (SQLite `blob`, PostgreSQL `bytea`, MySQL `longblob`). The row type does
+   * not change: the column still reads and writes strings (or your JSON type).
+   */
+  storage?: Storage;
+}
+
+/** Binds one column's values to tenant:collection:field. */
+export interface FieldCodec {
+  readonly column: string;
+  readonly collection: string;
+  readonly field: string;
+  tenant(): string;
+  /** Encrypts `value`, serialised first by `serialise` when given. */
+  encrypt(plaintext: string): string;
+  encrypt<T>(value: T, serialise: (value: T) => string): string;
+  /** Decrypts `stored`, then parses the plaintext with `parse` when given. */
+  decrypt(stored: string): string;
+  decrypt<T>(stored: string, parse: (text: string) => T): T;
+  /** `encrypt`, into a binary envelope. */
+  encryptBinary(plaintext: string): Buffer;
+  encryptBinary<T>(value: T, serialise: (value: T) => string): Buffer;
+  /** `decrypt` of a binary column's stored value (bytes; a string only as legacy plaintext). */
+  decryptBinary(stored: unknown): string;
+  decryptBinary<T>(stored: unknown, parse: (text: string) => T): T;
+  blindIndex(value: string): string;
+  /** The blind index under every key of the column's ring, primary first (only the primary for the process-wide ring). */
+  blindIndexes(value: string): string[];
+}
+
+export function fieldCodec(column: string, options: EncryptedColumnOptions): FieldCodec {
+  if (!options || typeof options.collection !== 'string') {
+    throw Object.assign(new Error(`encrypted column "${column}": options.collection (the collectionId) is required`), { code: 'ALE_INVALID_CONTEXT' });
+  }
+  const { collection, keyRing } = options;
+  storageOf(options, column);
+  const field = options.field ?? column;
+  const tenantOption = options.tenant;
+  const where = { column, collection };
+  const counterKey = `${collection}.${field}`;
+  const legacyUntil = legacyDeadline(options.legacyPlaintext, column);
+
+  const tenant = (): string => {
+    const t = typeof tenantOption === 'function' ? tenantOption() : (tenantOption ?? currentTenant());
+    if (typeof t !== 'string' || t === '') {
+      throw new AleColumnError(
+        {
+          code: 'ALE_INVALID_CONTEXT',
+          message:
+            'no tenant is in scope, so the value cannot be bound to one. Run the query inside ' +
+            'withTenant(tenantId, () => ...), or give the column a tenant: { tenant: "main" } for a ' +
+            'single-tenant deployment, or { tenant: () => currentTenantId() }.',
+        },
+        where,
+      );
+    }
+    return t;
+  };
+  // One rule for "is this an envelope?": the one migratePlaintext uses.
+  const legacyOpen = () => legacyUntil !== undefined && Date.now() < legacyUntil;
+  const isLegacy = (stored: string) => legacyUntil !== undefined && !native.isEnvelope(stored) && Date.now() < legacyUntil;
+
+  // What each storage does with a key: hoisted, so that a call allocates no more than the closure it hands atColumn.
+  const sealText = (plaintext: string, t: string) => (keyRing ? keyRing.encrypt(plaintext, t, collection, field) : native.encrypt(plaintext, t, collection, field));
+  const sealBytes = (plaintext: string, t: string) => (keyRing ? keyRing.encryptBinary(plaintext, t, collection, field) : native.encryptBinary(plaintext, t, collection, field));
+  const openText = (stored: string, t: string) => (keyRing ? keyRing.decrypt(stored, t, collection, field) : native.decrypt(stored, t, collection, field));
+  const openBytes = (stored: unknown, t: string) => {
+    const bytes = bytesOnly(storedBytes(stored));
+    try {
+      return keyRing ? keyRing.decryptBinary(bytes, t, collection, field) : native.decryptBinary(bytes, t, collection, field);
+    } catch (e) {
+      // on the failure path only: say so when the bytes are a text envelope's
+      if (isTextEnvelopeBytes(bytes)) throw textEnvelopeInBinary();
+      throw e;
+    }
+  };
+  const legacyText = (stored: string) => (isLegacy(stored) ? stored : undefined);
+  const legacyBytes = (stored: unknown) => (legacyOpen() ? atColumn(where, () => binaryPlaintext(storedBytes(stored))) : undefined);
+
+  /**
+   * Serves a stored value: its text when `legacy` says it is legacy
+   * plaintext, else what `open` decrypts, parsed by `parse` when given. In a
+   * readWithFailures() scope, a failure becomes an AleReadFailure cell.
+   */
+  function decryptWith<S>(stored: S, parse: ((text: string) => unknown) | undefined, legacy: (stored: S) => string | undefined, open: (stored: S, t: string) => string): unknown {
+    try {
+      let text = legacy(stored);
+      if (text !== undefined) countLegacyRead(counterKey, column, collection);
+      else {
+        const t = tenant();
+        text = atColumn(where, () => open(stored, t));
+      }
+      const plaintext = text;
+      return parse ? atColumn(where, () => parse(plaintext)) : plaintext;
+    } catch (e) {
+      return failedRead(e);
+    }
+  }
+
+  return {
+    column,
+    collection,
+    field,
+    tenant,
+    encrypt(value: unknown, serialise?: (value: unknown) => string) {
+      const t = tenant();
+      return atColumn(where, () => sealText(serialise ? serialise(value) : (value as string), t));
+    },
+    decrypt: function (stored: string, parse?: (text: string) => unknown) {
+      return decryptWith(stored, parse, legacyText, openText);
+    } as FieldCodec['decrypt'],
+    encryptBinary(value: unknown, serialise?: (value: unknown) => string) {
+      const t = tenant();
+      return atColumn(where, () => sealBytes(serialise ? serialise(value) : (value as string), t));
+    },
+    decryptBinary: function (stored: unknown, parse?: (text: string) => unknown) {
+      return decryptWith(stored, parse, legacyBytes, openBytes);
+    } as FieldCodec['decryptBinary'],
+    blindIndex(value) {
+      const t = tenant();
+      return atColumn(where, () => (keyRing ? keyRing.blindIndex(value, t, collection, field) : native.blindIndex(value, t, collection, field)));
+    },
+    blindIndexes(value) {
+      const t = tenant();
+      return atColumn(where, () => (keyRing ? keyRing.blindIndexes(value, t, collection, field) : [native.blindIndex(value, t, collection, field)]));
+    },
+  };
+}
+
+/** A column's mappers for its storage: strings through the codec. */
+export function textMappers(codec: FieldCodec, storage: Storage) {
+  return storage === 'binary'
+    ? { toDriver: (value: string): Buffer => codec.encryptBinary(value), fromDriver: (stored: unknown): string => codec.decryptBinary(stored) }
+    : { toDriver: (value: string): string => codec.encrypt(value), fromDriver: (stored: string): string => codec.decrypt(stored) };
+}
+
+/** JSON through the codec: serialised, then encrypted. JSON errors are coded and quote nothing of the value. */
+export function jsonMappers<T>(codec: FieldCodec, storage: Storage) {
+  return storage === 'binary'
+    ? { toDriver: (value: T): Buffer => codec.encryptBinary(value, stringifyJson), fromDriver: (stored: unknown): T => codec.decryptBinary(stored, parseJson) as T }
+    : { toDriver: (value: T): string => codec.encrypt(value, stringifyJson), fromDriver: (stored: string): T => codec.decrypt(stored, parseJson) as T };
+}

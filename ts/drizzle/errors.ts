@@ -1,0 +1,31 @@
+// The two classes a failed cell is reported with. They are defined here but
+// not exported to users from here: state.ts keeps the first build's copies,
+// so that `instanceof` holds across the ESM and CommonJS builds, and
+// failures.ts exports those.
+
+/** An Error with an `ALE_*` code and, where known, where the bad value sits. */
+export class ColumnError extends Error {
+  readonly code: string;
+  readonly column: string;
+  readonly collection: string;
+  readonly table?: string;
+  readonly rowKey?: unknown;
+
+  constructor(cause: { code?: string; message: string }, where: { column: string; collection: string; table?: string; rowKey?: unknown }) {
+    const at = [where.table && `table "${where.table}"`, `column "${where.column}"`, `collection "${where.collection}"`, where.rowKey !== undefined && `row ${JSON.stringify(where.rowKey)}`]
+      .filter(Boolean)
+      .join(', ');
+    super(`${at}: ${cause.message}`, { cause });
+    this.name = 'AleColumnError';
+    this.code = cause.code ?? 'ALE_INVALID_INPUT';
+    this.column = where.column;
+    this.collection = where.collection;
+    this.table = where.table;
+    this.rowKey = where.rowKey;
+  }
+}
+
+/** A cell that could not be decrypted inside readWithFailures(). */
+export class ReadFailure {
+  constructor(readonly error: ColumnError) {}
+}

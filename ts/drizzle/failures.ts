@@ -1,0 +1,64 @@
+// Failures tied to a column, and to a row: AleColumnError says where a bad
+// value sits, and readWithFailures() turns a read's failed cells into a list
+// instead of one thrown error for the whole result.
+import type { ColumnError, ReadFailure } from './errors.js';
+import { startInScope } from './scope.js';
+import { state } from './state.js';
+
+export const AleColumnError = state.AleColumnError;
+export type AleColumnError = ColumnError;
+export const AleReadFailure = state.AleReadFailure;
+export type AleReadFailure = ReadFailure;
+
+/** Where a failure happened, as AleColumnError reports it. */
+export type Where = ConstructorParameters<typeof ColumnError>[1];
+
+/** Runs `op`; a failure becomes an AleColumnError saying where (an AleColumnError passes through as it is). */
+export function atColumn<T>(where: Where, op: () => T): T {
+  try {
+    return op();
+  } catch (e) {
+    if (e instanceof AleColumnError) throw e;
+    throw new AleColumnError(e as Error & { code?: string }, where);
+  }
+}
+
+/** A read's failure: inside readWithFailures(), a column's error becomes an AleReadFailure cell; anything else is thrown. */
+export function failedRead(e: unknown): ReadFailure {
+  if (state.failureScope.getStore() && e instanceof AleColumnError) return new AleReadFailure(e);
+  throw e;
+}
+
+export interface RowFailure {
+  /** The row's key (the `key` property given to readWithFailures), when known. */
+  key: unknown;
+  column: string;
+  collection: string;
+  code: string;
+  message: string;
+}
+
+/**
+ * Runs a read in which a cell that fails to decrypt (a truncated or garbled
+ * envelope, a moved value) does not abort the whole result: the cell becomes
+ * `null` and the failure is reported with the row's key.
+ *
+ *   const { rows, failures } = await readWithFailures(() => db.select().from(users), { key: 'id' });
+ */
+export async function readWithFailures<Row extends Record<string, unknown>>(
+  query: () => PromiseLike<Row[]> | Row[],
+  options: { key?: string; table?: string } = {},
+): Promise<{ rows: Row[]; failures: RowFailure[] }> {
+  const rows = await state.failureScope.run(true, () => startInScope(query));
+  const failures: RowFailure[] = [];
+  for (const row of rows) {
+    for (const [name, value] of Object.entries(row)) {
+      if (!(value instanceof AleReadFailure)) continue;
+      const e = value.error;
+      const key = options.key ? row[options.key] : undefined;
+      failures.push({ key, column: e.column, collection: e.collection, code: e.code, message: new AleColumnError(e.cause as Error, { ...e, table: options.table, rowKey: key }).message });
+      (row as Record<string, unknown>)[name] = null;
+    }
+  }
+  return { rows, failures };
+}

@@ -1,0 +1,191 @@
+// The bodies of migratePlaintext, rotateKeys and convertStorage, each once:
+// the batched, resumable loop, and the plan that decides what each row
+// needs. They see rows through a BatchDriver only; batch.ts builds one over
+// Drizzle and exports the helpers.
+import * as native from '../../index.js';
+import type { KeyRing } from '../../index.js';
+import { atColumn } from './failures.js';
+import { binaryPlaintext, bytesOnly, textOnly, type Storage } from './storage.js';
+
+/** What a migration, rotation or conversion has done so far. */
+export interface Progress {
+  /** Rows read so far. */
+  scanned: number;
+  /** Values written (encrypted, re-encrypted, or moved into the other storage) so far. */
+  written: number;
+  /**
+   * Values that needed nothing (already envelopes, or already under the
+   * primary key). convertStorage: rows whose target column already holds a
+   * value while the source does too; both are left as they are.
+   */
+  skipped: number;
+  /** NULL values, left NULL. convertStorage: rows whose source is NULL (nothing to move, or moved already). */
+  nulls: number;
+  batches: number;
+  /** The last row key handled; a rerun may start after it. */
+  lastKey: unknown;
+}
+
+/** How a batch loop runs. */
+export interface LoopOptions {
+  /** Rows per transaction. Default 500. */
+  batchSize?: number;
+  /** Called after every committed batch. */
+  onProgress?: (progress: Progress) => void;
+}
+
+/** A stored value as a batch reads it: text, bytes (a binary column), or NULL. */
+export type Cell = string | Uint8Array | null;
+
+/**
+ * A compare-and-set on one row: set the `set` cells (by index into the
+ * columns read) where every `expect` cell still holds what was read (NULL:
+ * still NULL). A row changed by someone else since is left alone.
+ */
+export interface RowUpdate {
+  key: unknown;
+  set: [column: number, value: Cell][];
+  expect: [column: number, value: Cell][];
+}
+
+export interface FetchedRow {
+  key: unknown;
+  /** Undefined where the helper needs no tenant (convertStorage). */
+  tenant: string | undefined;
+  cells: Cell[];
+}
+
+/**
+ * What a dialect supplies: read a batch of raw rows after a key, and write a
+ * batch of compare-and-set updates in one transaction.
+ */
+export interface BatchDriver {
+  fetch(afterKey: unknown, limit: number): Promise<FetchedRow[]>;
+  apply(updates: RowUpdate[]): Promise<void>;
+}
+
+/** The updates one row needs; what it leaves alone is counted in `progress`. */
+export type Plan = (row: FetchedRow, progress: Progress) => RowUpdate[];
+
+/**
+ * The shared loop: keyset pagination over the table by primary key, one
+ * transaction per batch, compare-and-set writes. Safe to kill and rerun:
+ * rows already done are skipped by the plan, and a row changed by someone
+ * else since it was read is left alone (the compare fails).
+ */
+export async function runBatches(driver: BatchDriver, options: LoopOptions, plan: Plan): Promise<Progress> {
+  const batchSize = options.batchSize ?? 500;
+  if (!Number.isInteger(batchSize) || batchSize < 1) throw new TypeError('batchSize must be a positive integer');
+  const progress: Progress = { scanned: 0, written: 0, skipped: 0, nulls: 0, batches: 0, lastKey: undefined };
+  let after: unknown = undefined;
+  for (;;) {
+    const rows = await driver.fetch(after, batchSize);
+    if (rows.length === 0) break;
+    const updates = rows.flatMap((row) => plan(row, progress));
+    await driver.apply(updates);
+    progress.scanned += rows.length;
+    progress.written += updates.length;
+    progress.batches++;
+    progress.lastKey = after = rows[rows.length - 1].key;
+    options.onProgress?.({ ...progress });
+  }
+  return progress;
+}
+
+/** Where a cell sits: for the AAD, its storage, and an error's message. */
+export interface CellSpec {
+  table: string;
+  column: string;
+  collection: string;
+  field: string;
+  storage: Storage;
+}
+
+/** What to write into a non-NULL cell, or null when it needs nothing. */
+type Decide = (cell: string | Uint8Array, tenant: string, spec: CellSpec) => string | Uint8Array | null;
+
+/** A plan that decides every non-NULL cell on its own (migratePlaintext, rotateKeys). */
+export function eachCell(specs: CellSpec[], decide: Decide): Plan {
+  return (row, progress) => {
+    const updates: RowUpdate[] = [];
+    row.cells.forEach((cell, i) => {
+      if (cell === null) {
+        progress.nulls++;
+        return;
+      }
+      const next = atCell(specs[i], row.key, () => decide(cell, row.tenant as string, specs[i]));
+      if (next === null) progress.skipped++;
+      else updates.push({ key: row.key, set: [[i, next]], expect: [[i, cell]] });
+    });
+    return updates;
+  };
+}
+
+/** Runs `op` for one cell; a failure becomes an AleColumnError naming the table, column and row. */
+function atCell<T>(spec: CellSpec, key: unknown, op: () => T): T {
+  return atColumn({ table: spec.table, column: spec.column, collection: spec.collection, rowKey: key }, op);
+}
+
+/**
+ * Encrypt what is not yet an envelope; leave envelopes untouched. A binary
+ * column follows binaryPlaintext(), the rule its reads follow.
+ */
+export function encryptPlaintext(ring: KeyRing | undefined): Decide {
+  return (cell, t, { collection: c, field: f, storage }) => {
+    if (storage === 'binary') {
+      const text = binaryPlaintext(cell);
+      if (text === undefined) return null;
+      return ring ? ring.encryptBinary(text, t, c, f) : native.encryptBinary(text, t, c, f);
+    }
+    if (native.isEnvelope(cell)) return null;
+    const text = textOnly(cell);
+    return ring ? ring.encrypt(text, t, c, f) : native.encrypt(text, t, c, f);
+  };
+}
+
+/** Re-encrypt envelopes that only a previous key opens. Plaintext is an error. */
+export function reencryptUnderPrimary(ring: KeyRing): Decide {
+  return (cell, t, { collection: c, field: f, storage }) => {
+    if (storage === 'binary') {
+      const bytes = bytesOnly(cell);
+      if (ring.keyIndex(native.envelopeFromBytes(bytes), t, c, f) === 0) return null;
+      return ring.encryptBinary(ring.decryptBinary(bytes, t, c, f), t, c, f);
+    }
+    const text = textOnly(cell);
+    if (ring.keyIndex(text, t, c, f) === 0) return null;
+    return ring.encrypt(ring.decrypt(text, t, c, f), t, c, f);
+  };
+}
+
+/**
+ * convertStorage's plan. Pair i reads its source at cell 2i and its target
+ * at cell 2i + 1; a source value moves into a NULL target in the target's
+ * storage and the source becomes NULL, in one compare-and-set. The move is
+ * lossless and needs no key (envelopeToBytes, envelopeFromBytes): nothing
+ * is decrypted. A target that already holds a value is left alone, and so
+ * is its source.
+ */
+export function moveToOtherStorage(pairs: { from: CellSpec; to: CellSpec }[]): Plan {
+  return (row, progress) => {
+    const updates: RowUpdate[] = [];
+    pairs.forEach(({ from, to }, i) => {
+      const source = row.cells[2 * i];
+      const target = row.cells[2 * i + 1];
+      if (source === null) progress.nulls++;
+      else if (target !== null) progress.skipped++;
+      else {
+        const next = atCell(from, row.key, () => (to.storage === 'binary' ? native.envelopeToBytes(textOnly(source)) : native.envelopeFromBytes(bytesOnly(source))));
+        updates.push({ key: row.key, set: [[2 * i + 1, next], [2 * i, null]], expect: [[2 * i, source], [2 * i + 1, null]] });
+      }
+    });
+    return updates;
+  };
+}
+
+/** The ring a helper needs to tell keys apart: the one given, or a coded error. */
+export function requireRing(ring: KeyRing | undefined, what: string): KeyRing {
+  if (ring) return ring;
+  throw Object.assign(new Error(`${what} needs { keyRing }: a KeyRing of [primary, ...previous] to tell which key each value is under`), {
+    code: 'ALE_NOT_INITIALIZED',
+  });
+}
