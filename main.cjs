@@ -8,7 +8,7 @@
 // backend on node:crypto (ts/fallback, built to dist/cjs/fallback) and says
 // so once, with a process warning of code ALE_NATIVE_UNAVAILABLE.
 // ALE_BACKEND=native or ALE_BACKEND=js chooses one; `backend` says which one
-// loaded. The README's "Install and use" section is the contract.
+// loaded. docs/platforms.md, "When no native binary loads", is the contract.
 //
 // Everything that imports the package (the Drizzle layer and the SveltyCMS
 // drop-in too, through dist/index.js) gets this module, so a process has one
@@ -79,7 +79,7 @@ function warnOnce(loadError) {
   setEnvironmentData(warned, true);
   process.emitWarning(
     `@sveltycms/ale: no native binary loads on ${platform()}, so the JavaScript backend (node:crypto) is used: the same API and ` +
-      `envelopes, slower (README, "Install and use"). Set ALE_BACKEND=js to choose it without this warning. Load error: ${describe(loadError)}`,
+      `envelopes, slower (docs/platforms.md, "When no native binary loads"). Set ALE_BACKEND=js to choose it without this warning. Load error: ${describe(loadError)}`,
     { type: 'AleWarning', code: 'ALE_NATIVE_UNAVAILABLE' },
   );
 }

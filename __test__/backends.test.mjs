@@ -69,7 +69,7 @@ function value() {
   return text(int(300));
 }
 
-// A secret of every kind the README's "Keys" section lists, drawn at random.
+// A secret of every kind docs/format.md ("Keys") lists, drawn at random.
 const secretKinds = {
   hex: () => {
     const hex = bytes(32).toString('hex');

@@ -1,16 +1,17 @@
-// The README's examples run as written, each in a child process of this
-// runtime. The blocks that continue the SQLite example (bad rows, migration,
-// legacy reads, matchBlindIndex) run after it, with the rows they need added
-// between; the PostgreSQL and MariaDB blocks run in drizzle-pg.test.mjs and
+// The documentation's examples (README.md, docs/*.md) run as written, each in
+// a child process of this runtime. The blocks of docs/drizzle.md that
+// continue its SQLite example (bad rows, migration, legacy reads,
+// matchBlindIndex) run after it, with the rows they need added between; the
+// PostgreSQL and MariaDB blocks run in drizzle-pg.test.mjs and
 // drizzle-mysql.test.mjs. better-sqlite3 is a Node addon, so on Bun the
-// SQLite examples run on bun:sqlite, as their heading offers.
+// SQLite examples run on bun:sqlite, as docs/drizzle.md's heading offers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OLD_SECRET, SECRET } from './helpers.mjs';
-import { EXAMPLES, example, readme, readmeBlocks, runExample } from './fixtures/readme-examples.mjs';
+import { EXAMPLES, PAGES, example, pageBlocks, pageText, runExample } from './fixtures/readme-examples.mjs';
 
 const onBun = Boolean(process.versions.bun);
 const SQLITE_DRIVER = [
@@ -31,16 +32,21 @@ const afterSqlite = (name, code) => {
   return out.slice(out.indexOf(MARK) + MARK.length).trim().split('\n');
 };
 
-test('README: every ```js block is run by a test', () => {
-  const blocks = readmeBlocks().filter((b) => b.lang === 'js');
-  assert.equal(blocks.length, readme.match(/^\s*```js\s*$/gm).length, 'the block parser missed a ```js fence');
-  const listed = Object.values(EXAMPLES).map((e) => `${e.heading} #${e.nth}`);
-  assert.deepEqual(blocks.map((b) => `${b.heading} #${b.nth}`), listed, 'a README js block that fixtures/readme-examples.mjs does not list');
+test('docs: every ```js block of README.md, docs/*.md and CONTRIBUTING.md is run by a test', () => {
+  assert.ok(PAGES.includes('README.md') && PAGES.includes('CONTRIBUTING.md') && PAGES.some((p) => p.startsWith('docs/')), `pages: ${PAGES}`);
+  const blocks = PAGES.flatMap((page) => {
+    const found = pageBlocks(page).filter((b) => b.lang === 'js');
+    assert.equal(found.length, (pageText(page).match(/^\s*```js\s*$/gm) ?? []).length, `${page}: the block parser missed a \`\`\`js fence`);
+    return found;
+  });
+  const key = ({ page, heading, nth }) => `${page} ${heading} #${nth}`;
+  const listed = Object.values(EXAMPLES).map(key).sort();
+  assert.deepEqual(blocks.map(key).sort(), listed, 'a js block that fixtures/readme-examples.mjs does not list, or a listed one that is gone');
   const files = new Set(readdirSync(new URL('.', import.meta.url)));
-  for (const [id, { file }] of Object.entries(EXAMPLES)) {
+  for (const [id, { test: file }] of Object.entries(EXAMPLES)) {
     assert.ok(files.has(file), `${file} does not exist`);
     const runs = new RegExp(`[eE]xample\\('${id}'[,)]`); // example('id'), sqliteExample('id') or serverExample('id', …)
-    assert.match(readFileSync(new URL(file, import.meta.url), 'utf8'), runs, `${file} does not run the README example '${id}'`);
+    assert.match(readFileSync(new URL(file, import.meta.url), 'utf8'), runs, `${file} does not run the example '${id}'`);
   }
 });
 
@@ -50,13 +56,18 @@ test('README: the core API example runs and round-trips', () => {
   assert.deepEqual(out.trim().split('\n'), ['ALE_AUTH_FAILED', 'alice@example.com']);
 });
 
-test('README: the SQLite Drizzle example runs', () => {
+test('README: the short Drizzle example runs and stores an envelope', () => {
+  const out = runExample('quick-drizzle.mjs', sqliteExample('quick-drizzle'));
+  assert.deepEqual(out.trim().split('\n'), ['a@b.c', 'v1:']);
+});
+
+test('docs/drizzle.md: the SQLite example runs', () => {
   const out = runExample('sqlite.mjs', sqliteExample('sqlite'));
-  // the README's comment shows Node's console.log; Bun prints objects over several lines
+  // the example's comment shows Node's console.log; Bun prints objects over several lines
   assert.equal(out.trim(), onBun ? 'a@b.c {\n  plan: "pro",\n}' : "a@b.c { plan: 'pro' }");
 });
 
-test('README: bad rows, read with readWithFailures', () => {
+test('docs/drizzle.md: bad rows, read with readWithFailures', () => {
   const out = afterSqlite('bad-rows.mjs', `client.prepare("INSERT INTO users (id, tenant_id, email) VALUES (2, 'tenant-1', ?)").run('${BAD_ENVELOPE}');
 ${example('bad-rows')}
 console.log(JSON.stringify({ emails: rows.map((r) => r.email), failures }));`);
@@ -66,7 +77,7 @@ console.log(JSON.stringify({ emails: rows.map((r) => r.email), failures }));`);
   assert.ok(!failures[0].message.includes(BAD_ENVELOPE));
 });
 
-test('README: migratePlaintext encrypts the plaintext rows of every tenant', () => {
+test('docs/drizzle.md: migratePlaintext encrypts the plaintext rows of every tenant', () => {
   const out = afterSqlite('migrate.mjs', `import { isEnvelope } from '@sveltycms/ale';
 client.exec("INSERT INTO users (id, tenant_id, email) VALUES (2, 'tenant-1', 'b@c.d'), (3, 'tenant-2', 'c@d.e')");
 ${example('migrate')}
@@ -78,7 +89,7 @@ for (const t of ['tenant-1', 'tenant-2']) {
   assert.deepEqual(out, ['3 rows, 2 encrypted', '[true,true,true]', 'tenant-1 a@b.c b@c.d', 'tenant-2 c@d.e']);
 });
 
-test('README: legacyPlaintext serves an unmigrated row until its date, with a warning', () => {
+test('docs/drizzle.md: legacyPlaintext serves an unmigrated row until its date, with a warning', () => {
   const block = example('legacy-plaintext');
   const until = /until: '([\d-]+)'/.exec(block)[1];
   const lines = afterSqlite('legacy.mjs', `client.exec("INSERT INTO users (id, tenant_id, email) VALUES (2, 'tenant-1', 'plain@old.row')");
@@ -92,12 +103,12 @@ try {
   console.log(e.code);
 }
 await new Promise((r) => setTimeout(r, 10)); // warnings are emitted on a later tick`);
-  // the example's date is in the README; after it, the same read must fail
+  // the example's date is in docs/drizzle.md; after it, the same read must fail
   if (Date.now() < Date.parse(until)) assert.deepEqual(lines.sort(), ['["a@b.c","plain@old.row"]', 'warning ALE_LEGACY_PLAINTEXT']);
   else assert.deepEqual(lines, ['ALE_MALFORMED_ENVELOPE']);
 });
 
-test('README: matchBlindIndex finds a row indexed under the previous key', () => {
+test('docs/drizzle.md: matchBlindIndex finds a row indexed under the previous key', () => {
   const cwd = mkdtempSync(join(tmpdir(), 'ale-readme-'));
   try {
     // the SQLite example, run under the old key, leaves cms.db with one row
@@ -124,7 +135,7 @@ console.log(byEq.length, JSON.stringify(rows.map((r) => r.email)));`, { cwd, env
   }
 });
 
-test('README: the SveltyCMS drop-in example runs', () => {
+test('docs/sveltycms.md: the drop-in example runs', () => {
   const out = runExample('sveltycms.mjs', example('sveltycms'));
   assert.deepEqual(out.trim().split('\n'), ['true true', 'Hello 1', 'title ALE_AUTH_FAILED', 'null']);
 });

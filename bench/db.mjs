@@ -22,8 +22,8 @@ export const SCENARIOS = [
 ];
 
 /**
- * FTS5 set-ups. `recommended` keeps encrypted columns out of the index (the
- * README's advice), on both sides, so the comparison isolates encryption.
+ * FTS5 set-ups. `recommended` keeps encrypted columns out of the index (the advice
+ * of docs/drizzle.md, "Search: blind index and FTS"), on both sides, so the comparison isolates encryption.
  * `naive` indexes `data` on both sides: with encryption on, FTS5 then
  * tokenises ciphertext, which is shown separately because it is a schema
  * mistake, not an encryption cost.

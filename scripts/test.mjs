@@ -38,7 +38,7 @@ const suites = [
     env: { ALE_BACKEND: 'native' },
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
-  // The same suites on the node:crypto fallback (README, "When no native binary loads").
+  // The same suites on the node:crypto fallback (docs/platforms.md, "When no native binary loads").
   {
     name: `JS suite on Node ${run(join(bin, 'node'), ['--version']).trim()}, ALE_BACKEND=js`,
     cmd: join(bin, 'node'),

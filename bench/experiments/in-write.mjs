@@ -4,7 +4,7 @@
 // side changes one thing in the `data` column's toDriver; the sides run
 // interleaved in rotating order on fresh files, and each side's median
 // INSERT is compared with the plain one. Not part of the gate: it explains it
-// (README, "Performance").
+// (docs/performance.md).
 //
 //   node bench/experiments/in-write.mjs [--bytes 256] [--rounds 8] [--addon path/to/index.js]
 //

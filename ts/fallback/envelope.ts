@@ -1,4 +1,4 @@
-// The stored formats, as the README's "Envelope format" section defines
+// The stored formats, as docs/format.md ("Envelope format") defines
 // them: the text form `v1:<iv>:<tag>:<ciphertext>` in unpadded base64url,
 // read strictly (one stored value has exactly one spelling), and the binary
 // form (version, IV length, IV, tag, ciphertext).

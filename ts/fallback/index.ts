@@ -4,8 +4,8 @@
 //
 // Like src/binding.rs, this file only reads arguments, in the addon's order
 // (`this`, then tenant, collection and field, then the value), and hands them
-// to the ring (ring.ts). The contract both backends keep is the README's
-// "Keys" and "Envelope format" sections; __test__/backends.test.mjs compares
+// to the ring (ring.ts). The contract both backends keep is docs/format.md
+// ("Keys" and "Envelope format"); __test__/backends.test.mjs compares
 // them.
 import { getEnvironmentData, setEnvironmentData } from 'node:worker_threads';
 import type { KeyRing as NativeKeyRing, KeyStats, RingOptions } from '../../index.js';

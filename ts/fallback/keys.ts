@@ -1,5 +1,5 @@
-// From configured secrets to AES-256 keys, by the rules of the README's
-// "Keys" section, and the ring's options. The native addon applies the same
+// From configured secrets to AES-256 keys, by the rules of docs/format.md,
+// "Keys", and the ring's options. The native addon applies the same
 // rules in crates/core/src/secret.rs and src/secrets.rs; the differential
 // test (__test__/backends.test.mjs) holds the two to one result.
 //
@@ -11,7 +11,7 @@ import { invalidInput, invalidKey } from './errors.js';
 
 export type KeyKind = 'hex' | 'base64' | 'base64url' | 'bytes' | 'passphrase' | 'legacy-sha256' | 'legacy-base64';
 
-/** How a ring writes and what it reads (the README's `RingOptions`). */
+/** How a ring writes and what it reads (`RingOptions` in index.d.ts). */
 export interface Options {
   ivLength: 12 | 16;
   legacyFallbacks: boolean;

@@ -3,7 +3,7 @@
 // keys of every passphrase), AES-256-GCM from node:crypto, and the counters
 // behind stats() and the IV-budget warning. Arguments arrive checked
 // (index.ts reads them); what a value may be, and what each failure is, is
-// the README's contract.
+// the contract in docs/format.md.
 //
 // Keys are node:crypto KeyObjects, made when the ring is built; the derived
 // bytes are wiped once wrapped, and every UTF-8 copy of a plaintext once

@@ -2,7 +2,7 @@
 // module (src/utils/security/field-encryption.ts). Same exported names,
 // signatures and semantics, so the CMS switches by changing one import; the
 // work is done by the native KeyRing. What the module does, and where this
-// one differs, is in the README's "Adopting in SveltyCMS" section.
+// one differs, is in docs/sveltycms.md.
 import * as native from '../../index.js';
 import type { KeyRing } from '../../index.js';
 import { codedError, parseJson, stringifyJson, type CodedError } from '../shared/json.js';

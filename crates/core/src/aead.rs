@@ -3,8 +3,9 @@
 //! Two backends implement it:
 //! - `aws-lc` (default): AWS-LC's assembly AES-GCM through its `EVP_AEAD`
 //!   interface, which picks AES-NI/VAES and CLMUL code at run time, so one
-//!   portable binary is fast everywhere, and takes 16-byte IVs (which ring,
-//!   the previous backend, cannot) at the speed of 12-byte ones;
+//!   portable binary is fast everywhere, and takes the 16-byte IVs that
+//!   SveltyCMS writes as readily as 12-byte ones (`docs/performance.md`,
+//!   "Why these dependencies", has the measurement);
 //! - `rustcrypto`: the pure-Rust `aes-gcm` crate, for targets where AWS-LC
 //!   does not build. With both features on, the tests compare them on random
 //!   input.

@@ -1,5 +1,5 @@
 //! From a configured secret to AES keys, exactly as SveltyCMS resolves
-//! `ENCRYPTION_KEY` (the contract is in the README's "Keys" section).
+//! `ENCRYPTION_KEY` (the contract is in `docs/format.md`, "Keys").
 //!
 //! A text secret is tried against these rules in order; the first that
 //! matches wins:
