@@ -197,7 +197,6 @@ describe('the drop-in keeps the CMS module’s behaviour', () => {
       [env, { ...CTX, tenantId: 'tenant-8' }, FIELD, 'ALE_AUTH_FAILED'],
       [env, { ...CTX, collectionId: 'pages' }, FIELD, 'ALE_AUTH_FAILED'],
       [env, CTX, 'title', 'ALE_AUTH_FAILED'],
-      [env.replace(/:[^:]+:/, ':AAAA:'), CTX, FIELD, 'ALE_MALFORMED_ENVELOPE'],
     ];
     for (const [stored, ctx, field, code] of cases) {
       assert.equal(dropIn.decryptFieldValueSync(stored, ctx, field), null);
@@ -220,7 +219,10 @@ describe('the drop-in keeps the CMS module’s behaviour', () => {
   });
 
   test('legacy plaintext passes through', () => {
-    for (const legacy of ['plain text', 'v2:not:ours:x', 'v1:only:three', 17, true, null, undefined, { a: 1 }]) {
+    // 'v1:AAAA:…' has a 4-character IV: the CMS's module would try to open it
+    // and give null; the drop-in reads it as the text it is (see below).
+    const shortIv = `v1:AAAA:${'A'.repeat(22)}:AAAA`;
+    for (const legacy of ['plain text', 'v2:not:ours:x', 'v1:only:three', shortIv, 17, true, null, undefined, { a: 1 }]) {
       assert.deepEqual(dropIn.decryptFieldValueSync(legacy, CTX, FIELD), legacy);
     }
     assert.equal(reports.length, 0);
@@ -321,5 +323,58 @@ describe('checking a database before switching (ale-check)', () => {
     const noKey = run([], {});
     assert.equal(noKey.status, 2);
     assert.match(noKey.stderr, /FIELD_ENCRYPTION_UNAVAILABLE/);
+  });
+});
+
+describe('where the drop-in is stricter than the CMS’s module', () => {
+  const reports = [];
+  before(() => {
+    useEnv(KEY_KINDS.passphrase.env);
+    dropIn.setFieldEncryptionLogger((r) => reports.push(r));
+  });
+  afterEach(() => (reports.length = 0));
+  after(() => dropIn.setFieldEncryptionLogger(undefined));
+
+  test('text that only looks like an envelope is encrypted, and a look-alike the CMS stored as it is reads back as text', () => {
+    const lookalike = 'v1:sk_live_abc:acct:prod';
+    assert.equal(cms.isFieldEncryptionEnvelope(lookalike), true, 'the CMS’s loose test takes it for an envelope');
+    assert.equal(dropIn.isFieldEncryptionEnvelope(lookalike), false);
+    const sealed = dropIn.encryptFieldValueSync(lookalike, CTX, FIELD);
+    assert.notEqual(sealed, lookalike);
+    assert.equal(dropIn.isFieldEncryptionEnvelope(sealed), true);
+    assert.equal(dropIn.decryptFieldValueSync(sealed, CTX, FIELD), lookalike);
+    assert.equal(cms.decryptFieldValueSync(sealed, CTX, FIELD), lookalike, 'the CMS opens what the drop-in wrote');
+    const doc = dropIn.encryptDocumentFieldsSync({ token: lookalike }, ['token'], CTX);
+    assert.equal(dropIn.decryptFieldValueSync(doc.token, CTX, 'token'), lookalike);
+    // what the CMS's module stored for it: the text itself, unencrypted
+    const storedByCms = cms.encryptFieldValueSync(lookalike, CTX, FIELD);
+    assert.equal(storedByCms, lookalike);
+    assert.equal(cms.decryptFieldValueSync(storedByCms, CTX, FIELD), null, 'the CMS reads its own look-alike as null');
+    assert.equal(dropIn.decryptFieldValueSync(storedByCms, CTX, FIELD), lookalike);
+    assert.equal(dropIn.checkStoredValues([{ value: storedByCms, ...CTX, fieldName: FIELD }]).plaintext, 1);
+    assert.equal(reports.length, 0);
+  });
+
+  test('refuseEnvelopes: the strict encrypt refuses another row’s envelope pasted in as input', async () => {
+    const victim = dropIn.encryptFieldValueSync('victim’s secret', CTX, FIELD);
+    assert.equal(dropIn.encryptFieldValueSync(victim, CTX, FIELD), victim, 'the default keeps the CMS’s pass-through');
+    assert.equal(dropIn.encryptFieldValueStrictSync(victim, CTX, FIELD), victim);
+    const e = throwsCode(assert, () => dropIn.encryptFieldValueStrictSync(victim, CTX, FIELD, { refuseEnvelopes: true }), 'ALE_INVALID_INPUT');
+    assert.ok(!e.message.includes(victim.split(':')[3]), 'the envelope is not quoted');
+    await assert.rejects(dropIn.encryptFieldValueStrict(victim, CTX, FIELD, { refuseEnvelopes: true }), { code: 'ALE_INVALID_INPUT' });
+    const fresh = dropIn.encryptFieldValueStrictSync({ a: 1 }, CTX, FIELD, { refuseEnvelopes: true });
+    assert.deepEqual(dropIn.decryptFieldValueStrictSync(fresh, CTX, FIELD), { a: 1 });
+  });
+
+  test('context ids that are not strings: the default spells them as the CMS does and reports it once; the strict variants refuse them', () => {
+    const loose = { tenantId: undefined, collectionId: 'posts' };
+    const sealed = dropIn.encryptFieldValueSync('x', loose, FIELD);
+    assert.equal(dropIn.decryptFieldValueSync(sealed, { tenantId: 'undefined', collectionId: 'posts' }, FIELD), 'x', 'the CMS’s template-literal spelling');
+    dropIn.encryptFieldValueSync('y', { tenantId: { id: 1 }, collectionId: 'posts' }, FIELD);
+    assert.deepEqual(reports.map((r) => [r.code, r.tenantId]), [['ALE_INVALID_CONTEXT', 'undefined']], 'reported once');
+    for (const [ctx, field] of [[loose, FIELD], [{ tenantId: { id: 1 }, collectionId: 'posts' }, FIELD], [{ ...CTX, tenantId: '' }, FIELD], [CTX, 7], [undefined, FIELD]]) {
+      throwsCode(assert, () => dropIn.encryptFieldValueStrictSync('x', ctx, field), 'ALE_INVALID_CONTEXT');
+      throwsCode(assert, () => dropIn.decryptFieldValueStrictSync(sealed, ctx, field), 'ALE_INVALID_CONTEXT');
+    }
   });
 });

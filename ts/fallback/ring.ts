@@ -276,10 +276,14 @@ export class Ring {
   #countEncryption(): void {
     const count = Atomics.add(this.#counters, encryptionsOf(0), 1n) + 1n;
     if (count >= Atomics.load(this.#counters, WARN_AT) && Atomics.compareExchange(this.#counters, WARNED, 0n, 1n) === 0n) {
-      process.emitWarning(
-        `@sveltycms/ale: the primary key has encrypted ${count} values in this process; AES-GCM with random IVs allows 2^32 per key across all processes. Rotate ENCRYPTION_KEY soon.`,
-        'AleWarning',
-        'ALE_IV_BUDGET',
+      // Emitted after the encryption returns, as the addon does: a replaced
+      // emitWarning that throws or encrypts again cannot touch this call.
+      setImmediate(() =>
+        process.emitWarning(
+          `@sveltycms/ale: the primary key has encrypted ${count} values in this process; AES-GCM with random IVs allows 2^32 per key across all processes. Rotate ENCRYPTION_KEY soon.`,
+          'AleWarning',
+          'ALE_IV_BUDGET',
+        ),
       );
     }
   }

@@ -32,18 +32,25 @@ let logger: FieldEncryptionLogger = defaultLogger;
 
 /**
  * Sets the hook that hears of every value that fails to decrypt (the call
- * itself returns null, as the CMS's module does). Default: console.error.
- * `null` silences it; `undefined` restores the default.
+ * itself returns null, as the CMS's module does), and, once, of a context
+ * id that is not a string (code `ALE_INVALID_CONTEXT`). Default:
+ * console.error. `null` silences it; `undefined` restores the default.
  */
 export function setFieldEncryptionLogger(hook: FieldEncryptionLogger | null | undefined): void {
   logger = hook === undefined ? defaultLogger : (hook ?? (() => {}));
 }
 
-/** The CMS's own test for an envelope: `v1:` and three non-empty base64url parts. */
-const ENVELOPE = /^v1:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$/;
-
+/**
+ * Whether `value` is an envelope, recognised strictly: `v1:`, an IV of 22
+ * or 16 characters, a tag of 22, and a ciphertext with no stray bits (the
+ * core's own check; nothing is decrypted). The CMS's module tests a looser
+ * pattern (three non-empty base64url parts), so text that merely looks like
+ * an envelope, such as `v1:sk_live_abc:acct:prod`, is encrypted here like
+ * any other value, and read back as the text it is where the CMS stored it
+ * unencrypted (docs/sveltycms.md, "Where it differs").
+ */
 export function isFieldEncryptionEnvelope(value: unknown): value is string {
-  return typeof value === 'string' && ENVELOPE.test(value);
+  return typeof value === 'string' && value.startsWith('v1:') && native.isEnvelope(value);
 }
 
 let cachedRing: KeyRing | null = null;
@@ -70,9 +77,44 @@ export function resetFieldEncryptionKeyCache(): void {
   cachedRing = null;
 }
 
-/** The AAD parts, spelled as the CMS's template literal spells them. */
+/** Whether a context id may be used as it is: a non-empty string. */
+const usable = (id: unknown): id is string => typeof id === 'string' && id !== '';
+
+let warnedLoose = false;
+
+/**
+ * The AAD parts, spelled as the CMS's template literal spells them: an id
+ * that is not a string becomes `"undefined"` or `"[object Object]"`, which
+ * binds every such value to one context. That is kept for compatibility,
+ * and reported once through the logger; the strict variants refuse it.
+ */
 function parts(ctx: FieldEncryptionContext, fieldName: string): [string, string, string] {
-  return [`${ctx.tenantId}`, `${ctx.collectionId}`, `${fieldName}`];
+  const raw = [ctx?.tenantId, ctx?.collectionId, fieldName];
+  if (!warnedLoose && raw.some((id) => typeof id !== 'string')) {
+    warnedLoose = true;
+    const [tenantId, collectionId, field] = raw.map((id) => `${id}`);
+    logger({
+      tenantId,
+      collectionId,
+      fieldName: field,
+      code: 'ALE_INVALID_CONTEXT',
+      message: `a context id is not a string (${raw.map((id) => typeof id).join(', ')}); it is used as the text ${JSON.stringify([tenantId, collectionId, field].join(':'))}, as SveltyCMS does, so every value written this way shares one context. Pass string ids, or use the strict variants, which refuse it. Reported once.`,
+    });
+  }
+  return [`${raw[0]}`, `${raw[1]}`, `${raw[2]}`];
+}
+
+/** The AAD parts, each a non-empty string; anything else is `ALE_INVALID_CONTEXT`. */
+function strictParts(ctx: FieldEncryptionContext, fieldName: string): [string, string, string] {
+  const named: [string, unknown][] = [
+    ['tenantId', ctx?.tenantId],
+    ['collectionId', ctx?.collectionId],
+    ['fieldName', fieldName],
+  ];
+  for (const [name, id] of named) {
+    if (!usable(id)) throw codedError('ALE_INVALID_CONTEXT', `${name} must be a non-empty string, got ${id === '' ? 'an empty string' : typeof id}`);
+  }
+  return named.map(([, id]) => id) as [string, string, string];
 }
 
 /** `JSON.stringify(value)`, encrypted; an envelope is returned unchanged. */
@@ -82,15 +124,50 @@ export function encryptFieldValueSync(value: unknown, ctx: FieldEncryptionContex
   return ring.encrypt(stringifyJson(value), ...parts(ctx, fieldName));
 }
 
+/** Options of the strict encrypt variants. */
+export interface StrictEncryptOptions {
+  /**
+   * Refuse a value that already is an envelope (`ALE_INVALID_INPUT`)
+   * instead of storing it unchanged. Set it where the value comes from a
+   * user: a pasted envelope of another row would otherwise be stored as
+   * this row's, and read back decrypted (SECURITY.md, "Envelopes as
+   * input"). Default false, the CMS's behaviour.
+   */
+  refuseEnvelopes?: boolean;
+}
+
+/**
+ * Like encryptFieldValueSync, but the context ids must be non-empty
+ * strings (`ALE_INVALID_CONTEXT`), and with `refuseEnvelopes` a value that
+ * already is an envelope is refused.
+ */
+export function encryptFieldValueStrictSync(value: unknown, ctx: FieldEncryptionContext, fieldName: string, options: StrictEncryptOptions = {}): string {
+  const aad = strictParts(ctx, fieldName);
+  if (isFieldEncryptionEnvelope(value)) {
+    if (options.refuseEnvelopes) throw codedError('ALE_INVALID_INPUT', `the value of field "${aad[2]}" already is an envelope; it was refused (refuseEnvelopes), since a pasted envelope of another row would be stored as this one's`);
+    return value;
+  }
+  return keyRing().encrypt(stringifyJson(value), ...aad);
+}
+
+export async function encryptFieldValueStrict(value: unknown, ctx: FieldEncryptionContext, fieldName: string, options?: StrictEncryptOptions): Promise<string> {
+  return encryptFieldValueStrictSync(value, ctx, fieldName, options);
+}
+
 /**
  * Like decryptFieldValueSync, but a value that does not decrypt throws its
  * coded error (`ALE_AUTH_FAILED`, `ALE_MALFORMED_ENVELOPE`,
  * `ALE_INVALID_JSON`, ...) instead of returning null.
  */
 export function decryptFieldValueStrictSync<T = unknown>(stored: unknown, ctx: FieldEncryptionContext, fieldName: string): T {
+  const aad = strictParts(ctx, fieldName);
   if (!isFieldEncryptionEnvelope(stored)) return stored as T;
-  const ring = keyRing();
-  return parseJson(ring.decrypt(stored, ...parts(ctx, fieldName))) as T;
+  return parseJson(keyRing().decrypt(stored, ...aad)) as T;
+}
+
+/** decryptFieldValueSync's body: the CMS's spelling of the context ids. */
+function decryptLoose<T>(stored: string, ctx: FieldEncryptionContext, fieldName: string): T {
+  return parseJson(keyRing().decrypt(stored, ...parts(ctx, fieldName))) as T;
 }
 
 /**
@@ -103,7 +180,7 @@ export function decryptFieldValueSync<T = unknown>(stored: unknown, ctx: FieldEn
   if (!isFieldEncryptionEnvelope(stored)) return stored as T;
   keyRing(); // no key throws FIELD_ENCRYPTION_UNAVAILABLE, not null
   try {
-    return decryptFieldValueStrictSync<T>(stored, ctx, fieldName);
+    return decryptLoose<T>(stored, ctx, fieldName);
   } catch (e) {
     const { code = 'ALE_INTERNAL', message } = e as CodedError;
     const [tenantId, collectionId] = parts(ctx, fieldName);
