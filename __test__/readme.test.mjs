@@ -118,7 +118,6 @@ test('docs/drizzle.md: matchBlindIndex finds a row indexed under the previous ke
     const imports = sqliteExample('sqlite').split('\n').filter((l) => l.startsWith('import '));
     const out = runExample('match.mjs', `${imports.join('\n')}
 import { KeyRing } from '@sveltycms/ale';
-initKeyRing();
 const users = sqliteTable('users', {
   id: integer('id').primaryKey(),
   email: encryptedText('email', { collection: 'users' }),

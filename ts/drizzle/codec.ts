@@ -6,6 +6,7 @@ import type { KeyRing } from '../../index.js';
 import { parseJson, stringifyJson } from '../shared/json.js';
 import { AleColumnError, atColumn, failedRead } from './failures.js';
 import { countLegacyRead, legacyDeadline } from './legacy.js';
+import { processRing, type Sealer } from './process-ring.js';
 import { currentTenant } from './scope.js';
 import { binaryPlaintext, bytesOnly, isTextEnvelopeBytes, storageOf, storedBytes, textEnvelopeInBinary, type Storage } from './storage.js';
 
@@ -19,7 +20,10 @@ export interface EncryptedColumnOptions {
   field?: string;
   /** Fixed tenant or a synchronous resolver; default: the withTenant() scope. */
   tenant?: TenantSource;
-  /** Default: the process-wide ring from initKeyRing(). */
+  /**
+   * Default: the process-wide ring: the one initKeyRing() set or, on first
+   * use without one, the one initKeyRing() would read from the environment.
+   */
   keyRing?: KeyRing;
   /**
    * Read stored values that are not envelopes (`isEnvelope()` is false, the
@@ -75,6 +79,7 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
     throw Object.assign(new Error(`encrypted column "${column}": options.collection (the collectionId) is required`), { code: 'ALE_INVALID_CONTEXT' });
   }
   const { collection, keyRing } = options;
+  const ring: Sealer = keyRing ?? processRing;
   storageOf(options, column);
   const field = options.field ?? column;
   const tenantOption = options.tenant;
@@ -103,13 +108,13 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
   const isLegacy = (stored: string) => legacyUntil !== undefined && !native.isEnvelope(stored) && Date.now() < legacyUntil;
 
   // What each storage does with a key: hoisted, so that a call allocates no more than the closure it hands atColumn.
-  const sealText = (plaintext: string, t: string) => (keyRing ? keyRing.encrypt(plaintext, t, collection, field) : native.encrypt(plaintext, t, collection, field));
-  const sealBytes = (plaintext: string, t: string) => (keyRing ? keyRing.encryptBinary(plaintext, t, collection, field) : native.encryptBinary(plaintext, t, collection, field));
-  const openText = (stored: string, t: string) => (keyRing ? keyRing.decrypt(stored, t, collection, field) : native.decrypt(stored, t, collection, field));
+  const sealText = (plaintext: string, t: string) => ring.encrypt(plaintext, t, collection, field);
+  const sealBytes = (plaintext: string, t: string) => ring.encryptBinary(plaintext, t, collection, field);
+  const openText = (stored: string, t: string) => ring.decrypt(stored, t, collection, field);
   const openBytes = (stored: unknown, t: string) => {
     const bytes = bytesOnly(storedBytes(stored));
     try {
-      return keyRing ? keyRing.decryptBinary(bytes, t, collection, field) : native.decryptBinary(bytes, t, collection, field);
+      return ring.decryptBinary(bytes, t, collection, field);
     } catch (e) {
       // on the failure path only: say so when the bytes are a text envelope's
       if (isTextEnvelopeBytes(bytes)) throw textEnvelopeInBinary();
@@ -160,11 +165,11 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
     } as FieldCodec['decryptBinary'],
     blindIndex(value) {
       const t = tenant();
-      return atColumn(where, () => (keyRing ? keyRing.blindIndex(value, t, collection, field) : native.blindIndex(value, t, collection, field)));
+      return atColumn(where, () => ring.blindIndex(value, t, collection, field));
     },
     blindIndexes(value) {
       const t = tenant();
-      return atColumn(where, () => (keyRing ? keyRing.blindIndexes(value, t, collection, field) : [native.blindIndex(value, t, collection, field)]));
+      return atColumn(where, () => ring.blindIndexes(value, t, collection, field));
     },
   };
 }

@@ -5,6 +5,7 @@
 import * as native from '../../index.js';
 import type { KeyRing } from '../../index.js';
 import { atColumn } from './failures.js';
+import { processRing } from './process-ring.js';
 import { binaryPlaintext, bytesOnly, textOnly, type Storage } from './storage.js';
 
 /** What a migration, rotation or conversion has done so far. */
@@ -135,11 +136,11 @@ export function encryptPlaintext(ring: KeyRing | undefined): Decide {
     if (storage === 'binary') {
       const text = binaryPlaintext(cell);
       if (text === undefined) return null;
-      return ring ? ring.encryptBinary(text, t, c, f) : native.encryptBinary(text, t, c, f);
+      return (ring ?? processRing).encryptBinary(text, t, c, f);
     }
     if (native.isEnvelope(cell)) return null;
     const text = textOnly(cell);
-    return ring ? ring.encrypt(text, t, c, f) : native.encrypt(text, t, c, f);
+    return (ring ?? processRing).encrypt(text, t, c, f);
   };
 }
 
