@@ -1,0 +1,85 @@
+// Two or more builds of the addon side by side, in one process: the 256 B
+// tight loops (encrypt, decrypt, encryptBinary, decryptBinary) and the
+// bench's micro tiers, each build's turn interleaved with the others' in
+// rotating order, so drift hits every build alike. For "before and after"
+// checks of a change that must not cost speed (docs/performance.md).
+//
+//   node --expose-gc bench/experiments/builds.mjs --addon /tmp/old/index.js --addon ./index.js [--rounds 5]
+//   bun bench/experiments/builds.mjs --addon … --addon …
+//
+// Each --addon is a loader (index.js) next to its ale.<platform>.node.
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { payload, runMicro } from '../micro.mjs';
+import { median } from '../stats.mjs';
+
+const { values: flags } = parseArgs({
+  options: { addon: { type: 'string', multiple: true }, rounds: { type: 'string', default: '5' }, loop: { type: 'string', default: '200000' } },
+});
+if (!flags.addon || flags.addon.length < 2) throw new Error('give two or more --addon paths');
+const require = createRequire(import.meta.url);
+const builds = flags.addon.map((path) => ({ path, ale: require(resolve(path)) }));
+const rounds = Number(flags.rounds);
+const loop = Number(flags.loop);
+const secret = 'bench-secret-0123456789-abcdefghijklmnop';
+const CTX = ['tenant-bench', 'content_nodes', 'data'];
+const text = payload(256);
+const gc = globalThis.gc ?? globalThis.Bun?.gc ?? (() => {});
+
+/** ns per call of each hot method of one build, one tight loop each; the results are checked. */
+function tight(ale) {
+  const ring = new ale.KeyRing([secret]);
+  const env = ring.encrypt(text, ...CTX);
+  const bin = ring.encryptBinary(text, ...CTX);
+  if (ring.decrypt(env, ...CTX) !== text || ring.decryptBinary(bin, ...CTX) !== text) throw new Error('a build does not round-trip');
+  const ops = {
+    encrypt: () => ring.encrypt(text, CTX[0], CTX[1], CTX[2]).length,
+    decrypt: () => ring.decrypt(env, CTX[0], CTX[1], CTX[2]).length,
+    encryptBinary: () => ring.encryptBinary(text, CTX[0], CTX[1], CTX[2]).length,
+    decryptBinary: () => ring.decryptBinary(bin, CTX[0], CTX[1], CTX[2]).length,
+  };
+  const out = {};
+  for (const [name, f] of Object.entries(ops)) {
+    for (let i = 0; i < 2000; i++) f();
+    gc();
+    let sink = 0;
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < loop; i++) sink += f();
+    const ns = Number(process.hrtime.bigint() - t0) / loop;
+    if (sink === 0) throw new Error('no output');
+    out[name] = ns;
+  }
+  return out;
+}
+
+const loops = builds.map(() => []);
+const micro = builds.map(() => []);
+for (let r = 0; r < rounds; r++) {
+  for (let j = 0; j < builds.length; j++) {
+    const k = (r + j) % builds.length;
+    loops[k].push(tight(builds[k].ale));
+    micro[k].push(runMicro(builds[k].ale, { warmup: 500, iterations: 1000, rounds: 10, secret, onStep: () => {} }));
+  }
+}
+
+const runtime = process.versions.bun ? `Bun ${process.versions.bun}` : `Node ${process.version}`;
+const range = (xs, f = (x) => x.toFixed(0)) => `${f(median(xs))} [${f(Math.min(...xs))}–${f(Math.max(...xs))}]`;
+console.log(`${runtime}, ${rounds} rounds; median [min–max] over rounds\n`);
+console.log(`| build | ${Object.keys(loops[0][0]).map((n) => `${n} 256 B (ns)`).join(' | ')} |`);
+console.log(`| --- |${' --- |'.repeat(Object.keys(loops[0][0]).length)}`);
+builds.forEach((b, k) => console.log(`| ${b.path} | ${Object.keys(loops[k][0]).map((n) => range(loops[k].map((x) => x[n]))).join(' | ')} |`));
+console.log(`\n| build | tier | addon encrypt (µs) | addon decrypt (µs) | × node:crypto enc / dec |`);
+console.log('| --- | --- | --- | --- | --- |');
+const us = (x) => x.toFixed(3);
+const ratio = (x) => x.toFixed(1);
+builds.forEach((b, k) => {
+  for (const tier of [...new Set(micro[k][0].map((row) => row.tier))]) {
+    const pick = (contender) => micro[k].map((rows) => rows.find((row) => row.tier === tier && row.contender === contender));
+    const addon = pick('addon');
+    const ref = pick('node:crypto');
+    const enc = addon.map((a, i) => ref[i].encryptUs / a.encryptUs);
+    const dec = addon.map((a, i) => ref[i].decryptUs / a.decryptUs);
+    console.log(`| ${b.path} | ${tier} | ${range(addon.map((a) => a.encryptUs), us)} | ${range(addon.map((a) => a.decryptUs), us)} | ${range(enc, ratio)} / ${range(dec, ratio)} |`);
+  }
+});
