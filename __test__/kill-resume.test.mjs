@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openSqlite } from '../bench/sqlite.mjs';
+import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
 import { ale, SECRET, OLD_SECRET } from './helpers.mjs';
 
 const child = fileURLToPath(new URL('./fixtures/batch-child.mjs', import.meta.url));
@@ -21,10 +21,11 @@ const BATCH = 50; // the child's batchSize
  * committed, and is SIGKILLed while stopped: the kill lands at that point
  * every time, not at whatever point the child has reached.
  */
-function runChild(file, mode, killAfter) {
+function runChild(driver, file, mode, killAfter) {
   return new Promise((resolve, reject) => {
     const args = [child, file, mode, ...(killAfter ? [String(killAfter)] : [])];
-    const p = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const env = { ...process.env, ALE_TEST_SQLITE_DRIVER: driver };
+    const p = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
     let out = '';
     p.stdout.on('data', (d) => {
       out += d;
@@ -114,19 +115,19 @@ async function cellsOf(file, mode) {
   return rows.map((r) => ({ id: r.id, tenant: r.tenant_id, source: mode === 'to-binary' ? r.body : r.body_bin, target: mode === 'to-binary' ? r.body_bin : r.body }));
 }
 
-describe('kill -9 and resume', () => {
+for (const driver of SQLITE_DRIVERS) describe(`kill -9 and resume (${driver})`, () => {
   for (const mode of ['migrate', 'rotate']) {
     test(`${mode}: killed after batch 4, rerun, every row correct and under the primary key`, async () => {
       const { dir, file, originals } = await seed(mode);
       try {
-        const killed = await runChild(file, mode, 4);
+        const killed = await runChild(driver, file, mode, 4);
         assert.equal(killed.signal, 'SIGKILL', killed.out);
         assert.match(killed.out, /paused after batch 4\n$/);
         const partial = await countUnderPrimary(file);
         const nonNull = [...originals.values()].filter((o) => o.body !== null).length;
         const inFourBatches = [...originals].filter(([id, o]) => id <= 4 * BATCH && o.body !== null).length;
         assert.equal(partial, inFourBatches, 'exactly the first 4 batches were done when the child was killed');
-        const resumed = await runChild(file, mode);
+        const resumed = await runChild(driver, file, mode);
         assert.equal(resumed.code, 0, resumed.out);
         const done = JSON.parse(resumed.out.split('done ')[1]);
         assert.equal(done.written, nonNull - partial, 'the rerun rewrote only what was left');
@@ -143,7 +144,7 @@ describe('kill -9 and resume', () => {
     test(`convertStorage ${mode}: killed after batch 4, rerun, every value moved exactly once, losslessly`, async () => {
       const { dir, file, originals } = await seedEnvelopes(mode);
       try {
-        const killed = await runChild(file, mode, 4);
+        const killed = await runChild(driver, file, mode, 4);
         assert.equal(killed.signal, 'SIGKILL', killed.out);
         assert.match(killed.out, /paused after batch 4\n$/);
         const nonNull = [...originals.values()].filter((o) => o.body !== null).length;
@@ -153,7 +154,7 @@ describe('kill -9 and resume', () => {
         assert.equal(moved.length, inFourBatches, 'exactly the first 4 batches were moved when the child was killed');
         assert.ok(moved.every((r) => r.id <= 4 * BATCH && r.source === null), 'a moved value left its source NULL, in the same transaction');
         assert.ok(atKill.every((r) => r.id <= 4 * BATCH || r.target === null), 'nothing after batch 4 was touched');
-        const resumed = await runChild(file, mode);
+        const resumed = await runChild(driver, file, mode);
         assert.equal(resumed.code, 0, resumed.out);
         const done = JSON.parse(resumed.out.split('done ')[1]);
         assert.equal(done.written, nonNull - inFourBatches, 'the rerun moved only what was left');
@@ -177,7 +178,7 @@ describe('kill -9 and resume', () => {
             assert.equal(primary.decrypt(r.target, r.tenant, 'docs', 'body'), want.body, `row ${r.id}`);
           }
         }
-        const again = await runChild(file, mode);
+        const again = await runChild(driver, file, mode);
         assert.deepEqual(JSON.parse(again.out.split('done ')[1]).written, 0);
         console.log(`convertStorage ${mode}: killed with ${inFourBatches}/${nonNull} moved; the rerun moved ${done.written}`);
       } finally {

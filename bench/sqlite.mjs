@@ -1,25 +1,20 @@
-// Opens SQLite through Drizzle on whichever runtime is running: better-sqlite3
-// under Node, bun:sqlite under Bun. Shared by the bench and the tests.
+// Opens SQLite through Drizzle with each driver SveltyCMS uses: bun:sqlite
+// (drizzle-orm/bun-sqlite) under Bun, node:sqlite's DatabaseSync behind
+// drizzle-orm/sqlite-proxy under Node (the CMS's adapter on each runtime),
+// and better-sqlite3 as a second Node driver. Shared by the bench and the tests.
 export const runtimeName = process.versions.bun ? 'bun' : 'node';
 
-/** @returns {Promise<{ db: any, exec: (sql: string) => void, all: (sql: string) => any[], close: () => void, driver: string, sqliteVersion: string }>} */
-export async function openSqlite(file, { wal = true } = {}) {
-  let client;
-  let db;
-  let driver;
-  if (process.versions.bun) {
-    const { Database } = await import('bun:sqlite');
-    const { drizzle } = await import('drizzle-orm/bun-sqlite');
-    client = new Database(file);
-    db = drizzle(client);
-    driver = 'bun:sqlite';
-  } else {
-    const { default: Database } = await import('better-sqlite3');
-    const { drizzle } = await import('drizzle-orm/better-sqlite3');
-    client = new Database(file);
-    db = drizzle(client);
-    driver = 'better-sqlite3';
-  }
+/** The drivers this runtime has, the CMS's own first. */
+export const SQLITE_DRIVERS = process.versions.bun ? ['bun:sqlite'] : ['node:sqlite', 'better-sqlite3'];
+
+/**
+ * @param {string} file
+ * @param {{ wal?: boolean, driver?: string }} [options] driver: one of SQLITE_DRIVERS (default: the CMS's)
+ * @returns {Promise<{ db: any, exec: (sql: string) => void, all: (sql: string) => any[], close: () => void, driver: string, sqliteVersion: string }>}
+ */
+export async function openSqlite(file, { wal = true, driver = SQLITE_DRIVERS[0] } = {}) {
+  if (!SQLITE_DRIVERS.includes(driver)) throw new Error(`${driver} is not a SQLite driver of ${runtimeName} (${SQLITE_DRIVERS.join(', ')})`);
+  const { client, db, label } = await OPEN[driver](file);
   const exec = (sql) => client.exec(sql);
   const all = (sql) => client.prepare(sql).all();
   if (wal) {
@@ -27,5 +22,53 @@ export async function openSqlite(file, { wal = true } = {}) {
     exec('PRAGMA synchronous = NORMAL');
   }
   const sqliteVersion = all('select sqlite_version() as v')[0].v;
-  return { db, exec, all, close: () => client.close(), driver, sqliteVersion };
+  return { db, exec, all, close: () => client.close(), driver: label, sqliteVersion };
+}
+
+const OPEN = {
+  async 'bun:sqlite'(file) {
+    const { Database } = await import('bun:sqlite');
+    const { drizzle } = await import('drizzle-orm/bun-sqlite');
+    const client = new Database(file);
+    return { client, db: drizzle(client), label: 'bun:sqlite' };
+  },
+  async 'better-sqlite3'(file) {
+    const { default: Database } = await import('better-sqlite3');
+    const { drizzle } = await import('drizzle-orm/better-sqlite3');
+    const client = new Database(file);
+    return { client, db: drizzle(client), label: 'better-sqlite3' };
+  },
+  async 'node:sqlite'(file) {
+    const { DatabaseSync } = await import('node:sqlite');
+    const { drizzle } = await import('drizzle-orm/sqlite-proxy');
+    const client = new DatabaseSync(file);
+    return { client, db: drizzle(nodeSqliteProxy(client)), label: 'node:sqlite (sqlite-proxy)' };
+  },
+};
+
+/**
+ * The sqlite-proxy callback over a DatabaseSync, as SveltyCMS wires it:
+ * Drizzle sends SQL, parameters and a method, and takes rows back as arrays
+ * of values. Statements are prepared once per SQL text.
+ */
+function nodeSqliteProxy(client) {
+  const statements = new Map();
+  const prepare = (sql) => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = client.prepare(sql);
+      statement.setReturnArrays(true);
+      statements.set(sql, statement);
+    }
+    return statement;
+  };
+  return async (sql, params, method) => {
+    const statement = prepare(sql);
+    if (method === 'run') {
+      statement.run(...params);
+      return { rows: [] };
+    }
+    if (method === 'get') return { rows: statement.get(...params) ?? [] };
+    return { rows: statement.all(...params) };
+  };
 }

@@ -200,16 +200,20 @@ function checkedInfo(table: object, column: unknown, role: string): ColumnInfo {
   return info;
 }
 
-/** SQLite drivers (better-sqlite3, bun:sqlite) run transactions synchronously. */
-export const syncTransact: Transact = async (db, write, updates) => {
-  db.transaction((tx: AnyDb) => {
-    for (const u of updates) write(tx, u).run();
-  });
-};
-
-/** PostgreSQL and MySQL drivers run them asynchronously. */
+/** PostgreSQL and MySQL drivers, and SQLite behind sqlite-proxy, run them asynchronously. */
 export const asyncTransact: Transact = async (db, write, updates) => {
   await db.transaction(async (tx: AnyDb) => {
     for (const u of updates) await write(tx, u);
+  });
+};
+
+/**
+ * SQLite: better-sqlite3 and bun:sqlite run transactions synchronously;
+ * node:sqlite behind drizzle-orm/sqlite-proxy (an `async` database) does not.
+ */
+export const sqliteTransact: Transact = async (db, write, updates) => {
+  if (db.resultKind === 'async') return asyncTransact(db, write, updates);
+  db.transaction((tx: AnyDb) => {
+    for (const u of updates) write(tx, u).run();
   });
 };
