@@ -1,13 +1,15 @@
 // DB hot path: real SQLite (WAL, synchronous=NORMAL) through Drizzle, on
-// tables shaped like the CMS's own. Each scenario writes and reads a plain
-// and an encrypted database file side by side, alternating which goes first.
+// tables shaped like the CMS's own, through each SQLite driver of the
+// runtime (the CMS's adapter first: node:sqlite behind sqlite-proxy on Node,
+// bun:sqlite on Bun). Each scenario writes and reads a plain and an
+// encrypted database file side by side, alternating which goes first.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { customType, sqliteTable, text, integer } from 'drizzle-orm/sqlite-core';
 import { encryptedJson, encryptedText } from '@sveltycms/ale/drizzle/sqlite';
-import { openSqlite } from './sqlite.mjs';
+import { openSqlite, SQLITE_DRIVERS, SYNC_DRIVER } from './sqlite.mjs';
 import { payload } from './micro.mjs';
 import { median, overhead, verdict } from './stats.mjs';
 
@@ -149,16 +151,34 @@ export function row(table, id, bytes) {
 /** Sides whose value column holds bytes. */
 const BINARY_SIDES = new Set(['binaryControl', 'binary']);
 
-async function openSides(dir, fts, sides) {
+async function openSides(dir, fts, sides, driver) {
   const dbs = {};
   for (const side of sides) {
-    dbs[side] = await openSqlite(join(dir, `${side}.db`));
+    dbs[side] = await openSqlite(join(dir, `${side}.db`), { driver });
     for (const stmt of ddl(fts, BINARY_SIDES.has(side) ? 'BLOB' : 'TEXT')) dbs[side].exec(stmt);
   }
   return dbs;
 }
 
 export const ns = (t0) => Number(process.hrtime.bigint() - t0);
+
+/**
+ * One row inserted in its own transaction, and one row read by id, as the
+ * driver runs them: synchronously (better-sqlite3, bun:sqlite) or awaited
+ * (node:sqlite behind sqlite-proxy, an `async` Drizzle database).
+ */
+function statements(db) {
+  if (db.resultKind === 'async') {
+    return {
+      insert: (t, values) => db.transaction(async (tx) => void (await tx.insert(t).values(values))),
+      get: (q) => q.get(),
+    };
+  }
+  return {
+    insert: (t, values) => db.transaction((tx) => void tx.insert(t).values(values).run()),
+    get: (q) => q.get(),
+  };
+}
 
 /**
  * A key ring that times its own encrypt calls, as the encrypted column makes
@@ -225,7 +245,7 @@ const ADAPTIVE_MAX_BYTES = 4096;
  * tiers get more rounds until the 95% interval of the write overhead is at
  * most ±ADAPTIVE_HALF_WIDTH (or `maxRounds` is reached).
  */
-async function runScenario(scenario, { iterations, rounds = 1, maxRounds = rounds, keyRing, gate, target, fts = 'recommended' }) {
+async function runScenario(scenario, { iterations, rounds = 1, maxRounds = rounds, keyRing, gate, target, fts = 'recommended', driver }) {
   const idCol = scenario.table === 'content_nodes' ? '_id' : 'id';
   const field = scenario.table === 'content_nodes' ? 'data' : 'details';
   const value = row(scenario.table, 'x', scenario.bytes)[field];
@@ -251,7 +271,8 @@ async function runScenario(scenario, { iterations, rounds = 1, maxRounds = round
     const wide = () => ['encrypted', 'binary'].some((side) => halfWidth(overhead(writes.plain, writes[side])) > ADAPTIVE_HALF_WIDTH);
     if (round >= rounds && !(adaptive && wide())) break;
     const dir = mkdtempSync(join(tmpdir(), 'ale-bench-'));
-    const dbs = await openSides(dir, fts, sides);
+    const dbs = await openSides(dir, fts, sides, driver);
+    const run = Object.fromEntries(sides.map((side) => [side, statements(dbs[side].db)]));
     try {
       const warm = Math.min(20, iterations);
       for (let i = -warm; i < iterations; i++) {
@@ -261,9 +282,7 @@ async function runScenario(scenario, { iterations, rounds = 1, maxRounds = round
           const values = row(scenario.table, `${side}-${i}`, scenario.bytes);
           const before = timed.samples.length;
           const t0 = process.hrtime.bigint();
-          dbs[side].db.transaction((tx) => {
-            tx.insert(t).values(values).run();
-          });
+          await run[side].insert(t, values);
           if (i >= 0) writes[side].push(ns(t0));
           else timed.samples.length = before; // warm-up calls are not counted
         }
@@ -274,7 +293,7 @@ async function runScenario(scenario, { iterations, rounds = 1, maxRounds = round
         for (const side of [...readSides.slice(shift), ...readSides.slice(0, shift)]) {
           const t = tables[side][scenario.table];
           const t0 = process.hrtime.bigint();
-          const got = dbs[side].db.select().from(t).where(eq(t[idCol], `${side}-${i}`)).get();
+          const got = await run[side].get(dbs[side].db.select().from(t).where(eq(t[idCol], `${side}-${i}`)));
           reads[side].push(ns(t0));
           if (JSON.stringify(got[field]) !== expected) throw new Error(`${side} read returned the wrong ${field}`);
         }
@@ -352,7 +371,8 @@ async function runRotationRead(ale, { iterations, secret, oldSecret }) {
   const dir = mkdtempSync(join(tmpdir(), 'ale-bench-rot-'));
   const current = new ale.KeyRing([secret, oldSecret]);
   const old = new ale.KeyRing([oldSecret]);
-  const s = await openSqlite(join(dir, 'rotation.db'));
+  // The read time of a key fallback, not a driver comparison.
+  const s = await openSqlite(join(dir, 'rotation.db'), { driver: SYNC_DRIVER });
   try {
     for (const stmt of ddl('recommended')) s.exec(stmt);
     const t = schemas(current, text('data')).encrypted.content_nodes;
@@ -377,22 +397,32 @@ async function runRotationRead(ale, { iterations, secret, oldSecret }) {
   }
 }
 
+/**
+ * Every scenario through every SQLite driver of the runtime. The first, the
+ * CMS's adapter, is the headline (`scenarios`, `driver`); the others follow
+ * in `otherAdapters`. FTS over ciphertext and the rotation read run on the
+ * headline adapter only.
+ */
 export async function runDb(ale, options) {
   const keyRing = new ale.KeyRing([options.secret]);
-  const results = [];
-  const probe = await openSqlite(':memory:', { wal: false });
-  const { sqliteVersion, driver } = probe;
-  probe.close();
-  for (const scenario of SCENARIOS) {
-    results.push(await runScenario(scenario, { ...options, keyRing }));
-    options.onStep?.(`db ${scenario.table} ${scenario.tier}`);
+  const adapters = [];
+  for (const driver of SQLITE_DRIVERS) {
+    const probe = await openSqlite(':memory:', { wal: false, driver });
+    const adapter = { driver: probe.driver, sqliteVersion: probe.sqliteVersion, scenarios: [] };
+    probe.close();
+    for (const scenario of SCENARIOS) {
+      adapter.scenarios.push(await runScenario(scenario, { ...options, keyRing, driver }));
+      options.onStep?.(`db ${scenario.table} ${scenario.tier} (${adapter.driver})`);
+    }
+    adapters.push(adapter);
   }
+  const [headline, ...otherAdapters] = adapters;
   const naive = [];
   for (const scenario of SCENARIOS.filter((s) => s.table === 'content_nodes')) {
-    naive.push(await runScenario(scenario, { ...options, keyRing, fts: 'naive' }));
+    naive.push(await runScenario(scenario, { ...options, keyRing, fts: 'naive', driver: SQLITE_DRIVERS[0] }));
     options.onStep?.(`db ${scenario.table} ${scenario.tier}, FTS over ciphertext`);
   }
   const rotation = await runRotationRead(ale, options);
   options.onStep?.('db rotation read');
-  return { sqliteVersion, driver, scenarios: results, ftsOverCiphertext: naive, rotation };
+  return { ...headline, otherAdapters, ftsOverCiphertext: naive, rotation };
 }

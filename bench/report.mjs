@@ -58,14 +58,26 @@ export function cmsTable(results) {
   return table(['Runtime', 'What', 'Encrypt: SveltyCMS today → drop-in', 'Speed-up', 'Decrypt: SveltyCMS today → drop-in', 'Speed-up'], rows);
 }
 
+/** Every DB scenario of a run with its adapter: the CMS's adapter (the headline) first, then the others. */
+function adapterScenarios(r) {
+  const adapters = [{ driver: r.db.driver, scenarios: r.db.scenarios }, ...(r.db.otherAdapters ?? [])];
+  return adapters.flatMap((a) => a.scenarios.map((s) => ({ adapter: a.driver, s })));
+}
+
+/** The gate verdicts of one adapter's scenarios, text and binary storage. */
+export function verdictsOf(scenarios) {
+  return scenarios.flatMap((s) => [s.verdict, s.binary.verdict]);
+}
+
 export function dbTable(results) {
   const rows = [];
   const pts = (x) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}`;
   for (const r of results) {
-    for (const s of r.db.scenarios) {
+    for (const { adapter, s } of adapterScenarios(r)) {
       const b = s.binary;
       rows.push([
         r.runtime.name,
+        adapter,
         s.table,
         `${s.tier} (${s.label})`,
         'text',
@@ -79,11 +91,11 @@ export function dbTable(results) {
         s.verdict,
       ]);
       if (b) {
-        rows.push([r.runtime.name, s.table, `${s.tier} (${s.label})`, 'binary', ms(s.plainWriteUs), ms(b.encryptedWriteUs), formatOverhead(b.writeOverhead), `${pts(b.storageOverhead.point)} / ${pts(b.cryptoPart)}`, '', formatOverhead(b.readOverhead), `${s.rounds}×${s.iterations}`, b.verdict]);
+        rows.push([r.runtime.name, adapter, s.table, `${s.tier} (${s.label})`, 'binary', ms(s.plainWriteUs), ms(b.encryptedWriteUs), formatOverhead(b.writeOverhead), `${pts(b.storageOverhead.point)} / ${pts(b.cryptoPart)}`, '', formatOverhead(b.readOverhead), `${s.rounds}×${s.iterations}`, b.verdict]);
       }
     }
   }
-  return table(['Runtime', 'Table', 'Payload Tier', 'Storage', 'Unencrypted Write', 'Encrypted Write', 'Write Δ [95% CI]', 'Δ: storage / crypto (points)', 'Encrypt in the write (tight loop)', 'Read Δ [95% CI]', 'Inserts per side', 'Gate <5%'], rows);
+  return table(['Runtime', 'Adapter', 'Table', 'Payload Tier', 'Storage', 'Unencrypted Write', 'Encrypted Write', 'Write Δ [95% CI]', 'Δ: storage / crypto (points)', 'Encrypt in the write (tight loop)', 'Read Δ [95% CI]', 'Inserts per side', 'Gate <5%'], rows);
 }
 
 export function extrasTable(results) {
@@ -111,7 +123,7 @@ export function batchTable(results) {
 
 export function environment(results) {
   return results
-    .map((r) => `- **${r.runtime.name}** ${r.runtime.version} · ${r.machine.cpu} · AES-NI ${r.machine.aesni ? 'yes' : 'no'} · SQLite ${r.db.sqliteVersion} (${r.db.driver}) · micro ${r.config.warmup}+${r.config.iterations} cycles in ${r.config.rounds} rounds · DB ${r.config.dbIterations} iterations × ${r.config.dbRounds} rounds (256 B and 4 KB: up to ${r.config.dbMaxRounds ?? r.config.dbRounds}, until ±1 point) · ${r.startedAt}`)
+    .map((r) => `- **${r.runtime.name}** ${r.runtime.version} · ${r.machine.cpu} · AES-NI ${r.machine.aesni ? 'yes' : 'no'} · SQLite ${r.db.sqliteVersion} (${[r.db.driver, ...(r.db.otherAdapters ?? []).map((a) => a.driver)].join(', ')}; the first is the gate's) · micro ${r.config.warmup}+${r.config.iterations} cycles in ${r.config.rounds} rounds · DB ${r.config.dbIterations} iterations × ${r.config.dbRounds} rounds (256 B and 4 KB: up to ${r.config.dbMaxRounds ?? r.config.dbRounds}, until ±1 point) · ${r.startedAt}`)
     .join('\n');
 }
 

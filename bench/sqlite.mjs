@@ -7,6 +7,9 @@ export const runtimeName = process.versions.bun ? 'bun' : 'node';
 /** The drivers this runtime has, the CMS's own first. */
 export const SQLITE_DRIVERS = process.versions.bun ? ['bun:sqlite'] : ['node:sqlite', 'better-sqlite3'];
 
+/** A driver whose Drizzle statements run synchronously, for code that times one without awaiting. */
+export const SYNC_DRIVER = process.versions.bun ? 'bun:sqlite' : 'better-sqlite3';
+
 /**
  * @param {string} file
  * @param {{ wal?: boolean, driver?: string }} [options] driver: one of SQLITE_DRIVERS (default: the CMS's)

@@ -18,7 +18,7 @@ import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { customType, text } from 'drizzle-orm/sqlite-core';
 import { encryptedText } from '@sveltycms/ale/drizzle/sqlite';
-import { openSqlite } from '../sqlite.mjs';
+import { openSqlite, SYNC_DRIVER } from '../sqlite.mjs';
 import { contentNodes, ddl, ns, row, timerCostNs, TENANT } from '../db.mjs';
 import { median, overhead } from '../stats.mjs';
 
@@ -67,7 +67,7 @@ for (let r = 0; r < rounds; r++) {
   const dbs = {};
   try {
     for (const [k, n] of names.entries()) {
-      dbs[n] = await openSqlite(join(dir, `${k}.db`));
+      dbs[n] = await openSqlite(join(dir, `${k}.db`), { driver: SYNC_DRIVER });
       for (const stmt of ddl('recommended', isBinary(n) ? 'BLOB' : 'TEXT')) dbs[n].exec(stmt);
     }
     for (let i = -30; i < ITERATIONS; i++) {
