@@ -6,19 +6,12 @@
 // because it drives both runtimes itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { bin, pack, root, run, scratchEnv } from './fixtures/pack.mjs';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const bin = join(root, 'node_modules', '.bin');
-
-function run(cmd, args, opts = {}) {
-  return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...opts });
-}
 
 const SUBPATHS = ['@sveltycms/ale', '@sveltycms/ale/drizzle', '@sveltycms/ale/drizzle/sqlite', '@sveltycms/ale/drizzle/pg', '@sveltycms/ale/drizzle/mysql', '@sveltycms/ale/sveltycms'];
 
@@ -48,28 +41,12 @@ const PROBE = `
   });
 `;
 
-/** Packs the package the way a release does (prepack: npm run build), and the platform package. */
-function pack(work) {
-  const packs = join(work, 'packs');
-  mkdirSync(packs);
-  const platformDir = join(work, 'linux-x64-gnu');
-  cpSync(join(root, 'npm', 'linux-x64-gnu'), platformDir, { recursive: true });
-  cpSync(join(root, 'ale.linux-x64-gnu.node'), join(platformDir, 'ale.linux-x64-gnu.node'));
-  const last = (out) => join(packs, out.trim().split('\n').pop());
-  return {
-    main: last(run('npm', ['pack', '--silent', '--ignore-scripts=false', '--pack-destination', packs], { cwd: root })),
-    platform: last(run('npm', ['pack', '--silent', '--pack-destination', packs], { cwd: platformDir })),
-  };
-}
-
 /** A scratch project with the given tarballs and drizzle-orm installed, and no Rust toolchain on PATH. */
 function scratch(work, name, tarballs) {
   const app = join(work, name);
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'cms-app', private: true }));
-  const cleanPath = process.env.PATH.split(delimiter).filter((p) => !/cargo|rustup/.test(p) && p !== bin).join(delimiter);
-  const env = { ...process.env, PATH: cleanPath, CARGO_HOME: '/nonexistent', RUSTUP_HOME: '/nonexistent' };
-  delete env.ALE_BACKEND;
+  const env = scratchEnv();
   assert.throws(() => run('cargo', ['--version'], { env }), 'cargo must not be reachable in the scratch project');
   const drizzle = `drizzle-orm@${pkg.devDependencies['drizzle-orm']}`;
   run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', ...tarballs, drizzle], { cwd: app, env });

@@ -67,6 +67,11 @@ test('docs/drizzle.md: the SQLite example runs', () => {
   assert.equal(out.trim(), onBun ? 'a@b.c {\n  plan: "pro",\n}' : "a@b.c { plan: 'pro' }");
 });
 
+test('docs/drizzle.md: the same schema through node:sqlite behind sqlite-proxy', () => {
+  const out = afterSqlite('sqlite-proxy.mjs', example('sqlite-proxy'));
+  assert.deepEqual(out, ['b@c.d v1:']);
+});
+
 test('docs/drizzle.md: bad rows, read with readWithFailures', () => {
   const out = afterSqlite('bad-rows.mjs', `client.prepare("INSERT INTO users (id, tenant_id, email) VALUES (2, 'tenant-1', ?)").run('${BAD_ENVELOPE}');
 ${example('bad-rows')}

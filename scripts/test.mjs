@@ -85,6 +85,12 @@ const suites = [
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
   {
+    name: 'the SvelteKit 3 example from packed tarballs (vite build with no key, node build, bun build/index.js, vite dev)',
+    cmd: join(bin, 'node'),
+    args: ['--test', '--test-reporter=spec', '__test__/sveltekit.check.mjs'],
+    count: (out) => last(out, /ℹ pass (\d+)[\s\S]*?ℹ fail (\d+)/g),
+  },
+  {
     name: 'install from packed tarballs (Node 24 and Bun)',
     cmd: join(bin, 'node'),
     args: ['--test', '--test-reporter=spec', '__test__/install.check.mjs'],

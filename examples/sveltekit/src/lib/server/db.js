@@ -1,0 +1,44 @@
+// SQLite as SveltyCMS opens it: bun:sqlite through drizzle-orm/bun-sqlite
+// under Bun, node:sqlite's DatabaseSync behind drizzle-orm/sqlite-proxy
+// under Node. The file is DATABASE_FILE (default cms.db).
+import { DDL } from './schema.js';
+
+let opened;
+
+/** The Drizzle database, opened on first use. */
+export function database() {
+  opened ??= open(process.env.DATABASE_FILE ?? 'cms.db');
+  return opened;
+}
+
+async function open(file) {
+  if (process.versions.bun) {
+    // A specifier in a variable: Vite leaves it to the runtime.
+    const bunSqlite = 'bun:sqlite';
+    const { Database } = await import(/* @vite-ignore */ bunSqlite);
+    const { drizzle } = await import('drizzle-orm/bun-sqlite');
+    const client = new Database(file);
+    client.exec(DDL);
+    return { db: drizzle(client), driver: 'bun:sqlite' };
+  }
+  const { DatabaseSync } = await import('node:sqlite');
+  const { drizzle } = await import('drizzle-orm/sqlite-proxy');
+  const client = new DatabaseSync(file);
+  client.exec(DDL);
+  const statements = new Map();
+  const db = drizzle(async (sql, params, method) => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = client.prepare(sql);
+      statement.setReturnArrays(true);
+      statements.set(sql, statement);
+    }
+    if (method === 'run') {
+      statement.run(...params);
+      return { rows: [] };
+    }
+    if (method === 'get') return { rows: statement.get(...params) ?? [] };
+    return { rows: statement.all(...params) };
+  });
+  return { db, driver: 'node:sqlite (sqlite-proxy)' };
+}
