@@ -3,7 +3,10 @@
 # with cargo-zigbuild (zig as the C compiler and linker, from PyPI), and
 # checks each artifact: its file format and architecture, that it exports
 # napi_register_module_v1, and for musl that it needs musl's libc.so and no
-# glibc symbol version. Outputs go to target/cross/ale.<platform>.node.
+# glibc symbol version. The gnu targets are built against glibc 2.28 (the
+# `.2.28` suffix tells zig which glibc to link against), the floor of Node
+# 24's own Linux builds, and scripts/check-glibc.sh checks every Linux
+# artifact against it. Outputs go to target/cross/ale.<platform>.node.
 #
 #   scripts/cross-build.sh                          # every target below
 #   scripts/cross-build.sh aarch64-unknown-linux-gnu
@@ -14,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 log() { printf '[cross-build] %s\n' "$*" >&2; }
 
-all=(aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl aarch64-apple-darwin x86_64-apple-darwin)
+all=(x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl aarch64-apple-darwin x86_64-apple-darwin)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 
@@ -74,6 +77,11 @@ check() {
   log "$target: $format ($arch, ${kind#*: }), exports napi_register_module_v1${needed:+, needs ${needed% }, no glibc versions}"
 }
 
+glibc=2.28 # the oldest glibc the gnu binaries load on
+# Apart from the native build's target/x86_64-unknown-linux-gnu: zig as the
+# compiler changes the build scripts' inputs, so sharing it would make each
+# build redo the other's AWS-LC.
+export CARGO_TARGET_DIR=target/zig
 mkdir -p target/cross
 for target in "${targets[@]}"; do
   log "building $target"
@@ -81,13 +89,20 @@ for target in "${targets[@]}"; do
   if [[ $target == *-musl ]]; then
     # A cdylib cannot link musl statically.
     RUSTFLAGS="-C target-feature=-crt-static" cargo zigbuild --quiet --release --target "$target" --lib
+  elif [[ $target == *-linux-gnu ]]; then
+    # cargo-zigbuild passes the suffix to zig only; Cargo builds (and puts the
+    # output under) the plain target.
+    cargo zigbuild --quiet --release --target "$target.$glibc" --lib
   else
     cargo zigbuild --quiet --release --target "$target" --lib
   fi
-  lib=target/$target/release/libsveltycms_ale.so
-  [[ $target == *-apple-* ]] && lib=target/$target/release/libsveltycms_ale.dylib
+  lib=$CARGO_TARGET_DIR/$target/release/libsveltycms_ale.so
+  [[ $target == *-apple-* ]] && lib=$CARGO_TARGET_DIR/$target/release/libsveltycms_ale.dylib
   out=target/cross/ale.$(platform "$target").node
   cp "$lib" "$out"
   check "$target" "$out"
+  if [[ $target == *-linux-* ]]; then
+    OBJDUMP="$tools/llvm-objdump" scripts/check-glibc.sh "$out" 2>&1 | sed 's/^/[cross-build] /' >&2
+  fi
   log "$target built in $((SECONDS - started)) s: $out"
 done
