@@ -1,5 +1,5 @@
 // Types of the package entry point (main.cjs): the generated API, unchanged
-// (index.d.ts, from src/binding.rs), and which backend loaded.
+// (index.d.ts, generated from src/api/ and src/class.rs), and which backend loaded.
 export * from './index.js';
 
 /**

@@ -1,7 +1,7 @@
 // The boundary's contract on every KeyRing method and getter: a `this` that
 // is not a KeyRing is ALE_INVALID_INPUT (never V8's code-less "Illegal
 // invocation", never a wrong pointer), and hostile arguments get an ALE_*
-// code. It also pins what src/fast.rs assumes of napi-rs (a class instance
+// code. It also pins what src/callbacks/ assumes of napi-rs (a class instance
 // wrapped as Box<T>, the type tag stamped by the constructor, the module
 // hook run after registration): if one changes, these tests fail loudly.
 import { describe, test } from 'node:test';
@@ -58,9 +58,9 @@ describe('every KeyRing method checks `this`', () => {
   }
 });
 
-describe('what src/fast.rs assumes of napi-rs', () => {
+describe('what src/callbacks/ assumes of napi-rs', () => {
   test('rings read through the direct callbacks are the rings that were built', () => {
-    // size and ivLength are read from the wrapped Box<KeyRing> by fast.rs
+    // size and ivLength are read from the wrapped Box<KeyRing> by src/callbacks/checked.rs
     for (const [secrets, options, size, ivLength] of [
       [[SECRET], undefined, 1, 16],
       [[SECRET, OLD_SECRET], { ivLength: 12 }, 2, 12],

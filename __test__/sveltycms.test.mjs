@@ -351,7 +351,9 @@ describe('where the drop-in is stricter than the CMS’s module', () => {
     assert.equal(storedByCms, lookalike);
     assert.equal(cms.decryptFieldValueSync(storedByCms, CTX, FIELD), null, 'the CMS reads its own look-alike as null');
     assert.equal(dropIn.decryptFieldValueSync(storedByCms, CTX, FIELD), lookalike);
-    assert.equal(dropIn.checkStoredValues([{ value: storedByCms, ...CTX, fieldName: FIELD }]).plaintext, 1);
+    const cutIv = sealed.replace(/^v1:[^:]+:/, 'v1:AAAA:'); // an IV of 4 characters
+    const report = dropIn.checkStoredValues([storedByCms, 'plain', cutIv].map((value) => ({ value, ...CTX, fieldName: FIELD })));
+    assert.deepEqual([report.plaintext, report.envelopeLike], [3, 2], 'a look-alike and a damaged envelope are counted apart');
     assert.equal(reports.length, 0);
   });
 
@@ -362,6 +364,12 @@ describe('where the drop-in is stricter than the CMS’s module', () => {
     const e = throwsCode(assert, () => dropIn.encryptFieldValueStrictSync(victim, CTX, FIELD, { refuseEnvelopes: true }), 'ALE_INVALID_INPUT');
     assert.ok(!e.message.includes(victim.split(':')[3]), 'the envelope is not quoted');
     await assert.rejects(dropIn.encryptFieldValueStrict(victim, CTX, FIELD, { refuseEnvelopes: true }), { code: 'ALE_INVALID_INPUT' });
+    const doc = { title: 'mine', body: victim };
+    throwsCode(assert, () => dropIn.encryptDocumentFieldsStrictSync(doc, ['title', 'body'], CTX, { refuseEnvelopes: true }), 'ALE_INVALID_INPUT');
+    assert.deepEqual(doc, { title: 'mine', body: victim }, 'a refused document is left as it was');
+    await assert.rejects(dropIn.encryptDocumentFieldsStrict({ body: victim }, ['body'], CTX, { refuseEnvelopes: true }), { code: 'ALE_INVALID_INPUT' });
+    const saved = dropIn.encryptDocumentFieldsStrictSync({ title: 'mine', empty: '' }, ['title', 'empty'], CTX, { refuseEnvelopes: true });
+    assert.deepEqual([dropIn.decryptFieldValueSync(saved.title, CTX, 'title'), saved.empty], ['mine', '']);
     const fresh = dropIn.encryptFieldValueStrictSync({ a: 1 }, CTX, FIELD, { refuseEnvelopes: true });
     assert.deepEqual(dropIn.decryptFieldValueStrictSync(fresh, CTX, FIELD), { a: 1 });
   });
@@ -372,6 +380,7 @@ describe('where the drop-in is stricter than the CMS’s module', () => {
     assert.equal(dropIn.decryptFieldValueSync(sealed, { tenantId: 'undefined', collectionId: 'posts' }, FIELD), 'x', 'the CMS’s template-literal spelling');
     dropIn.encryptFieldValueSync('y', { tenantId: { id: 1 }, collectionId: 'posts' }, FIELD);
     assert.deepEqual(reports.map((r) => [r.code, r.tenantId]), [['ALE_INVALID_CONTEXT', 'undefined']], 'reported once');
+    assert.throws(() => dropIn.encryptFieldValueSync('x', undefined, FIELD), TypeError, 'no context at all throws, as in the CMS');
     for (const [ctx, field] of [[loose, FIELD], [{ tenantId: { id: 1 }, collectionId: 'posts' }, FIELD], [{ ...CTX, tenantId: '' }, FIELD], [CTX, 7], [undefined, FIELD]]) {
       throwsCode(assert, () => dropIn.encryptFieldValueStrictSync('x', ctx, field), 'ALE_INVALID_CONTEXT');
       throwsCode(assert, () => dropIn.decryptFieldValueStrictSync(sealed, ctx, field), 'ALE_INVALID_CONTEXT');

@@ -23,7 +23,11 @@ use crate::js::raw;
 pub unsafe fn after_seal(env: sys::napi_env, ring: &CoreRing, count: u64) {
     if ring.should_warn(count) {
         // SAFETY: forwarded.
-        unsafe { queue(env, count) };
+        if !unsafe { queue(env, count) } {
+            // Not queued: arm the threshold again, so that a later
+            // encryption warns instead of none.
+            ring.set_warn_at(ring.warn_at());
+        }
     }
 }
 
@@ -33,12 +37,12 @@ struct Pending {
     work: sys::napi_async_work,
 }
 
-/// Queues the warning for `count`. A failure only means no warning is
-/// shown, never a failed encryption.
+/// Queues the warning for `count`; whether it was queued. A failure never
+/// fails the encryption.
 ///
 /// # Safety
 /// `env` must be valid for the current call.
-unsafe fn queue(env: sys::napi_env, count: u64) {
+unsafe fn queue(env: sys::napi_env, count: u64) -> bool {
     unsafe extern "C" fn execute(_env: sys::napi_env, _data: *mut c_void) {}
     let data = Box::into_raw(Box::new(Pending {
         count,
@@ -46,8 +50,10 @@ unsafe fn queue(env: sys::napi_env, count: u64) {
     }));
     let name = "ale-iv-budget-warning";
     let mut resource_name = ptr::null_mut();
-    // SAFETY: the work owns `data` once queued; `complete` frees it (it runs
-    // exactly once, with `napi_cancelled` if the environment shuts down).
+    // SAFETY: the work owns `data` once queued, and `complete` frees it. It
+    // runs once if the environment lives on; in a worker torn down first it
+    // runs where JS can no longer run, and its calls fail harmlessly; after
+    // process.exit() it never runs and the few bytes of `data` are left.
     unsafe {
         let queued = sys::napi_create_string_utf8(
             env,
@@ -66,10 +72,14 @@ unsafe fn queue(env: sys::napi_env, count: u64) {
             ) == sys::Status::napi_ok;
         if !queued {
             drop(Box::from_raw(data));
-        } else if sys::napi_queue_async_work(env, (*data).work) != sys::Status::napi_ok {
+            return false;
+        }
+        if sys::napi_queue_async_work(env, (*data).work) != sys::Status::napi_ok {
             sys::napi_delete_async_work(env, (*data).work);
             drop(Box::from_raw(data));
+            return false;
         }
+        true
     }
 }
 
@@ -80,7 +90,7 @@ unsafe extern "C" fn complete(env: sys::napi_env, status: sys::napi_status, data
     // SAFETY: the work is done; deleted once.
     unsafe { sys::napi_delete_async_work(env, pending.work) };
     if status != sys::Status::napi_ok {
-        return; // cancelled: the environment is shutting down
+        return; // cancelled
     }
     let count = pending.count;
     let message = format!(

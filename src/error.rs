@@ -93,7 +93,27 @@ pub unsafe fn guard_raw(
     env: sys::napi_env,
     f: impl FnOnce() -> Result<sys::napi_value>,
 ) -> sys::napi_value {
-    match guard(f) {
+    // SAFETY: forwarded.
+    unsafe {
+        catch_raw(env, || {
+            forced_panic_point();
+            f()
+        })
+    }
+}
+
+/// [`guard_raw`] without the test-panic point: for a wrapper whose wrapped
+/// function has a guard of its own, which a forced panic must reach.
+///
+/// # Safety
+/// `env` must be the current callback's.
+pub unsafe fn catch_raw(
+    env: sys::napi_env,
+    f: impl FnOnce() -> Result<sys::napi_value>,
+) -> sys::napi_value {
+    let outcome =
+        catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Err(to_js(AleError::Internal)));
+    match outcome {
         Ok(value) => value,
         Err(error) => {
             // SAFETY: the current env.

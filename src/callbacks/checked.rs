@@ -9,7 +9,7 @@ use std::ptr;
 use napi::sys;
 
 use crate::class::KeyRing;
-use crate::error::{check, guard_raw, Result};
+use crate::error::{catch_raw, check, guard_raw, Result};
 use crate::js::raw::{self, args, Args};
 
 /// Most arguments any KeyRing method takes.
@@ -17,14 +17,15 @@ const MAX_ARGS: usize = 6;
 
 /// A checked method: `this` must be a `KeyRing`; then napi-rs's own
 /// function (kept in a reference, the callback's data) runs with the same
-/// `this` and arguments. What it throws reaches the caller unchanged.
+/// `this` and arguments. What it throws reaches the caller unchanged. The
+/// wrapped function has its own guard, where a forced panic must land.
 unsafe extern "C" fn checked_method(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     // SAFETY: this callback's env, info and values.
     unsafe {
-        guard_raw(env, || {
+        catch_raw(env, || {
             let Args {
                 count,
                 values,

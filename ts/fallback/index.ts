@@ -1,8 +1,8 @@
 // The JavaScript backend: the addon's API (index.d.ts, generated from
-// src/binding.rs) on node:crypto, for platforms where no native binary
+// src/api/) on node:crypto, for platforms where no native binary
 // loads. The package entry (main.cjs) picks it; nothing here loads the addon.
 //
-// Like src/binding.rs, this file only reads arguments, in the addon's order
+// Like src/api/, this file only reads arguments, in the addon's order
 // (`this`, then tenant, collection and field, then the value), and hands them
 // to the ring (ring.ts). The contract both backends keep is docs/format.md
 // ("Keys" and "Envelope format"); __test__/backends.test.mjs compares

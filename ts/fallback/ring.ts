@@ -321,8 +321,7 @@ async function settle(pending: Promise<ArrayBuffer>, plaintext: Buffer): Promise
 }
 
 // IVs come from a 4 KiB pool of OS randomness, refilled when spent: one
-// system call per 256 IVs instead of one each (about 2.4 µs each on Node 24
-// here). Every IV is a copy, and no byte of the pool is handed out twice.
+// system call per 256 IVs instead of one each (docs/performance.md, "The fallback's IV pool"). Every IV is a copy, and no byte of the pool is handed out twice.
 // The pool remembers the process it was filled in: a process started from a
 // snapshot of this one (node --build-snapshot) or a copy of it refills
 // instead of replaying the same IVs.

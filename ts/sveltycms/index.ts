@@ -77,6 +77,9 @@ export function resetFieldEncryptionKeyCache(): void {
   cachedRing = null;
 }
 
+/** The CMS's own, looser test: `v1:` and three non-empty base64url parts. */
+const LOOSE_ENVELOPE = /^v1:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$/;
+
 /** Whether a context id may be used as it is: a non-empty string. */
 const usable = (id: unknown): id is string => typeof id === 'string' && id !== '';
 
@@ -89,7 +92,7 @@ let warnedLoose = false;
  * and reported once through the logger; the strict variants refuse it.
  */
 function parts(ctx: FieldEncryptionContext, fieldName: string): [string, string, string] {
-  const raw = [ctx?.tenantId, ctx?.collectionId, fieldName];
+  const raw = [ctx.tenantId, ctx.collectionId, fieldName];
   if (!warnedLoose && raw.some((id) => typeof id !== 'string')) {
     warnedLoose = true;
     const [tenantId, collectionId, field] = raw.map((id) => `${id}`);
@@ -232,6 +235,24 @@ export function decryptDocumentFieldsSync<T extends Record<string, unknown>>(doc
   return doc;
 }
 
+/**
+ * Like encryptDocumentFieldsSync, but the context ids must be non-empty
+ * strings (`ALE_INVALID_CONTEXT`), and with `refuseEnvelopes` a field that
+ * already holds an envelope is refused (`ALE_INVALID_INPUT`) before any
+ * field of `doc` is changed: the save path for documents users write.
+ */
+export function encryptDocumentFieldsStrictSync<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext, options: StrictEncryptOptions = {}): T {
+  const fields = doc as Record<string, unknown>;
+  const names = fieldNames.filter((name) => Object.hasOwn(doc, name) && fields[name] !== undefined && fields[name] !== null && fields[name] !== '');
+  const sealed = names.map((name) => encryptFieldValueStrictSync(fields[name], ctx, name, options));
+  names.forEach((name, i) => (fields[name] = sealed[i]));
+  return doc;
+}
+
+export async function encryptDocumentFieldsStrict<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext, options?: StrictEncryptOptions): Promise<T> {
+  return encryptDocumentFieldsStrictSync(doc, fieldNames, ctx, options);
+}
+
 export async function encryptDocumentFields<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): Promise<T> {
   return encryptDocumentFieldsSync(doc, fieldNames, ctx);
 }
@@ -253,6 +274,13 @@ export interface StoredValuesReport {
   total: number;
   /** Not an envelope: legacy plaintext, read as it is. */
   plaintext: number;
+  /**
+   * Of `plaintext`, those the CMS's looser test takes for envelopes: text
+   * the CMS stored unencrypted because it looked like one, or a damaged
+   * envelope (cut short, an IV of the wrong length). Both read back as the
+   * text they are; look at these before switching.
+   */
+  envelopeLike: number;
   /** Opened by ENCRYPTION_KEY's own key. */
   primary: number;
   /** Opened by a key of ENCRYPTION_KEY_PREVIOUS: re-encrypt before dropping it. */
@@ -274,11 +302,12 @@ export interface StoredValuesReport {
 export function checkStoredValues(values: Iterable<StoredFieldValue>, options: { keyRing?: KeyRing } = {}): StoredValuesReport {
   const ring = options.keyRing ?? keyRing();
   const byKey = ring.stats().map(({ index, secret, kind }) => ({ index, secret, kind, opened: 0 }));
-  const report: StoredValuesReport = { total: 0, plaintext: 0, primary: 0, previous: 0, legacy: 0, failed: {}, byKey };
+  const report: StoredValuesReport = { total: 0, plaintext: 0, envelopeLike: 0, primary: 0, previous: 0, legacy: 0, failed: {}, byKey };
   for (const { value, tenantId, collectionId, fieldName } of values) {
     report.total++;
     if (!isFieldEncryptionEnvelope(value)) {
       report.plaintext++;
+      if (typeof value === 'string' && LOOSE_ENVELOPE.test(value)) report.envelopeLike++;
       continue;
     }
     let index: number;
