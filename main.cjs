@@ -22,6 +22,15 @@ if (choice !== '' && choice !== 'native' && choice !== 'js') {
   throw error;
 }
 
+// ALE_BUN_PATH=napi makes the addon use Node-API on Bun too (it reads the
+// variable itself at load); checked here, with ALE_BACKEND, so that a typo
+// is refused instead of ignored.
+const bunPath = process.env.ALE_BUN_PATH ?? '';
+if (bunPath !== '' && bunPath !== 'napi' && bunPath !== 'ffi') {
+  const error = new Error(`ALE_BUN_PATH must be 'napi', 'ffi' or unset; it is ${JSON.stringify(bunPath)}`);
+  error.code = 'ALE_INVALID_INPUT';
+  throw error;
+}
 let impl;
 let backend;
 if (choice === 'js') {
@@ -87,6 +96,9 @@ function warnOnce(loadError) {
 // One assignment per name, so that Node's CommonJS-to-ESM bridge sees every
 // export (`import { KeyRing } from '@sveltycms/ale'`).
 exports.backend = backend;
+// How the hot calls cross into the addon: 'node-api', or 'bun:ffi' on Bun
+// (docs/performance.md, "Bun"); 'node:crypto' on the js backend.
+exports.hotPath = backend === 'native' ? impl.hotPath : 'node:crypto';
 exports.KeyRing = impl.KeyRing;
 exports.initKeyRing = impl.initKeyRing;
 exports.isKeyRingInitialized = impl.isKeyRingInitialized;

@@ -10,5 +10,13 @@ export * from './index.js';
  */
 export declare const backend: 'native' | 'js';
 
+/**
+ * How the hot calls (`encrypt`, `decrypt`, `decryptBinary` and the ring
+ * methods of the same names) cross into the addon: `'bun:ffi'` on Bun,
+ * unless `ALE_BUN_PATH=napi`; `'node-api'` on Node; `'node:crypto'` when
+ * `backend` is `'js'`.
+ */
+export declare const hotPath: 'node-api' | 'bun:ffi' | 'node:crypto';
+
 /** The generated loader's marker of the artifact it loaded; `undefined` when `backend` is `'js'`. */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1' | undefined;

@@ -51,7 +51,7 @@ const probe = (entry) => `
 `;
 
 const entry = join(root, 'main.cjs');
-const nativeNames = [...Object.keys(require('../index.js')), 'backend'].sort();
+const nativeNames = [...new Set([...Object.keys(require('../index.js')), 'backend', 'hotPath'])].sort();
 
 test('ALE_BACKEND=native loads the addon, ALE_BACKEND=js the fallback, unset the addon here; no warning; the same names', () => {
   for (const [choice, backend] of [['native', 'native'], ['js', 'js'], [undefined, 'native']]) {

@@ -38,6 +38,15 @@ const suites = [
     env: { ALE_BACKEND: 'native' },
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
+  // Bun's hot calls go through bun:ffi by default; the same suites again on
+  // the Node-API path, which ALE_BUN_PATH=napi forces.
+  {
+    name: `JS suite on Bun ${run(join(bin, 'bun'), ['--version']).trim()}, ALE_BUN_PATH=napi`,
+    cmd: join(bin, 'bun'),
+    args: ['test', ...jsTests.map((f) => `./${f}`)],
+    env: { ALE_BACKEND: 'native', ALE_BUN_PATH: 'napi' },
+    count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
+  },
   // The same suites on the node:crypto fallback (docs/platforms.md, "When no native binary loads").
   {
     name: `JS suite on Node ${run(join(bin, 'node'), ['--version']).trim()}, ALE_BACKEND=js`,
@@ -79,9 +88,16 @@ const suites = [
     count: (out) => last(out, /ℹ pass (\d+)[\s\S]*?ℹ fail (\d+)/g),
   },
   {
-    name: 'forced panics on Bun',
+    name: 'forced panics on Bun (bun:ffi)',
     cmd: join(bin, 'bun'),
     args: ['test', './__test__/panic.check.mjs'],
+    count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
+  },
+  {
+    name: 'forced panics on Bun, ALE_BUN_PATH=napi',
+    cmd: join(bin, 'bun'),
+    args: ['test', './__test__/panic.check.mjs'],
+    env: { ALE_BUN_PATH: 'napi' },
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
   {

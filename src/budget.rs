@@ -31,6 +31,33 @@ pub unsafe fn after_seal(env: sys::napi_env, ring: &CoreRing, count: u64) {
     }
 }
 
+thread_local! {
+    /// A warning due from a bun:ffi call, which has no env to queue it:
+    /// queued by [`flush`] as soon as the call has returned.
+    static DEFERRED: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// [`after_seal`] for a call without an env: whether a warning is due, kept
+/// for [`flush`].
+pub fn defer(ring: &CoreRing, count: u64) -> bool {
+    let due = ring.should_warn(count);
+    if due {
+        DEFERRED.with(|d| d.set(Some(count)));
+    }
+    due
+}
+
+/// Queues the warning [`defer`] kept, if any.
+///
+/// # Safety
+/// `env` must be valid for the current call.
+pub unsafe fn flush(env: sys::napi_env) {
+    if let Some(count) = DEFERRED.with(std::cell::Cell::take) {
+        // SAFETY: forwarded.
+        unsafe { queue(env, count) };
+    }
+}
+
 /// One queued warning.
 struct Pending {
     count: u64,

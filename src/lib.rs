@@ -24,6 +24,8 @@ mod class;
 
 mod api;
 
+mod ffi;
+
 mod callbacks;
 
 /// Runs once per module load, after napi-rs has registered everything.

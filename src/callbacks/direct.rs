@@ -23,18 +23,45 @@
 //! on every call. The native functions live only in the closure of
 //! `prototype.js`. What each step saved is in `docs/performance.md`.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use ale_core::error::AleError;
 use ale_core::keys::KeyRing as CoreRing;
 use napi::sys;
 
+use crate::budget;
 use crate::class::KeyRing;
-use crate::error::{guard_raw, to_js, Result};
+use crate::error::{catch_raw, check, guard_raw, to_js, Result};
+use crate::ffi::entry::take_error;
+use crate::ffi::registry::{Registry, Token, CONTEXTS, RINGS};
 use crate::global_ring::with_global;
 use crate::js::raw::{args, tagged_external, tagged_value, Tagged};
 use crate::ops::{self, Op};
 use crate::scratch::OwnedContext;
+
+/// What a handle holds: the value, and its bun:ffi registration once
+/// `tokenOf` asked for one (it lasts as long as the handle).
+pub struct Held<T: 'static> {
+    value: Arc<T>,
+    token: OnceLock<Option<Token<T>>>,
+}
+
+impl<T> Held<T> {
+    fn new(value: Arc<T>) -> Self {
+        Held {
+            value,
+            token: OnceLock::new(),
+        }
+    }
+
+    /// The token bun:ffi calls name the value by; -1 when the registry is full.
+    fn token(&self, registry: &'static Registry<T>) -> f64 {
+        let token = self
+            .token
+            .get_or_init(|| registry.insert(Arc::clone(&self.value)));
+        token.as_ref().map_or(-1.0, Token::number)
+    }
+}
 
 /// Where a direct callback finds its ring.
 #[derive(Clone, Copy)]
@@ -101,9 +128,9 @@ const CONTEXT_TAG: sys::napi_type_tag = sys::napi_type_tag {
 /// `Arc` lives until the handle is collected, which cannot happen while it
 /// is an argument of this call.
 unsafe fn ring_of_handle<'a>(env: sys::napi_env, handle: sys::napi_value) -> Result<&'a CoreRing> {
-    // SAFETY: forwarded; ring handles hold an `Arc<CoreRing>`.
-    match unsafe { tagged_value::<Arc<CoreRing>>(env, handle, &HANDLE_TAG) } {
-        Tagged::Ours(ring) => Ok(ring),
+    // SAFETY: forwarded; ring handles hold a `Held<CoreRing>`.
+    match unsafe { tagged_value::<Held<CoreRing>>(env, handle, &HANDLE_TAG) } {
+        Tagged::Ours(held) => Ok(&held.value),
         Tagged::Absent | Tagged::Foreign => Err(to_js(AleError::Internal)),
     }
 }
@@ -117,10 +144,10 @@ unsafe fn context_of_handle<'a>(
     env: sys::napi_env,
     value: sys::napi_value,
 ) -> Result<Option<&'a OwnedContext>> {
-    // SAFETY: forwarded; context handles hold an `OwnedContext`.
-    match unsafe { tagged_value::<OwnedContext>(env, value, &CONTEXT_TAG) } {
+    // SAFETY: forwarded; context handles hold a `Held<OwnedContext>`.
+    match unsafe { tagged_value::<Held<OwnedContext>>(env, value, &CONTEXT_TAG) } {
         Tagged::Absent => Ok(None),
-        Tagged::Ours(context) => Ok(Some(context)),
+        Tagged::Ours(held) => Ok(Some(&held.value)),
         Tagged::Foreign => Err(to_js(AleError::Internal)),
     }
 }
@@ -137,7 +164,7 @@ pub unsafe extern "C" fn make_handle(
         guard_raw(env, || {
             let [ring] = args::<1>(env, info)?.values;
             let inner = Arc::clone(&KeyRing::of_this(env, ring)?.inner);
-            tagged_external(env, inner, &HANDLE_TAG)
+            tagged_external(env, Held::new(inner), &HANDLE_TAG)
         })
     }
 }
@@ -154,7 +181,63 @@ pub unsafe extern "C" fn make_context(
         guard_raw(env, || {
             let argv = args::<3>(env, info)?.values;
             let context = OwnedContext::read(env, argv)?;
-            tagged_external(env, context, &CONTEXT_TAG)
+            tagged_external(env, Held::new(Arc::new(context)), &CONTEXT_TAG)
+        })
+    }
+}
+
+/// `tokenOf(handle)`: the bun:ffi token of a ring or context handle,
+/// registering it on first use; -1 when the registry is full (the calls
+/// then take the Node-API path).
+pub unsafe extern "C" fn token_of(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: this callback's env, info and values.
+    unsafe {
+        guard_raw(env, || {
+            let [handle] = args::<1>(env, info)?.values;
+            let token = match tagged_value::<Held<CoreRing>>(env, handle, &HANDLE_TAG) {
+                Tagged::Ours(held) => held.token(&RINGS),
+                _ => match tagged_value::<Held<OwnedContext>>(env, handle, &CONTEXT_TAG) {
+                    Tagged::Ours(held) => held.token(&CONTEXTS),
+                    _ => return Err(to_js(ale_core::error::AleError::Internal)),
+                },
+            };
+            let mut value = std::ptr::null_mut();
+            check(sys::napi_create_double(env, token, &mut value))?;
+            Ok(value)
+        })
+    }
+}
+
+/// `flushWarning()`: queues the IV-budget warning a bun:ffi call found due.
+pub unsafe extern "C" fn flush_warning(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: this callback's env and info.
+    unsafe {
+        guard_raw(env, || {
+            budget::flush(env);
+            let mut undefined = std::ptr::null_mut();
+            args::<0>(env, info)?;
+            check(sys::napi_get_undefined(env, &mut undefined))?;
+            Ok(undefined)
+        })
+    }
+}
+
+/// `throwError()`: throws the coded error of this thread's last failed
+/// bun:ffi call.
+pub unsafe extern "C" fn throw_error(
+    env: sys::napi_env,
+    _info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: this callback's env.
+    unsafe {
+        catch_raw(env, || {
+            Err(take_error().unwrap_or_else(|| to_js(ale_core::error::AleError::Internal)))
         })
     }
 }

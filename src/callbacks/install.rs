@@ -7,6 +7,7 @@
 //! functions are registered. `__test__/boundary.test.mjs` fails loudly if
 //! any of them changes.
 
+use std::ffi::CStr;
 use std::ptr;
 use std::sync::atomic::Ordering;
 
@@ -18,8 +19,9 @@ use crate::error::{check, Result};
 use crate::js::raw::{self, Callback};
 use crate::js::{buffer, text};
 
-/// The prototype's hot methods, in JS: each passes the native function the
-/// ring's handle and, for a context seen before, the context's.
+/// The prototype's hot methods and the process-wide functions, in JS: each
+/// passes the native function the ring's handle and, for a context seen
+/// before, the context's; on Bun they call through bun:ffi.
 const PROTOTYPE_METHODS: &str = include_str!("prototype.js");
 
 /// Replaces the hot functions and wraps the rest of `KeyRing.prototype`.
@@ -31,7 +33,8 @@ pub unsafe fn install(env: sys::napi_env, exports: sys::napi_value) -> Result<()
     unsafe {
         let class = raw::property(env, exports, c"KeyRing")?.ok_or_else(missing)?;
         let prototype = raw::property(env, class, c"prototype")?.ok_or_else(missing)?;
-        define_prototype_methods(env, prototype)?;
+        let bun = is_bun(env)?;
+        define_hot_functions(env, prototype, exports, bun)?;
         for name in [
             c"encryptMany",
             c"decryptMany",
@@ -46,17 +49,7 @@ pub unsafe fn install(env: sys::napi_env, exports: sys::napi_value) -> Result<()
             wrap_method(env, prototype, name)?;
         }
         wrap_getters(env, prototype)?;
-        let globals: [(&std::ffi::CStr, Callback); 4] = [
-            (c"encrypt", direct::global_encrypt),
-            (c"decrypt", direct::global_decrypt),
-            (c"encryptBinary", direct::global_encrypt_binary),
-            (c"decryptBinary", direct::global_decrypt_binary),
-        ];
-        for (name, callback) in globals {
-            let function = raw::function(env, name, callback, ptr::null_mut())?;
-            raw::define_value(env, exports, name, function, true)?;
-        }
-        text::ENGINE_UTF8.store(is_bun(env)?, Ordering::Relaxed);
+        text::ENGINE_UTF8.store(bun, Ordering::Relaxed);
         buffer::enable_pool(env)
     }
 }
@@ -65,29 +58,59 @@ fn missing() -> napi::Error<&'static str> {
     crate::error::to_js(ale_core::error::AleError::Internal)
 }
 
-/// Defines the hot prototype methods: evaluates [`PROTOTYPE_METHODS`] and
-/// calls the function it evaluates to with the prototype and the native
-/// functions that only it receives.
+/// Defines the hot prototype methods and process-wide functions: evaluates
+/// [`PROTOTYPE_METHODS`] and calls the function it evaluates to with the
+/// prototype, the exports, the native functions that only it receives, and,
+/// on Bun, the path of this library for bun:ffi (unless `ALE_BUN_PATH=napi`).
 ///
 /// # Safety
-/// `env` and `prototype` must be valid during module registration.
-unsafe fn define_prototype_methods(env: sys::napi_env, prototype: sys::napi_value) -> Result<()> {
-    let natives: [(&std::ffi::CStr, Callback); 6] = [
+/// `env`, `prototype` and `exports` must be valid during module registration.
+unsafe fn define_hot_functions(
+    env: sys::napi_env,
+    prototype: sys::napi_value,
+    exports: sys::napi_value,
+    bun: bool,
+) -> Result<()> {
+    let natives: [(&CStr, Callback); 13] = [
         (c"makeHandle", direct::make_handle),
         (c"makeContext", direct::make_context),
         (c"encrypt", direct::handle_encrypt),
         (c"decrypt", direct::handle_decrypt),
         (c"encryptBinary", direct::handle_encrypt_binary),
         (c"decryptBinary", direct::handle_decrypt_binary),
+        (c"globalEncrypt", direct::global_encrypt),
+        (c"globalDecrypt", direct::global_decrypt),
+        (c"globalEncryptBinary", direct::global_encrypt_binary),
+        (c"globalDecryptBinary", direct::global_decrypt_binary),
+        (c"tokenOf", direct::token_of),
+        (c"flushWarning", direct::flush_warning),
+        (c"throwError", direct::throw_error),
     ];
-    let mut args = [prototype; 7];
-    let (mut source, mut factory, mut undefined) =
-        (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+    let (mut object, mut source, mut factory, mut undefined) = (
+        ptr::null_mut(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+    );
     // SAFETY: module registration: the functions made here are passed only
     // to the script's factory, which keeps them in its closure.
     unsafe {
-        for (slot, (name, callback)) in args[1..].iter_mut().zip(natives) {
-            *slot = raw::function(env, name, callback, ptr::null_mut())?;
+        check(sys::napi_create_object(env, &mut object))?;
+        for (name, callback) in natives {
+            let function = raw::function(env, name, callback, ptr::null_mut())?;
+            raw::define_value(env, object, name, function, true)?;
+        }
+        check(sys::napi_get_undefined(env, &mut undefined))?;
+        let mut library = undefined;
+        if bun && !napi_forced(env)? {
+            if let Some(path) = own_path() {
+                check(sys::napi_create_string_utf8(
+                    env,
+                    path.as_ptr(),
+                    isize::try_from(path.to_bytes().len()).unwrap_or(0),
+                    &mut library,
+                ))?;
+            }
         }
         check(sys::napi_create_string_utf8(
             env,
@@ -96,13 +119,64 @@ unsafe fn define_prototype_methods(env: sys::napi_env, prototype: sys::napi_valu
             &mut source,
         ))?;
         check(sys::napi_run_script(env, source, &mut factory))?;
-        check(sys::napi_get_undefined(env, &mut undefined))?;
-        raw::call(env, undefined, factory, &args).map(drop)
+        raw::call(
+            env,
+            undefined,
+            factory,
+            &[prototype, exports, object, library],
+        )
+        .map(drop)
     }
 }
 
+/// Whether `process.env.ALE_BUN_PATH` is `napi`: the Node-API path on Bun,
+/// for comparison and as an escape hatch.
+///
+/// # Safety
+/// `env` must be valid during module registration.
+unsafe fn napi_forced(env: sys::napi_env) -> Result<bool> {
+    // SAFETY: property reads on live values of the current env.
+    unsafe {
+        let Some(vars) = raw::process_property(env, c"env")? else {
+            return Ok(false);
+        };
+        let Some(value) = raw::property(env, vars, c"ALE_BUN_PATH")? else {
+            return Ok(false);
+        };
+        let (mut wide, mut bytes) = (Vec::new(), Vec::new());
+        Ok(
+            text::read_utf8(env, value, &mut wide, &mut bytes, "ALE_BUN_PATH").is_ok()
+                && bytes == b"napi",
+        )
+    }
+}
+
+/// The file this library was loaded from, which bun:ffi opens again.
+#[cfg(unix)]
+fn own_path() -> Option<std::ffi::CString> {
+    let mut info = std::mem::MaybeUninit::<libc::Dl_info>::zeroed();
+    let address = crate::ffi::entry::ale_ffi as *const std::ffi::c_void;
+    // SAFETY: dladdr fills `info` for an address inside a loaded object.
+    let found = unsafe { libc::dladdr(address, info.as_mut_ptr()) } != 0;
+    // SAFETY: zeroed, then filled by dladdr when it found the object.
+    let info = unsafe { info.assume_init() };
+    if !found || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr's file name is a NUL-terminated string that lives as
+    // long as the object is loaded; it is copied here.
+    Some(unsafe { CStr::from_ptr(info.dli_fname) }.to_owned())
+}
+
+/// Elsewhere the Node-API path runs.
+#[cfg(not(unix))]
+fn own_path() -> Option<std::ffi::CString> {
+    None
+}
+
 /// Whether `process.versions.bun` exists: the engine is JavaScriptCore,
-/// whose UTF-8 export is the fast way to read a long string (`js/text.rs`).
+/// whose UTF-8 export is the fast way to read a long string (`js/text.rs`),
+/// and bun:ffi is there.
 ///
 /// # Safety
 /// `env` must be valid during module registration.

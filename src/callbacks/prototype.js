@@ -1,7 +1,10 @@
-// KeyRing.prototype's hot methods: encrypt, decrypt, encryptBinary and
-// decryptBinary. src/callbacks/install.rs evaluates this file once per module load and
-// calls the function it evaluates to with the prototype and six native
-// functions, which nothing else receives. See src/callbacks/direct.rs for why.
+// KeyRing.prototype's hot methods (encrypt, decrypt, encryptBinary,
+// decryptBinary) and the process-wide functions of the same names.
+// src/callbacks/install.rs evaluates this file once per module load and
+// calls the function it evaluates to with the prototype, the exports, the
+// native functions (which nothing else receives) and, on Bun, the path of
+// the addon's own library for bun:ffi. See src/callbacks/direct.rs and
+// src/ffi/ for why.
 //
 // Each method passes the native function:
 // - the ring's handle, made once per ring by makeHandle (which checks that
@@ -11,10 +14,19 @@
 //   and field are seen, so that a context used once (a per-row field name)
 //   costs no handle; undefined otherwise, with the three arguments, which
 //   the native function then reads itself.
-// The maps' methods are captured here, so that code which later patches
-// Map or WeakMap cannot change which handle a call gets.
-(function (proto, makeHandle, makeContext, encrypt, decrypt, encryptBinary, decryptBinary) {
+// On Bun, a call whose ring and context have handles goes through bun:ffi
+// instead: the value is encoded into memory of this closure, ale_ffi names
+// the ring and context by the registry tokens of their handles, and the
+// result comes back the same way. Anything it does not take (a first
+// context, a value that is not a string or is very long, a U+FFFD) goes the
+// Node-API way, which decides it exactly.
+// The built-ins used are captured here, so that code which later patches
+// Map, WeakMap, TextEncoder or Buffer cannot change what a call does.
+(function (proto, exports, natives, library) {
   'use strict';
+  const { makeHandle, makeContext, tokenOf, flushWarning, throwError } = natives;
+  const uncurry = (f) => Function.prototype.call.bind(f);
+
   // A subclass whose prototype holds the methods as they are now (like
   // Node's own SafeMap), and that nothing outside this closure can reach.
   function safe(Base, names) {
@@ -28,11 +40,15 @@
   const SafeWeakMap = safe(WeakMap, ['get', 'set']);
   const SafeMap = safe(Map, ['get', 'set', 'clear']);
 
+  const fast = library === undefined ? undefined : bunFfi(library);
+  // On the bun:ffi path a handle travels with its token.
+  const withToken = fast === undefined ? (handle) => handle : (handle) => ({ handle, token: tokenOf(handle) });
+
   const handles = new SafeWeakMap();
   function handleOf(ring) {
     let handle = handles.get(ring);
     if (handle === undefined) {
-      handle = makeHandle(ring);
+      handle = withToken(makeHandle(ring));
       handles.set(ring, handle);
     }
     return handle;
@@ -63,7 +79,7 @@
     if (known !== undefined && known !== SEEN) return known;
     if (typeof tenantId !== 'string' || typeof collectionId !== 'string' || typeof fieldName !== 'string') return undefined;
     if (known === SEEN) {
-      const context = makeContext(tenantId, collectionId, fieldName);
+      const context = withToken(makeContext(tenantId, collectionId, fieldName));
       byField.set(fieldName, context);
       return context;
     }
@@ -80,22 +96,146 @@
     return undefined;
   }
 
-  // A method named `name` calling `native`; a method, so not a constructor.
-  function method(name, native) {
-    return {
+  // Each hot function is a method (so not a constructor) named as the native one.
+  const define = (target, name, value, enumerable) => Object.defineProperty(target, name, { value, writable: true, enumerable, configurable: true });
+  const HOT = [
+    ['encrypt', natives.encrypt, natives.globalEncrypt, 0],
+    ['decrypt', natives.decrypt, natives.globalDecrypt, 1],
+    ['encryptBinary', natives.encryptBinary, natives.globalEncryptBinary, 2],
+    ['decryptBinary', natives.decryptBinary, natives.globalDecryptBinary, 3],
+  ];
+  for (const [name, native, global, op] of HOT) {
+    if (fast === undefined) {
+      define(proto, name, {
+        [name](value, tenantId, collectionId, fieldName) {
+          return native(handleOf(this), value, contextOf(tenantId, collectionId, fieldName), tenantId, collectionId, fieldName);
+        },
+      }[name], false);
+      // The process-wide functions read their context themselves.
+      define(exports, name, global, true);
+      continue;
+    }
+    const run = fast[op];
+    if (run === undefined) {
+      define(proto, name, {
+        [name](value, tenantId, collectionId, fieldName) {
+          const context = contextOf(tenantId, collectionId, fieldName);
+          return native(handleOf(this).handle, value, context === undefined ? undefined : context.handle, tenantId, collectionId, fieldName);
+        },
+      }[name], false);
+      define(exports, name, global, true);
+      continue;
+    }
+    define(proto, name, {
       [name](value, tenantId, collectionId, fieldName) {
         const ring = handleOf(this);
-        return native(ring, value, contextOf(tenantId, collectionId, fieldName), tenantId, collectionId, fieldName);
+        const context = contextOf(tenantId, collectionId, fieldName);
+        if (context !== undefined) {
+          const result = run(ring.token, context.token, value);
+          if (result !== undefined) return result;
+        }
+        return native(ring.handle, value, context === undefined ? undefined : context.handle, tenantId, collectionId, fieldName);
       },
-    }[name];
+    }[name], false);
+    define(exports, name, {
+      [name](value, tenantId, collectionId, fieldName) {
+        const context = contextOf(tenantId, collectionId, fieldName);
+        if (context !== undefined) {
+          const result = run(-1, context.token, value); // -1: the process-wide ring
+          if (result !== undefined) return result;
+        }
+        return global(value, tenantId, collectionId, fieldName);
+      },
+    }[name], true);
   }
-  const methods = [
-    method('encrypt', encrypt),
-    method('decrypt', decrypt),
-    method('encryptBinary', encryptBinary),
-    method('decryptBinary', decryptBinary),
-  ];
-  for (const value of methods) {
-    Object.defineProperty(proto, value.name, { value, writable: true, enumerable: false, configurable: true });
+  define(exports, 'hotPath', fast === undefined ? 'node-api' : 'bun:ffi', true);
+
+  // The operations through bun:ffi, indexed by ale_ffi's op: each returns
+  // the result, or undefined for "take the Node-API path".
+  function bunFfi(path) {
+    let lib;
+    try {
+      const { dlopen, FFIType: T } = process.getBuiltinModule('bun:ffi');
+      lib = dlopen(path, { ale_ffi: { args: [T.i32, T.f64, T.f64, T.ptr, T.i32, T.ptr, T.i32], returns: T.i32 } });
+    } catch {
+      return undefined; // no bun:ffi here: the Node-API path
+    }
+    const call = lib.symbols.ale_ffi;
+    const { ptr } = process.getBuiltinModule('bun:ffi');
+    const encoder = new TextEncoder();
+    const encodeInto = uncurry(TextEncoder.prototype.encodeInto);
+    const latin1 = uncurry(Buffer.prototype.latin1Slice);
+    const utf8 = uncurry(Buffer.prototype.utf8Slice);
+    const fill = uncurry(Uint8Array.prototype.fill);
+    const tagOf = uncurry(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag).get);
+    const lengthOf = uncurry(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'length').get);
+    // Longer values take the Node-API path, which reads them without a copy here.
+    const MAX_UNITS = 1 << 16;
+    const NODE_API = -1;
+    const FAILED = -2;
+
+    let input = Buffer.allocUnsafeSlow(4096);
+    let inputPtr = ptr(input);
+    let output = Buffer.allocUnsafeSlow(4096);
+    let outputPtr = ptr(output);
+    const room = (bytes) => {
+      if (input.length < bytes) {
+        input = Buffer.allocUnsafeSlow(2 ** Math.ceil(Math.log2(bytes)));
+        inputPtr = ptr(input);
+      }
+    };
+    const outRoom = (bytes) => {
+      if (output.length < bytes) {
+        output = Buffer.allocUnsafeSlow(2 ** Math.ceil(Math.log2(bytes)));
+        outputPtr = ptr(output);
+      }
+    };
+    // The result's length and flags, or undefined for the Node-API path.
+    const done = (result) => {
+      if (result >= 0) {
+        if (result & 2) flushWarning();
+        return result;
+      }
+      if (result === FAILED) throwError();
+      return undefined;
+    };
+    // The plaintext in `output` as a string; the copy there is wiped.
+    const plaintext = (result) => {
+      const n = result >>> 2;
+      const text = result & 1 ? latin1(output, 0, n) : utf8(output, 0, n);
+      fill(output, 0, 0, n);
+      return text;
+    };
+    // UTF-8 of a string into `input`; its length, or -1 when it takes the Node-API path.
+    const encode = (value) => {
+      if (typeof value !== 'string' || value.length > MAX_UNITS) return -1;
+      room(value.length * 3);
+      return encodeInto(encoder, value, input).written;
+    };
+    const sealText = (ring, context, value) => {
+      const n = encode(value);
+      if (n < 0) return undefined;
+      outRoom(4 * Math.ceil(n / 3) + 64);
+      const result = done(call(0, ring, context, inputPtr, n, outputPtr, output.length));
+      return result === undefined ? undefined : latin1(output, 0, result >>> 2);
+    };
+    const openText = (ring, context, envelope) => {
+      const n = encode(envelope);
+      if (n < 0) return undefined;
+      outRoom(n);
+      const result = done(call(1, ring, context, inputPtr, n, outputPtr, output.length));
+      return result === undefined ? undefined : plaintext(result);
+    };
+    const openBytes = (ring, context, bytes) => {
+      if (!ArrayBuffer.isView(bytes) || tagOf(bytes) !== 'Uint8Array') return undefined;
+      const n = lengthOf(bytes);
+      if (n === 0 || n > MAX_UNITS) return undefined;
+      outRoom(n);
+      const result = done(call(3, ring, context, bytes, n, outputPtr, output.length));
+      return result === undefined ? undefined : plaintext(result);
+    };
+    // encryptBinary keeps the Node-API path: its Buffers come from the
+    // addon's pool there, which beats making one here (docs/performance.md).
+    return [sealText, openText, undefined, openBytes];
   }
-})
+});

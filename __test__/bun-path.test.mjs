@@ -1,0 +1,52 @@
+// The hot path on Bun: bun:ffi into the addon's own library unless
+// ALE_BUN_PATH=napi, Node-API on Node. npm test runs every suite on Bun
+// both ways. Here: which path runs, that both give the same results, and
+// that ale_ffi, which any code could dlopen, names rings and contexts only
+// by registry tokens, so a forged one reaches nothing.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { ale, CTX, SECRET } from './helpers.mjs';
+
+const onBun = Boolean(process.versions.bun);
+const native = ale.backend === 'native';
+
+test('the hot path is bun:ffi on Bun (unless ALE_BUN_PATH=napi), Node-API on Node, node:crypto on the js backend', () => {
+  const expected = !native ? 'node:crypto' : !onBun ? 'node-api' : process.env.ALE_BUN_PATH === 'napi' ? 'node-api' : 'bun:ffi';
+  assert.equal(ale.hotPath, expected);
+});
+
+test('the same values and codes through either path: first and later calls of a context, every op, the process-wide ring', () => {
+  const ring = new ale.KeyRing([SECRET]);
+  ale.initKeyRing([SECRET]);
+  const values = ['', 'a', 'héllo ✓ 😀', 'x'.repeat(70_000), '\uFFFD real replacement character'];
+  for (let round = 0; round < 3; round++) {
+    for (const value of values) {
+      const sealed = ring.encrypt(value, ...CTX);
+      assert.equal(ring.decrypt(sealed, ...CTX), value);
+      assert.equal(ale.decrypt(ale.encrypt(value, ...CTX), ...CTX), value);
+      const bytes = ring.encryptBinary(value, ...CTX);
+      assert.equal(ring.decryptBinary(bytes, ...CTX), value);
+      assert.equal(ring.decryptBinary(new Uint8Array(bytes), ...CTX), value, 'a Uint8Array of its own');
+      const offset = Buffer.concat([Buffer.from('pad'), bytes]).subarray(3);
+      assert.equal(ring.decryptBinary(offset, ...CTX), value, 'a view at an offset');
+    }
+    assert.throws(() => ring.decrypt('v1:AAAAAAAAAAAAAAAAAAAAAA:AAAAAAAAAAAAAAAAAAAAAA:AAAA', ...CTX), { code: 'ALE_AUTH_FAILED' });
+    assert.throws(() => ring.encrypt('lone \uD800', ...CTX), { code: 'ALE_INVALID_INPUT' });
+    assert.throws(() => ring.decrypt('v1:ü', ...CTX), { code: 'ALE_MALFORMED_ENVELOPE' });
+    assert.throws(() => ring.decryptBinary(new Uint16Array(4), ...CTX), { code: 'ALE_INVALID_INPUT' });
+  }
+});
+
+test('ale_ffi reaches no ring or context through a forged token', { skip: !(onBun && native) && 'bun:ffi exists on Bun only' }, () => {
+  const { dlopen, FFIType: T } = createRequire(import.meta.url)('bun:ffi');
+  const path = Object.keys(require.cache).find((p) => p.endsWith('.node')) ?? createRequire(import.meta.url).resolve('../ale.linux-x64-gnu.node');
+  const { symbols } = dlopen(path, { ale_ffi: { args: [T.i32, T.f64, T.f64, T.ptr, T.i32, T.ptr, T.i32], returns: T.i32 } });
+  const input = Buffer.from('plaintext');
+  const output = Buffer.alloc(256);
+  const NODE_API = -1;
+  for (const token of [0, 1, 2 ** 32, 2 ** 32 + 1, 12345, 2 ** 52, -2, 0.5, NaN, Infinity]) {
+    for (const op of [0, 1, 3]) assert.equal(symbols.ale_ffi(op, token, token, input, input.length, output, output.length), NODE_API, `op ${op}, token ${token}`);
+  }
+  assert.ok(output.every((b) => b === 0), 'nothing was written');
+});

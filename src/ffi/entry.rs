@@ -1,0 +1,214 @@
+//! `ale_ffi`: the C entry point Bun's FFI calls for `encrypt`, `decrypt` and
+//! `decryptBinary` (`callbacks/prototype.js` holds the only caller). The value comes in as UTF-8 or bytes in memory the caller
+//! owns and the result goes out the same way, so a call makes no Node-API
+//! call at all; the ring and context are named by registry tokens.
+//!
+//! It returns `(length << 2) | flags` (bit 0: the output is ASCII; bit 1:
+//! an IV-budget warning is due, see [`budget::defer`]), or:
+//! - [`NODE_API`]: this value takes the Node-API path (an unknown token, a
+//!   U+FFFD that may stand for a lone surrogate, an output that would not
+//!   fit), which decides it exactly as before;
+//! - [`FAILED`]: the call failed; [`take_error`] holds its coded error.
+
+use std::cell::RefCell;
+use std::ptr;
+
+use ale_core::context::Context;
+use ale_core::keys::{self, KeyRing as CoreRing};
+
+use super::registry::{CONTEXTS, RINGS};
+use crate::budget;
+use crate::error::{guard, to_js, Result};
+use crate::global_ring::with_global;
+use crate::scratch::Buffers;
+
+/// The value takes the Node-API path.
+pub const NODE_API: i32 = -1;
+/// The call failed with the error [`take_error`] returns.
+pub const FAILED: i32 = -2;
+/// The ring token of the process-wide ring.
+const GLOBAL_RING: f64 = -1.0;
+
+const ENCRYPT: i32 = 0;
+const DECRYPT: i32 = 1;
+// 2, encryptBinary, keeps the Node-API path (its pooled Buffers are cheaper).
+const DECRYPT_BINARY: i32 = 3;
+
+thread_local! {
+    /// The error of this thread's last failed call, until it is thrown.
+    static LAST_ERROR: RefCell<Option<napi::Error<&'static str>>> = const { RefCell::new(None) };
+}
+
+/// The error of this thread's last [`FAILED`] call.
+pub fn take_error() -> Option<napi::Error<&'static str>> {
+    LAST_ERROR.with(|e| e.borrow_mut().take())
+}
+
+/// What a call did.
+enum Outcome {
+    /// The output's length, whether it is ASCII, whether a warning is due.
+    Done {
+        len: usize,
+        ascii: bool,
+        warn: bool,
+    },
+    NodeApi,
+}
+
+/// Runs `op` on `len` bytes at `input` with the ring and context the tokens
+/// name, writing the result to `cap` bytes at `output`.
+///
+/// # Safety
+/// `input` must be valid for reads of `len` bytes, and for writes when `op`
+/// is an encryption (the caller's own scratch memory, which is sealed in
+/// place); `output` must be valid for writes of `cap` bytes. Neither may be
+/// touched by anything else during the call. Bun's FFI guarantees this for
+/// the typed arrays `prototype.js` passes.
+#[no_mangle]
+pub unsafe extern "C" fn ale_ffi(
+    op: i32,
+    ring: f64,
+    context: f64,
+    input: *mut u8,
+    len: i32,
+    output: *mut u8,
+    cap: i32,
+) -> i32 {
+    let outcome = guard(|| {
+        let (Ok(len), Ok(cap)) = (usize::try_from(len), usize::try_from(cap)) else {
+            return Ok(Outcome::NodeApi);
+        };
+        let Some(context) = CONTEXTS.get(context) else {
+            return Ok(Outcome::NodeApi);
+        };
+        let run = |ring: &CoreRing| {
+            context.with(|b, ctx| {
+                // SAFETY: forwarded from the caller.
+                unsafe { run(op, ring, input, len, output, cap, b, ctx) }
+            })
+        };
+        if ring == GLOBAL_RING {
+            with_global(run)
+        } else {
+            match RINGS.get(ring) {
+                Some(ring) => run(&ring),
+                None => Ok(Outcome::NodeApi),
+            }
+        }
+    });
+    match outcome {
+        Ok(Outcome::NodeApi) => NODE_API,
+        Ok(Outcome::Done { len, ascii, warn }) => match i32::try_from(len << 2) {
+            Ok(n) => n | i32::from(ascii) | (i32::from(warn) << 1),
+            Err(_) => NODE_API,
+        },
+        Err(error) => {
+            LAST_ERROR.with(|e| *e.borrow_mut() = Some(error));
+            FAILED
+        }
+    }
+}
+
+/// # Safety
+/// As [`ale_ffi`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn run(
+    op: i32,
+    ring: &CoreRing,
+    input: *mut u8,
+    len: usize,
+    output: *mut u8,
+    cap: usize,
+    b: &mut Buffers,
+    ctx: &Context<'_>,
+) -> Result<Outcome> {
+    if (len > 0 && input.is_null()) || (cap > 0 && output.is_null()) {
+        return Ok(Outcome::NodeApi);
+    }
+    // SAFETY: the caller's memory, as the contract of `ale_ffi` says.
+    let output = unsafe { slice_mut(output, cap) };
+    match op {
+        ENCRYPT => {
+            // SAFETY: as above; the caller's own scratch, sealed in place.
+            let plaintext = unsafe { slice_mut(input, len) };
+            // The encoder turned any lone surrogate into U+FFFD: only the
+            // Node-API path, which reads the string itself, can tell.
+            if memchr::memmem::find(plaintext, "\u{FFFD}".as_bytes()).is_some() {
+                return Ok(Outcome::NodeApi);
+            }
+            let count = ring
+                .seal_into(plaintext, ctx, &mut b.aad, &mut b.out)
+                .map_err(to_js)?;
+            let warn = budget::defer(ring, count);
+            copy_out(&b.out, output, true, warn)
+        }
+        DECRYPT => {
+            // SAFETY: as above; read only.
+            let envelope = unsafe { slice_mut(input, len) };
+            // Over the ring's maximum: the Node-API path refuses it, with
+            // the code its first characters call for.
+            if ring.check_envelope_len(len).is_err() {
+                return Ok(Outcome::NodeApi);
+            }
+            ring.open_into(&envelope[..], ctx, &mut b.aad, &mut b.out)
+                .map_err(to_js)?;
+            plaintext_out(b, output)
+        }
+        DECRYPT_BINARY => {
+            // The bytes are the caller's Uint8Array, which may sit on a
+            // SharedArrayBuffer: copied out through a raw pointer, never
+            // borrowed.
+            b.input.clear();
+            ale_core::scratch::reserve(&mut b.input, len);
+            // SAFETY: `input` is readable for `len` bytes; `b.input` has room.
+            unsafe {
+                if len > 0 {
+                    ptr::copy_nonoverlapping(input, b.input.as_mut_ptr(), len);
+                }
+                b.input.set_len(len);
+            }
+            ring.open_binary_into(&b.input, ctx, &mut b.aad, &mut b.out)
+                .map_err(to_js)?;
+            plaintext_out(b, output)
+        }
+        _ => Ok(Outcome::NodeApi),
+    }
+}
+
+/// The plaintext in `b.out` copied to `output`; refused, and wiped, when it
+/// is not UTF-8, as the Node-API path refuses it.
+fn plaintext_out(b: &mut Buffers, output: &mut [u8]) -> Result<Outcome> {
+    if !simdutf::validate_utf8(&b.out) {
+        zeroize::Zeroize::zeroize(&mut b.out);
+        return Err(to_js(keys::not_utf8()));
+    }
+    let ascii = simdutf::validate_ascii(&b.out);
+    copy_out(&b.out, output, ascii, false)
+}
+
+fn copy_out(result: &[u8], output: &mut [u8], ascii: bool, warn: bool) -> Result<Outcome> {
+    match output.get_mut(..result.len()) {
+        Some(room) => {
+            room.copy_from_slice(result);
+            Ok(Outcome::Done {
+                len: result.len(),
+                ascii,
+                warn,
+            })
+        }
+        None => Ok(Outcome::NodeApi),
+    }
+}
+
+/// `len` bytes at `data` (an empty slice for none).
+///
+/// # Safety
+/// `data` must be valid for reads and writes of `len` bytes, unaliased for
+/// the returned lifetime, or `len` must be 0.
+unsafe fn slice_mut<'a>(data: *mut u8, len: usize) -> &'a mut [u8] {
+    if len == 0 {
+        return &mut [];
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { std::slice::from_raw_parts_mut(data, len) }
+}
