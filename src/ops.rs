@@ -50,6 +50,22 @@ pub unsafe fn run(
     }
 }
 
+/// The JS string `value` as UTF-8 in `b.input` (replacing what was there);
+/// its range there. `what` names the argument in errors.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current call.
+unsafe fn read_text(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    b: &mut Buffers,
+    what: &str,
+) -> Result<std::ops::Range<usize>> {
+    b.input.clear();
+    // SAFETY: forwarded from the caller.
+    unsafe { read_utf8(env, value, &mut b.wide, &mut b.input, what) }.map_err(to_js)
+}
+
 /// Encrypts the JS string `value`; returns the envelope as a JS string.
 ///
 /// # Safety
@@ -61,10 +77,8 @@ pub unsafe fn encrypt(
     b: &mut Buffers,
     ctx: &Context<'_>,
 ) -> Result<sys::napi_value> {
-    b.input.clear();
     // SAFETY: forwarded from the caller.
-    let range =
-        unsafe { read_utf8(env, value, &mut b.wide, &mut b.input, "plaintext") }.map_err(to_js)?;
+    let range = unsafe { read_text(env, value, b, "plaintext") }?;
     let count = ring
         .seal_into(&mut b.input[range], ctx, &mut b.aad, &mut b.out)
         .map_err(to_js)?;
@@ -131,10 +145,8 @@ pub unsafe fn blind_index(
     ctx: &Context<'_>,
     secret: usize,
 ) -> Result<sys::napi_value> {
-    b.input.clear();
     // SAFETY: forwarded from the caller.
-    let range =
-        unsafe { read_utf8(env, value, &mut b.wide, &mut b.input, "value") }.map_err(to_js)?;
+    let range = unsafe { read_text(env, value, b, "value") }?;
     let mac = ring
         .blind_index(secret, &b.input[range], ctx, &mut b.aad)
         .ok_or_else(|| to_js(AleError::InvalidInput("no key at that index".into())))?;
@@ -155,10 +167,8 @@ pub unsafe fn encrypt_binary(
     b: &mut Buffers,
     ctx: &Context<'_>,
 ) -> Result<sys::napi_value> {
-    b.input.clear();
     // SAFETY: forwarded from the caller.
-    let range =
-        unsafe { read_utf8(env, value, &mut b.wide, &mut b.input, "plaintext") }.map_err(to_js)?;
+    let range = unsafe { read_text(env, value, b, "plaintext") }?;
     let header = binary::header_len(ring.options().iv_length);
     let plaintext = &mut b.input[range];
     let len = header + plaintext.len();
