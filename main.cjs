@@ -22,9 +22,10 @@ if (choice !== '' && choice !== 'native' && choice !== 'js') {
   throw error;
 }
 
-// ALE_BUN_PATH=napi makes the addon use Node-API on Bun too (it reads the
-// variable itself at load); checked here, with ALE_BACKEND, so that a typo
-// is refused instead of ignored.
+// ALE_BUN_PATH=ffi makes the addon's hot calls go through bun:ffi on Bun
+// (it reads the variable itself at load; `napi`, the default, keeps
+// Node-API); checked here, with ALE_BACKEND, so that a typo is refused
+// instead of ignored.
 const bunPath = process.env.ALE_BUN_PATH ?? '';
 if (bunPath !== '' && bunPath !== 'napi' && bunPath !== 'ffi') {
   const error = new Error(`ALE_BUN_PATH must be 'napi', 'ffi' or unset; it is ${JSON.stringify(bunPath)}`);
@@ -97,7 +98,7 @@ function warnOnce(loadError) {
 // export (`import { KeyRing } from '@sveltycms/ale'`).
 exports.backend = backend;
 // How the hot calls cross into the addon: 'node-api', or 'bun:ffi' on Bun
-// (docs/performance.md, "Bun"); 'node:crypto' on the js backend.
+// with ALE_BUN_PATH=ffi; 'node:crypto' on the js backend.
 exports.hotPath = backend === 'native' ? impl.hotPath : 'node:crypto';
 exports.KeyRing = impl.KeyRing;
 exports.initKeyRing = impl.initKeyRing;

@@ -1,6 +1,6 @@
-// The hot path on Bun: bun:ffi into the addon's own library unless
-// ALE_BUN_PATH=napi, Node-API on Node. npm test runs every suite on Bun
-// both ways. Here: which path runs, that both give the same results, and
+// The hot path on Bun: Node-API, or bun:ffi into the addon's own library
+// with ALE_BUN_PATH=ffi; Node-API on Node. npm test runs every suite on
+// Bun both ways. Here: which path runs, that both give the same results, and
 // that ale_ffi, which any code could dlopen, names rings and contexts only
 // by registry tokens, so a forged one reaches nothing.
 import { test } from 'node:test';
@@ -11,8 +11,8 @@ import { ale, CTX, SECRET } from './helpers.mjs';
 const onBun = Boolean(process.versions.bun);
 const native = ale.backend === 'native';
 
-test('the hot path is bun:ffi on Bun (unless ALE_BUN_PATH=napi), Node-API on Node, node:crypto on the js backend', () => {
-  const expected = !native ? 'node:crypto' : !onBun ? 'node-api' : process.env.ALE_BUN_PATH === 'napi' ? 'node-api' : 'bun:ffi';
+test('the hot path is bun:ffi on Bun with ALE_BUN_PATH=ffi, Node-API otherwise, node:crypto on the js backend', () => {
+  const expected = !native ? 'node:crypto' : onBun && process.env.ALE_BUN_PATH === 'ffi' ? 'bun:ffi' : 'node-api';
   assert.equal(ale.hotPath, expected);
 });
 
@@ -39,6 +39,7 @@ test('the same values and codes through either path: first and later calls of a 
 });
 
 test('ale_ffi reaches no ring or context through a forged token', { skip: !(onBun && native) && 'bun:ffi exists on Bun only' }, () => {
+  // The symbol is there whichever path runs; any code could dlopen it.
   const { dlopen, FFIType: T } = createRequire(import.meta.url)('bun:ffi');
   const path = Object.keys(require.cache).find((p) => p.endsWith('.node')) ?? createRequire(import.meta.url).resolve('../ale.linux-x64-gnu.node');
   const { symbols } = dlopen(path, { ale_ffi: { args: [T.i32, T.f64, T.f64, T.ptr, T.i32, T.ptr, T.i32], returns: T.i32 } });

@@ -38,13 +38,12 @@ const suites = [
     env: { ALE_BACKEND: 'native' },
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
-  // Bun's hot calls go through bun:ffi by default; the same suites again on
-  // the Node-API path, which ALE_BUN_PATH=napi forces.
+  // The same suites on Bun's opt-in bun:ffi path (ALE_BUN_PATH=ffi).
   {
-    name: `JS suite on Bun ${run(join(bin, 'bun'), ['--version']).trim()}, ALE_BUN_PATH=napi`,
+    name: `JS suite on Bun ${run(join(bin, 'bun'), ['--version']).trim()}, ALE_BUN_PATH=ffi`,
     cmd: join(bin, 'bun'),
     args: ['test', ...jsTests.map((f) => `./${f}`)],
-    env: { ALE_BACKEND: 'native', ALE_BUN_PATH: 'napi' },
+    env: { ALE_BACKEND: 'native', ALE_BUN_PATH: 'ffi' },
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
   // The same suites on the node:crypto fallback (docs/platforms.md, "When no native binary loads").
@@ -88,16 +87,16 @@ const suites = [
     count: (out) => last(out, /ℹ pass (\d+)[\s\S]*?ℹ fail (\d+)/g),
   },
   {
-    name: 'forced panics on Bun (bun:ffi)',
+    name: 'forced panics on Bun',
     cmd: join(bin, 'bun'),
     args: ['test', './__test__/panic.check.mjs'],
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
   {
-    name: 'forced panics on Bun, ALE_BUN_PATH=napi',
+    name: 'forced panics on Bun, ALE_BUN_PATH=ffi',
     cmd: join(bin, 'bun'),
     args: ['test', './__test__/panic.check.mjs'],
-    env: { ALE_BUN_PATH: 'napi' },
+    env: { ALE_BUN_PATH: 'ffi' },
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
   {

@@ -61,7 +61,7 @@ fn missing() -> napi::Error<&'static str> {
 /// Defines the hot prototype methods and process-wide functions: evaluates
 /// [`PROTOTYPE_METHODS`] and calls the function it evaluates to with the
 /// prototype, the exports, the native functions that only it receives, and,
-/// on Bun, the path of this library for bun:ffi (unless `ALE_BUN_PATH=napi`).
+/// on Bun with `ALE_BUN_PATH=ffi`, the path of this library for bun:ffi.
 ///
 /// # Safety
 /// `env`, `prototype` and `exports` must be valid during module registration.
@@ -102,7 +102,7 @@ unsafe fn define_hot_functions(
         }
         check(sys::napi_get_undefined(env, &mut undefined))?;
         let mut library = undefined;
-        if bun && !napi_forced(env)? {
+        if bun && ffi_chosen(env)? {
             if let Some(path) = own_path() {
                 check(sys::napi_create_string_utf8(
                     env,
@@ -129,12 +129,13 @@ unsafe fn define_hot_functions(
     }
 }
 
-/// Whether `process.env.ALE_BUN_PATH` is `napi`: the Node-API path on Bun,
-/// for comparison and as an escape hatch.
+/// Whether `process.env.ALE_BUN_PATH` is `ffi`. The bun:ffi path is opt-in
+/// until the bench shows it ahead of Node-API (docs/performance.md, "Bun:
+/// the bun:ffi path").
 ///
 /// # Safety
 /// `env` must be valid during module registration.
-unsafe fn napi_forced(env: sys::napi_env) -> Result<bool> {
+unsafe fn ffi_chosen(env: sys::napi_env) -> Result<bool> {
     // SAFETY: property reads on live values of the current env.
     unsafe {
         let Some(vars) = raw::process_property(env, c"env")? else {
@@ -146,7 +147,7 @@ unsafe fn napi_forced(env: sys::napi_env) -> Result<bool> {
         let (mut wide, mut bytes) = (Vec::new(), Vec::new());
         Ok(
             text::read_utf8(env, value, &mut wide, &mut bytes, "ALE_BUN_PATH").is_ok()
-                && bytes == b"napi",
+                && bytes == b"ffi",
         )
     }
 }

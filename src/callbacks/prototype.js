@@ -2,8 +2,8 @@
 // decryptBinary) and the process-wide functions of the same names.
 // src/callbacks/install.rs evaluates this file once per module load and
 // calls the function it evaluates to with the prototype, the exports, the
-// native functions (which nothing else receives) and, on Bun, the path of
-// the addon's own library for bun:ffi. See src/callbacks/direct.rs and
+// native functions (which nothing else receives) and, on Bun with
+// ALE_BUN_PATH=ffi, the path of the addon's own library for bun:ffi. See src/callbacks/direct.rs and
 // src/ffi/ for why.
 //
 // Each method passes the native function:
@@ -14,7 +14,7 @@
 //   and field are seen, so that a context used once (a per-row field name)
 //   costs no handle; undefined otherwise, with the three arguments, which
 //   the native function then reads itself.
-// On Bun, a call whose ring and context have handles goes through bun:ffi
+// With bun:ffi, a call whose ring and context have handles goes through it
 // instead: the value is encoded into memory of this closure, ale_ffi names
 // the ring and context by the registry tokens of their handles, and the
 // result comes back the same way. Anything it does not take (a first

@@ -133,12 +133,17 @@ unsafe fn run(
             let plaintext = unsafe { slice_mut(input, len) };
             // The encoder turned any lone surrogate into U+FFFD: only the
             // Node-API path, which reads the string itself, can tell.
+            // Either way the caller's copy of the plaintext is wiped.
             if memchr::memmem::find(plaintext, "\u{FFFD}".as_bytes()).is_some() {
+                zeroize::Zeroize::zeroize(plaintext);
                 return Ok(Outcome::NodeApi);
             }
             let count = ring
                 .seal_into(plaintext, ctx, &mut b.aad, &mut b.out)
-                .map_err(to_js)?;
+                .map_err(|e| {
+                    zeroize::Zeroize::zeroize(&mut *plaintext);
+                    to_js(e)
+                })?;
             let warn = budget::defer(ring, count);
             copy_out(&b.out, output, true, warn)
         }
