@@ -182,4 +182,18 @@ export interface RingOptions {
    * copied. Default 2^27 (134,217,728), the envelope of about 96 MiB.
    */
   maxEnvelopeLength?: number
+  /**
+   * One id per secret, in order: 22 base64url characters (16 random
+   * bytes). With ids, the ring writes `v2:<key id>:…` envelopes naming its
+   * primary, and opens a `v2` value with the key it names only (another id
+   * is `ALE_KEY_NOT_LOADED`); it reads no `v1` value. The tenant key store
+   * builds such rings; legacy fallbacks do not apply.
+   */
+  keyIds?: Array<string>
+  /**
+   * A 32-byte secret that every key of the ring derives its blind-index
+   * key from, instead of from its own secret: indexes then survive a
+   * rotation of the data keys.
+   */
+  indexKey?: Uint8Array
 }

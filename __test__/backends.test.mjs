@@ -414,4 +414,54 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
     };
     for (const [name, call] of Object.entries(calls)) same(call, name);
   });
+
+  test('keyed rings (v2): each reads what the other writes, text, binary and async; the same blind indexes and the same refusals', async () => {
+    const ids = [randomBytes(16).toString('base64url'), randomBytes(16).toString('base64url')];
+    const [k1, k2, indexKey] = [randomBytes(32), randomBytes(32), randomBytes(32)];
+    for (const ivLength of [12, 16]) {
+      const options = () => ({ ivLength, keyIds: ids, indexKey: Buffer.from(indexKey) });
+      const rings = { native: new native.KeyRing([k1, k2], options()), js: new js.KeyRing([k1, k2], options()) };
+      const older = { native: new native.KeyRing([k2], { ivLength, keyIds: [ids[1]] }), js: new js.KeyRing([k2], { ivLength, keyIds: [ids[1]] }) };
+      for (let i = 0; i < 40; i++) {
+        const [plain, ctx] = [value(), context()];
+        for (const [from, to] of [['native', 'js'], ['js', 'native']]) {
+          const text = rings[from].encrypt(plain, ...ctx);
+          assert.ok(text.startsWith(`v2:${ids[0]}:`), text);
+          assert.equal(rings[to].decrypt(text, ...ctx), plain);
+          assert.equal(rings[to].keyIndex(text, ...ctx), 0);
+          const bytes = rings[from].encryptBinary(plain, ...ctx);
+          assert.equal(bytes[0], 2);
+          assert.equal(rings[to].decryptBinary(bytes, ...ctx), plain);
+          assert.equal(native.envelopeFromBytes(bytes), js.envelopeFromBytes(bytes));
+          assert.equal(await rings[to].decryptAsync(await rings[from].encryptAsync(plain, ...ctx), ...ctx), plain);
+          const old = older[from].encrypt(plain, ...ctx);
+          assert.equal(rings[to].keyIndex(old, ...ctx), 1);
+          assert.equal(rings[to].blindIndex(plain, ...ctx), rings[from].blindIndex(plain, ...ctx));
+        }
+        assert.deepEqual(rings.native.blindIndexes(plain, ...ctx), rings.js.blindIndexes(plain, ...ctx));
+      }
+      const text = rings.native.encrypt('x', 't', 'c', 'f');
+      const renamed = text.replace(ids[0], ids[1]);
+      const plainRing = { native: new native.KeyRing([k1]), js: new js.KeyRing([k1]) };
+      const v1 = plainRing.native.encrypt('x', 't', 'c', 'f');
+      same((b) => rings[b === native ? 'native' : 'js'].decrypt(renamed, 't', 'c', 'f'), 'a v2 value under another id');
+      same((b) => plainRing[b === native ? 'native' : 'js'].decrypt(text, 't', 'c', 'f'), 'a v2 value in a ring without ids');
+      same((b) => rings[b === native ? 'native' : 'js'].decrypt(v1, 't', 'c', 'f'), 'a v1 value in a keyed ring');
+      same((b) => older[b === native ? 'native' : 'js'].decryptBinary(rings.native.encryptBinary('x', 't', 'c', 'f'), 't', 'c', 'f'), 'a binary v2 value whose key is not loaded');
+      assert.equal(outcome(() => plainRing.js.decrypt(text, 't', 'c', 'f')).code, 'ALE_KEY_NOT_LOADED');
+    }
+    for (const [name, options] of Object.entries({
+      'one id for two secrets': { keyIds: [ids[0]] },
+      'the same id twice': { keyIds: [ids[0], ids[0]] },
+      'an id that is not 22 characters': { keyIds: [ids[0], ids[1].slice(1)] },
+      'an id that is not canonical': { keyIds: [ids[0], `${ids[1].slice(0, 21)}_`] },
+      'ids that are not an array': { keyIds: ids[0] },
+      'an id that is a number': { keyIds: [ids[0], 5] },
+      'an index key of 31 bytes': { keyIds: ids, indexKey: Buffer.alloc(31) },
+      'an index key that is a string': { keyIds: ids, indexKey: 'x'.repeat(32) },
+    })) {
+      same((b) => new b.KeyRing([k1, k2], options), `keyed ring: ${name}`);
+    }
+  });
 });
+

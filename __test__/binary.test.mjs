@@ -75,7 +75,7 @@ describe('binary envelopes', () => {
       'IV length 13': [Buffer.concat([Buffer.from([1, 13]), good.subarray(2)]), 'ALE_MALFORMED_ENVELOPE'],
       'shorter than IV and tag': [good.subarray(0, 33), 'ALE_MALFORMED_ENVELOPE'],
       'version 0': [Buffer.concat([Buffer.from([0]), good.subarray(1)]), 'ALE_MALFORMED_ENVELOPE'],
-      'version 2': [Buffer.concat([Buffer.from([2]), good.subarray(1)]), 'ALE_UNSUPPORTED_VERSION'],
+      'version 3': [Buffer.concat([Buffer.from([3]), good.subarray(1)]), 'ALE_UNSUPPORTED_VERSION'],
       'version 0x1F': [Buffer.concat([Buffer.from([0x1f]), good.subarray(1)]), 'ALE_UNSUPPORTED_VERSION'],
       'first byte 0x20': [Buffer.concat([Buffer.from([0x20]), good.subarray(1)]), 'ALE_MALFORMED_ENVELOPE'],
     };

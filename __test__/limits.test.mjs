@@ -25,7 +25,8 @@ describe('maxEnvelopeLength', () => {
   test('a long value that does not start like an envelope is malformed before it is copied', () => {
     const small = new ale.KeyRing([SECRET], { maxEnvelopeLength: 100 });
     throwsCode(assert, () => small.decrypt('not an envelope '.repeat(500), ...CTX), 'ALE_MALFORMED_ENVELOPE');
-    throwsCode(assert, () => small.decrypt(`v2:${'A'.repeat(5000)}`, ...CTX), 'ALE_UNSUPPORTED_VERSION');
+    throwsCode(assert, () => small.decrypt(`v3:${'A'.repeat(5000)}`, ...CTX), 'ALE_UNSUPPORTED_VERSION');
+    throwsCode(assert, () => small.decrypt(`v2:${'A'.repeat(5000)}`, ...CTX), 'ALE_ENVELOPE_TOO_LARGE');
   });
 
   test('the option takes a positive integer only', () => {

@@ -2,7 +2,6 @@
 //! result. The `#[napi]` surface (`api/`), the async job and the direct
 //! callbacks all come here, so each conversion exists once.
 
-use ale_core::binary;
 use ale_core::context::Context;
 use ale_core::envelope;
 use ale_core::error::AleError;
@@ -169,7 +168,7 @@ pub unsafe fn encrypt_binary(
 ) -> Result<sys::napi_value> {
     // SAFETY: forwarded from the caller.
     let range = unsafe { read_text(env, value, b, "plaintext") }?;
-    let header = binary::header_len(ring.options().iv_length);
+    let header = ring.binary_header_len();
     let plaintext = &mut b.input[range];
     let len = header + plaintext.len();
     // SAFETY: the current env.

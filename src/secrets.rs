@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use ale_core::envelope::{self, KeyId};
 use ale_core::error::AleError;
 use ale_core::iv::IvLength;
 use ale_core::keys::{self, KeyRing as CoreRing, RingOptions, Secret};
@@ -15,6 +16,13 @@ use crate::error::{check, to_js, Result};
 use crate::js::buffer::read_bytes_into;
 use crate::js::raw::{self, is_nullish, property};
 use crate::js::text::read_utf8;
+
+/// The options that name a ring's keys: `keyIds` and `indexKey`.
+#[derive(Default)]
+struct Naming {
+    key_ids: Option<Vec<KeyId>>,
+    index_key: Option<Zeroizing<[u8; 32]>>,
+}
 
 /// One configured secret, copied out of JS.
 enum Owned {
@@ -33,7 +41,7 @@ pub unsafe fn read_secrets(
     options: Option<sys::napi_value>,
 ) -> Result<Arc<CoreRing>> {
     // SAFETY: forwarded.
-    let options = unsafe { read_options(env, options) }?;
+    let (options, naming) = unsafe { read_options(env, options) }?;
     let mut is_array = false;
     // SAFETY: `secrets` is an argument of the current call.
     let status = unsafe { sys::napi_is_array(env, secrets, &mut is_array) };
@@ -56,7 +64,7 @@ pub unsafe fn read_secrets(
         let secret = unsafe { read_secret(env, element, &label) }?;
         owned.push((label, secret));
     }
-    build_ring(owned, options)
+    build_ring(owned, options, naming)
 }
 
 /// A string, or the bytes of a `Uint8Array`/`Buffer`.
@@ -92,19 +100,20 @@ unsafe fn read_secret(env: sys::napi_env, value: sys::napi_value, label: &str) -
 }
 
 /// `{ ivLength?: 12 | 16, legacyFallbacks?: boolean, maxEnvelopeLength?:
-/// number }`; undefined or null means the defaults. Anything else is
-/// `ALE_INVALID_INPUT`.
+/// number, keyIds?: string[], indexKey?: Uint8Array }`; undefined or null
+/// means the defaults. Anything else is `ALE_INVALID_INPUT`.
 ///
 /// # Safety
 /// `env` and `options` must be valid for the current call.
 unsafe fn read_options(
     env: sys::napi_env,
     options: Option<sys::napi_value>,
-) -> Result<RingOptions> {
+) -> Result<(RingOptions, Naming)> {
     let mut out = RingOptions::default();
+    let mut naming = Naming::default();
     // SAFETY: forwarded.
     let Some(options) = options.filter(|&o| !unsafe { is_nullish(env, o) }) else {
-        return Ok(out);
+        return Ok((out, naming));
     };
     // SAFETY: forwarded.
     if unsafe { raw::type_name(env, options) } != "an object" {
@@ -144,14 +153,68 @@ unsafe fn read_options(
             out.max_envelope_len = n as usize;
         }
     }
-    Ok(out)
+    // SAFETY: as above.
+    if let Some(value) = unsafe { property(env, options, c"keyIds") }? {
+        // SAFETY: `value` was just read.
+        naming.key_ids = Some(unsafe { read_key_ids(env, value) }?);
+    }
+    // SAFETY: as above.
+    if let Some(value) = unsafe { property(env, options, c"indexKey") }? {
+        let mut bytes = Zeroizing::new(Vec::new());
+        let bad = || invalid_option("options.indexKey must be a 32-byte Uint8Array");
+        // SAFETY: `value` was just read.
+        unsafe { read_bytes_into(env, value, "options.indexKey", &mut bytes) }
+            .map_err(|_| bad())?;
+        let mut key = Zeroizing::new([0u8; 32]);
+        if bytes.len() != key.len() {
+            return Err(bad());
+        }
+        key.copy_from_slice(&bytes);
+        naming.index_key = Some(key);
+    }
+    Ok((out, naming))
+}
+
+/// `keyIds`: an array of key ids, 22 base64url characters each.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current call.
+unsafe fn read_key_ids(env: sys::napi_env, value: sys::napi_value) -> Result<Vec<KeyId>> {
+    let bad = || {
+        invalid_option("options.keyIds must be an array of key ids, 22 base64url characters each")
+    };
+    let mut is_array = false;
+    // SAFETY: `value` is a value of the current call.
+    let status = unsafe { sys::napi_is_array(env, value, &mut is_array) };
+    if status != sys::Status::napi_ok || !is_array {
+        return Err(bad());
+    }
+    let mut len = 0u32;
+    // SAFETY: `value` is an array.
+    check(unsafe { sys::napi_get_array_length(env, value, &mut len) })?;
+    let mut ids = Vec::with_capacity(len as usize);
+    for i in 0..len {
+        let mut element = std::ptr::null_mut();
+        // SAFETY: `i` is below the array's length.
+        check(unsafe { sys::napi_get_element(env, value, i, &mut element) })?;
+        let (mut wide, mut text) = (Vec::new(), Vec::new());
+        // SAFETY: `element` was just read from the array.
+        let range = unsafe { read_utf8(env, element, &mut wide, &mut text, "options.keyIds") }
+            .map_err(|_| bad())?;
+        ids.push(envelope::parse_key_id(&text[range]).map_err(|_| bad())?);
+    }
+    Ok(ids)
 }
 
 fn invalid_option(reason: &str) -> napi::Error<&'static str> {
     to_js(AleError::InvalidInput(reason.into()))
 }
 
-fn build_ring(secrets: Vec<(String, Owned)>, options: RingOptions) -> Result<Arc<CoreRing>> {
+fn build_ring(
+    secrets: Vec<(String, Owned)>,
+    options: RingOptions,
+    naming: Naming,
+) -> Result<Arc<CoreRing>> {
     let mut labelled = Vec::with_capacity(secrets.len());
     for (label, secret) in &secrets {
         let value = match secret {
@@ -166,9 +229,14 @@ fn build_ring(secrets: Vec<(String, Owned)>, options: RingOptions) -> Result<Arc
             value,
         });
     }
-    CoreRing::new(labelled, options)
-        .map(Arc::new)
-        .map_err(to_js)
+    let mut ring = CoreRing::new(labelled, options).map_err(to_js)?;
+    if let Some(ids) = naming.key_ids {
+        ring = ring.with_key_ids(&ids).map_err(to_js)?;
+    }
+    if let Some(key) = naming.index_key {
+        ring = ring.with_index_key(&key);
+    }
+    Ok(Arc::new(ring))
 }
 
 /// Builds a ring from the environment, the way SveltyCMS reads its key:
@@ -185,7 +253,7 @@ pub unsafe fn ring_from_env(
     options: Option<sys::napi_value>,
 ) -> Result<Arc<CoreRing>> {
     // SAFETY: forwarded.
-    let options = unsafe { read_options(env, options) }?;
+    let (options, naming) = unsafe { read_options(env, options) }?;
     // SAFETY: forwarded.
     let vars = match vars.filter(|&v| !unsafe { is_nullish(env, v) }) {
         Some(v) => v,
@@ -224,7 +292,7 @@ pub unsafe fn ring_from_env(
             ));
         }
     }
-    build_ring(secrets, options)
+    build_ring(secrets, options, naming)
 }
 
 /// `vars[name]` as bytes, `None` when undefined; `ALE_INVALID_KEY` when not a string.

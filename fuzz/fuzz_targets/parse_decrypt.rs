@@ -1,20 +1,39 @@
 //! Envelope parsing plus decryption, on arbitrary input read both as bytes
 //! and as UTF-16 code units (the addon's path). Must never panic, and must
 //! never produce plaintext other than what the seed envelopes hold: the seed
-//! corpus has envelopes of "seed-…" strings under this key and context.
+//! corpus has envelopes of "seed-…" strings under this key and context, as
+//! `v1` and (under [`KEYED`] with id [`KEY_ID`]) as `v2`.
 #![no_main]
 
-use ale_core::keys::RingOptions;
+use ale_core::keys::{RingOptions, Secret};
+use ale_core::secret::SecretValue;
 use ale_core::{Context, KeyRing};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
 pub const SECRET: &str = "fuzz-secret-0123456789-abcdefghijkl";
 
+pub const KEYED: [u8; 32] = [0x5A; 32];
+pub const KEY_ID: [u8; 16] = [0xA5; 16];
+
 fn ring() -> &'static KeyRing {
     static RING: OnceLock<KeyRing> = OnceLock::new();
     RING.get_or_init(|| {
         KeyRing::from_secrets(&[SECRET], RingOptions::default()).expect("valid secret")
+    })
+}
+
+/// A ring whose one key has an id: it reads `v2` values only.
+fn keyed() -> &'static KeyRing {
+    static RING: OnceLock<KeyRing> = OnceLock::new();
+    RING.get_or_init(|| {
+        let secret = Secret {
+            label: "keyed".into(),
+            value: SecretValue::Bytes(&KEYED),
+        };
+        KeyRing::new([secret], RingOptions::default())
+            .and_then(|r| r.with_key_ids(&[KEY_ID]))
+            .expect("valid key")
     })
 }
 
@@ -35,6 +54,16 @@ fuzz_target!(|data: &[u8]| {
         .chunks_exact(2)
         .map(|c| u16::from_le_bytes([c[0], c[1]]))
         .collect();
+    for r in [ring(), keyed()] {
+        if r.open_into(data, &ctx, &mut aad, &mut out).is_ok() {
+            assert!(out.starts_with(b"seed-"), "forged plaintext");
+        } else {
+            assert!(out.is_empty(), "plaintext left after a failure");
+        }
+        if r.open_binary_into(data, &ctx, &mut aad, &mut out).is_ok() {
+            assert!(out.starts_with(b"seed-"), "forged plaintext (binary)");
+        }
+    }
     let as_units = ring().open_into(&wide[..], &ctx, &mut aad, &mut out);
     if as_units.is_ok() {
         assert!(out.starts_with(b"seed-"), "forged plaintext (UTF-16 path)");

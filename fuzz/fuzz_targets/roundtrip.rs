@@ -2,7 +2,8 @@
 //! split at 0xFF bytes into tenant, collection, field and plaintext.
 #![no_main]
 
-use ale_core::keys::RingOptions;
+use ale_core::keys::{RingOptions, Secret};
+use ale_core::secret::SecretValue;
 use ale_core::{AleError, Context, KeyRing};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
@@ -15,6 +16,20 @@ fn ring() -> &'static KeyRing {
             RingOptions::default(),
         )
         .expect("valid")
+    })
+}
+
+/// A ring whose one key has an id: it writes `v2`.
+fn keyed() -> &'static KeyRing {
+    static RING: OnceLock<KeyRing> = OnceLock::new();
+    RING.get_or_init(|| {
+        let secret = Secret {
+            label: "keyed".into(),
+            value: SecretValue::Bytes(&[0x5A; 32]),
+        };
+        KeyRing::new([secret], RingOptions::default())
+            .and_then(|r| r.with_key_ids(&[[0xA5; 16]]))
+            .expect("valid key")
     })
 }
 
@@ -45,6 +60,21 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     let (mut aad, mut sealed, mut opened) = (Vec::new(), Vec::new(), Vec::new());
+    // v2: the keyed ring names its key, and reads it back
+    let mut buf = plaintext.to_vec();
+    keyed()
+        .seal_into(&mut buf, &ctx, &mut aad, &mut sealed)
+        .expect("seal");
+    assert!(sealed.is_ascii() && sealed.starts_with(b"v2:"));
+    assert_eq!(
+        keyed().open_into(&sealed[..], &ctx, &mut aad, &mut opened),
+        Ok(0)
+    );
+    assert_eq!(opened, plaintext);
+    assert_eq!(
+        ring().open_into(&sealed[..], &ctx, &mut aad, &mut opened),
+        Err(AleError::KeyNotLoaded)
+    );
     let mut buf = plaintext.to_vec();
     ring()
         .seal_into(&mut buf, &ctx, &mut aad, &mut sealed)

@@ -7,7 +7,7 @@
 //! their types and documentation.
 
 use ale_core::error::AleError;
-use napi::bindgen_prelude::{AsyncTask, JsValue};
+use napi::bindgen_prelude::{AsyncTask, JsValue, Uint8Array};
 use napi::{Env, JsString, Unknown};
 use napi_derive::napi;
 
@@ -57,6 +57,16 @@ pub struct RingOptionsDeclaration {
     /// longer one is refused with `ALE_ENVELOPE_TOO_LARGE` before it is
     /// copied. Default 2^27 (134,217,728), the envelope of about 96 MiB.
     pub max_envelope_length: Option<f64>,
+    /// One id per secret, in order: 22 base64url characters (16 random
+    /// bytes). With ids, the ring writes `v2:<key id>:…` envelopes naming its
+    /// primary, and opens a `v2` value with the key it names only (another id
+    /// is `ALE_KEY_NOT_LOADED`); it reads no `v1` value. The tenant key store
+    /// builds such rings; legacy fallbacks do not apply.
+    pub key_ids: Option<Vec<String>>,
+    /// A 32-byte secret that every key of the ring derives its blind-index
+    /// key from, instead of from its own secret: indexes then survive a
+    /// rotation of the data keys.
+    pub index_key: Option<Uint8Array>,
 }
 
 /// The raw values of three context arguments.

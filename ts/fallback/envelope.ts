@@ -1,15 +1,22 @@
 // The stored formats, as docs/format.md ("Envelope format") defines
-// them: the text form `v1:<iv>:<tag>:<ciphertext>` in unpadded base64url,
-// read strictly (one stored value has exactly one spelling), and the binary
-// form (version, IV length, IV, tag, ciphertext).
+// them: the text form `v1:<iv>:<tag>:<ciphertext>` (or
+// `v2:<key id>:<iv>:<tag>:<ciphertext>`) in unpadded base64url, read
+// strictly (one stored value has exactly one spelling), and the binary form
+// (version, key id at v2, IV length, IV, tag, ciphertext).
 import { engine, malformed, malformedBinary, unsupportedVersion } from './errors.js';
 
 export const TAG_LENGTH = 16;
 const PREFIX = 'v1:';
+const PREFIX_V2 = 'v2:';
 const BINARY_V1 = 1;
+const BINARY_V2 = 2;
+/** Bytes of a key id, and its base64url length. */
+export const KEY_ID_LENGTH = 16;
+const KEY_ID_CHARS = 22;
 
-/** A text envelope's IV and tag, decoded, and its ciphertext still in base64url. */
+/** A text envelope's key id (v2), IV and tag, decoded, and its ciphertext still in base64url. */
 export interface TextParts {
+  keyId: Buffer | null;
   iv: Buffer;
   tag: Buffer;
   ciphertext: string;
@@ -17,20 +24,22 @@ export interface TextParts {
 
 /** A binary envelope's parts, as views of its bytes. */
 export interface BinaryParts {
+  keyId: Uint8Array | null;
   iv: Uint8Array;
   tag: Uint8Array;
   ciphertext: Uint8Array;
 }
 
 const fourParts = () => malformed("expected 4 parts separated by ':'");
+const fiveParts = () => malformed("expected 5 parts separated by ':'");
 
 /**
- * Checks only the version prefix: returns for `v1:`, throws what parsing
- * would for any other (`ALE_UNSUPPORTED_VERSION` for `v<digits>:` of another
- * version, `ALE_MALFORMED_ENVELOPE` for the rest).
+ * Checks only the version prefix: returns for `v1:` and `v2:`, throws what
+ * parsing would for any other (`ALE_UNSUPPORTED_VERSION` for `v<digits>:`
+ * of another version, `ALE_MALFORMED_ENVELOPE` for the rest).
  */
 export function checkVersion(envelope: string): void {
-  if (envelope.startsWith(PREFIX)) return;
+  if (envelope.startsWith(PREFIX) || envelope.startsWith(PREFIX_V2)) return;
   const notEnvelope = () => malformed('the value does not start with v<digits>:');
   if (envelope.charCodeAt(0) !== 0x76 /* v */) throw notEnvelope();
   let end = 1;
@@ -43,11 +52,20 @@ export function checkVersion(envelope: string): void {
 /** Splits and checks a text envelope; the ciphertext is checked by {@link decodeCiphertext}. */
 export function parseText(envelope: string): TextParts {
   checkVersion(envelope);
-  const ivEnd = envelope.indexOf(':', PREFIX.length);
-  if (ivEnd < 0) throw fourParts();
+  let start = PREFIX.length;
+  let keyId: Buffer | null = null;
+  if (envelope.startsWith(PREFIX_V2)) {
+    const idEnd = envelope.indexOf(':', start);
+    if (idEnd < 0) throw fiveParts();
+    keyId = parseKeyId(envelope.slice(start, idEnd));
+    start = idEnd + 1;
+  }
+  const parts = keyId ? fiveParts : fourParts;
+  const ivEnd = envelope.indexOf(':', start);
+  if (ivEnd < 0) throw parts();
   const tagEnd = envelope.indexOf(':', ivEnd + 1);
-  if (tagEnd < 0) throw fourParts();
-  const iv = envelope.slice(PREFIX.length, ivEnd);
+  if (tagEnd < 0) throw parts();
+  const iv = envelope.slice(start, ivEnd);
   const tag = envelope.slice(ivEnd + 1, tagEnd);
   if (iv.length !== 22 && iv.length !== 16) throw malformed('the IV must be 22 or 16 base64url characters (16 or 12 bytes)');
   if (tag.length !== 22) throw malformed('the tag must be 22 base64url characters');
@@ -55,7 +73,15 @@ export function parseText(envelope: string): TextParts {
   if (!ivBytes) throw malformed('the IV is not canonical base64url');
   const tagBytes = decodeCanonical(tag);
   if (!tagBytes) throw malformed('the tag is not canonical base64url');
-  return { iv: ivBytes, tag: tagBytes, ciphertext: envelope.slice(tagEnd + 1) };
+  return { keyId, iv: ivBytes, tag: tagBytes, ciphertext: envelope.slice(tagEnd + 1) };
+}
+
+/** A key id from its 22 base64url characters, read as strictly as an envelope's parts. */
+export function parseKeyId(text: string): Buffer {
+  if (text.length !== KEY_ID_CHARS) throw malformed('the key id must be 22 base64url characters');
+  const id = decodeCanonical(text);
+  if (!id) throw malformed('the key id is not canonical base64url');
+  return id;
 }
 
 /** The bytes of a text envelope's ciphertext part, which may be empty. */
@@ -63,7 +89,7 @@ export function decodeCiphertext(base64url: string): Buffer {
   if (base64url.length % 4 === 1) throw malformed('the ciphertext has an impossible base64url length');
   const bytes = decodeCanonical(base64url);
   if (bytes) return bytes;
-  throw base64url.includes(':') ? fourParts() : malformed('the ciphertext is not canonical base64url');
+  throw base64url.includes(':') ? malformed("the ciphertext holds a ':': too many parts") : malformed('the ciphertext is not canonical base64url');
 }
 
 /**
@@ -78,54 +104,66 @@ function decodeCanonical(text: string): Buffer | null {
   return bytes.toString('base64url') === text ? bytes : null;
 }
 
-/** `v1:<iv>:<tag>:<ciphertext>`. */
-export function writeText(iv: Uint8Array, tag: Uint8Array, ciphertext: Uint8Array): string {
+/** `v1:<iv>:<tag>:<ciphertext>`, or `v2:<key id>:…` with a key id. */
+export function writeText(keyId: Uint8Array | null, iv: Uint8Array, tag: Uint8Array, ciphertext: Uint8Array): string {
   const b64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
-  return engine(() => `${PREFIX}${b64(iv)}:${b64(tag)}:${b64(ciphertext)}`);
+  return engine(() => (keyId ? `${PREFIX_V2}${b64(keyId)}:` : PREFIX) + `${b64(iv)}:${b64(tag)}:${b64(ciphertext)}`);
 }
 
-/** Bytes before a binary envelope's ciphertext: version, IV length, IV, tag. */
-export const binaryHeaderLength = (ivLength: number): number => 2 + ivLength + TAG_LENGTH;
+/** Bytes before a binary envelope's ciphertext: version, key id (v2), IV length, IV, tag. */
+export const binaryHeaderLength = (ivLength: number, keyId: boolean): number => 2 + (keyId ? KEY_ID_LENGTH : 0) + ivLength + TAG_LENGTH;
 
 /**
  * Splits and checks a binary envelope: `ALE_UNSUPPORTED_VERSION` for a first
- * byte from 0x02 to 0x1F (kept for later layouts), `ALE_MALFORMED_ENVELOPE`
- * for any other first byte but 0x01, one too short, or an IV length other
- * than 12 or 16.
+ * byte from 0x03 to 0x1F (kept for later layouts), `ALE_MALFORMED_ENVELOPE`
+ * for any other first byte but 0x01 and 0x02, one too short, or an IV
+ * length other than 12 or 16.
  */
 export function parseBinary(bytes: Uint8Array): BinaryParts {
   if (bytes.length === 0) throw malformedBinary('it is empty');
   const version = bytes[0];
-  if (version >= 2 && version <= 0x1f) throw unsupportedVersion(version);
-  if (version !== BINARY_V1) throw malformedBinary('its first byte is not a version (0x01)');
-  if (bytes.length < 2) throw malformedBinary('it ends after its version byte');
-  const ivLength = bytes[1];
+  if (version >= 3 && version <= 0x1f) throw unsupportedVersion(version);
+  if (version !== BINARY_V1 && version !== BINARY_V2) throw malformedBinary('its first byte is not a version (0x01 or 0x02)');
+  let at = 1;
+  let keyId: Uint8Array | null = null;
+  if (version === BINARY_V2) {
+    if (bytes.length < 1 + KEY_ID_LENGTH) throw malformedBinary('it ends inside its key id');
+    keyId = bytes.subarray(1, 1 + KEY_ID_LENGTH);
+    at += KEY_ID_LENGTH;
+  }
+  if (bytes.length < at + 1) throw malformedBinary('it ends after its version byte');
+  const ivLength = bytes[at];
   if (ivLength !== 12 && ivLength !== 16) throw malformedBinary('its IV length byte is not 16 or 12');
-  const header = binaryHeaderLength(ivLength);
+  const header = binaryHeaderLength(ivLength, keyId !== null);
   if (bytes.length < header) throw malformedBinary('the binary envelope is shorter than its IV and tag');
-  return { iv: bytes.subarray(2, 2 + ivLength), tag: bytes.subarray(2 + ivLength, header), ciphertext: bytes.subarray(header) };
+  return { keyId, iv: bytes.subarray(at + 1, at + 1 + ivLength), tag: bytes.subarray(at + 1 + ivLength, header), ciphertext: bytes.subarray(header) };
 }
 
 /** A new Buffer holding the binary envelope of these parts. */
-export function writeBinary(iv: Uint8Array, tag: Uint8Array, ciphertext: Uint8Array): Buffer {
-  const header = binaryHeaderLength(iv.length);
+export function writeBinary(keyId: Uint8Array | null, iv: Uint8Array, tag: Uint8Array, ciphertext: Uint8Array): Buffer {
+  const header = binaryHeaderLength(iv.length, keyId !== null);
   const out = engine(() => Buffer.allocUnsafe(header + ciphertext.length));
-  out[0] = BINARY_V1;
-  out[1] = iv.length;
-  out.set(iv, 2);
-  out.set(tag, 2 + iv.length);
+  let at = 1;
+  out[0] = keyId ? BINARY_V2 : BINARY_V1;
+  if (keyId) {
+    out.set(keyId, 1);
+    at += KEY_ID_LENGTH;
+  }
+  out[at] = iv.length;
+  out.set(iv, at + 1);
+  out.set(tag, at + 1 + iv.length);
   out.set(ciphertext, header);
   return out;
 }
 
 /** The binary form of a text envelope; fails as parsing the text would. */
 export function textToBinary(envelope: string): Buffer {
-  const { iv, tag, ciphertext } = parseText(envelope);
-  return writeBinary(iv, tag, decodeCiphertext(ciphertext));
+  const { keyId, iv, tag, ciphertext } = parseText(envelope);
+  return writeBinary(keyId, iv, tag, decodeCiphertext(ciphertext));
 }
 
 /** The text form of a binary envelope; fails as parsing the bytes would. */
 export function binaryToText(bytes: Uint8Array): string {
-  const { iv, tag, ciphertext } = parseBinary(bytes);
-  return writeText(iv, tag, ciphertext);
+  const { keyId, iv, tag, ciphertext } = parseBinary(bytes);
+  return writeText(keyId, iv, tag, ciphertext);
 }

@@ -19,20 +19,26 @@ export const invalidContext = (part: string, reason: string): CodedError =>
   );
 
 export const malformed = (reason: string): CodedError =>
-  codedError('ALE_MALFORMED_ENVELOPE', `malformed envelope: ${reason} (expected v1:<iv>:<tag>:<ciphertext> in unpadded base64url)`);
+  codedError('ALE_MALFORMED_ENVELOPE', `malformed envelope: ${reason} (expected v1:<iv>:<tag>:<ciphertext> or v2:<key id>:<iv>:<tag>:<ciphertext> in unpadded base64url)`);
 
 export const malformedBinary = (reason: string): CodedError =>
   codedError(
     'ALE_MALFORMED_ENVELOPE',
-    `malformed binary envelope: ${reason} (expected the version byte 0x01, the IV length 16 or 12, the IV, a 16-byte tag and the ciphertext)`,
+    `malformed binary envelope: ${reason} (expected the version byte 0x01, or 0x02 and a 16-byte key id, then the IV length 16 or 12, the IV, a 16-byte tag and the ciphertext)`,
   );
 
 /** `version` is the decimal digits as stored; shown saturated at 2^64 − 1, as the addon shows it. */
 export function unsupportedVersion(version: string | number): CodedError {
   const v = BigInt(version);
   const shown = v > 0xffff_ffff_ffff_ffffn ? 0xffff_ffff_ffff_ffffn : v;
-  return codedError('ALE_UNSUPPORTED_VERSION', `unsupported envelope version v${shown}: this build reads v1 only; upgrade @sveltycms/ale to read it`);
+  return codedError('ALE_UNSUPPORTED_VERSION', `unsupported envelope version v${shown}: this build reads v1 and v2; upgrade @sveltycms/ale to read it`);
 }
+
+export const keyNotLoaded = (): CodedError =>
+  codedError(
+    'ALE_KEY_NOT_LOADED',
+    "the value is sealed under a tenant data key that is not loaded (its v2 envelope names the key): load the tenant's keys first, with keys.load(tenantId) or keys.withTenant(tenantId, fn)",
+  );
 
 export const authFailed = (): CodedError =>
   codedError(

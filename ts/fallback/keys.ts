@@ -7,6 +7,7 @@
 // has made a KeyObject of it.
 import { createHash, hkdfSync } from 'node:crypto';
 import { types } from 'node:util';
+import { parseKeyId } from './envelope.js';
 import { invalidInput, invalidKey } from './errors.js';
 
 export type KeyKind = 'hex' | 'base64' | 'base64url' | 'bytes' | 'passphrase' | 'legacy-sha256' | 'legacy-base64';
@@ -16,6 +17,10 @@ export interface Options {
   ivLength: 12 | 16;
   legacyFallbacks: boolean;
   maxEnvelopeLength: number;
+  /** One per secret: the keys' ids, which make the ring write and read `v2` envelopes. */
+  keyIds?: Buffer[];
+  /** The secret every key derives its blind-index key from; wiped once the ring is built. */
+  indexKey?: Buffer;
 }
 
 export const DEFAULT_OPTIONS: Readonly<Options> = { ivLength: 16, legacyFallbacks: true, maxEnvelopeLength: 2 ** 27 };
@@ -117,12 +122,12 @@ function lenientBase64(text: string): Buffer {
   return out.subarray(0, length);
 }
 
-/** `{ ivLength?, legacyFallbacks?, maxEnvelopeLength? }`; undefined or null means the defaults. */
+/** `{ ivLength?, legacyFallbacks?, maxEnvelopeLength?, keyIds?, indexKey? }`; undefined or null means the defaults. */
 export function readOptions(options: unknown): Options {
-  const out = { ...DEFAULT_OPTIONS };
+  const out: Options = { ...DEFAULT_OPTIONS };
   if (options === undefined || options === null) return out;
   if (typeof options !== 'object') throw invalidInput('options must be an object');
-  const { ivLength, legacyFallbacks, maxEnvelopeLength } = options as Record<string, unknown>;
+  const { ivLength, legacyFallbacks, maxEnvelopeLength, keyIds, indexKey } = options as Record<string, unknown>;
   if (ivLength !== undefined) {
     if (ivLength !== 12 && ivLength !== 16) throw invalidInput('options.ivLength must be 12 or 16');
     out.ivLength = ivLength;
@@ -136,6 +141,22 @@ export function readOptions(options: unknown): Options {
       throw invalidInput('options.maxEnvelopeLength must be a positive integer');
     }
     out.maxEnvelopeLength = maxEnvelopeLength;
+  }
+  if (keyIds !== undefined && keyIds !== null) {
+    const bad = () => invalidInput('options.keyIds must be an array of key ids, 22 base64url characters each');
+    if (!Array.isArray(keyIds)) throw bad();
+    out.keyIds = keyIds.map((id: unknown) => {
+      if (typeof id !== 'string') throw bad();
+      try {
+        return parseKeyId(id);
+      } catch {
+        throw bad();
+      }
+    });
+  }
+  if (indexKey !== undefined && indexKey !== null) {
+    if (!types.isUint8Array(indexKey) || indexKey.length !== 32) throw invalidInput('options.indexKey must be a 32-byte Uint8Array');
+    out.indexKey = Buffer.from(indexKey);
   }
   return out;
 }

@@ -20,7 +20,7 @@ import {
   writeBinary,
   writeText,
 } from './envelope.js';
-import { authFailed, engine, engineFailure, invalidInput, invalidKey, notUtf8, random, tooLarge } from './errors.js';
+import { authFailed, engine, engineFailure, invalidInput, invalidKey, keyNotLoaded, notUtf8, random, tooLarge } from './errors.js';
 import { resolveSecret, type KeyKind, type Labelled, type Options } from './keys.js';
 
 const ALGORITHM = 'aes-256-gcm';
@@ -34,6 +34,8 @@ const MAX_U64 = 2n ** 64n - 1n;
 /** One key of the ring. */
 interface RingKey {
   aes: KeyObject;
+  /** The id `v2` envelopes name it by; null in a `v1` ring. */
+  id: Buffer | null;
   /** The secret it comes from: 0 = primary. */
   secret: number;
   kind: KeyKind;
@@ -85,17 +87,30 @@ export class Ring {
   static build(secrets: Labelled[], options: Options): Ring {
     const keys: RingKey[] = [];
     const legacy: RingKey[] = [];
-    secrets.forEach((labelled, secret) => {
-      const { key, fallbacks } = resolveSecret(labelled);
-      const [kind, bytes] = key;
-      const indexBytes = Buffer.from(hkdfSync('sha256', bytes, Buffer.alloc(0), INFO_BLIND_INDEX, 32));
-      keys.push({ aes: createSecretKey(bytes), secret, kind, index: createSecretKey(indexBytes) });
-      if (options.legacyFallbacks) {
-        for (const [legacyKind, legacyBytes] of fallbacks) legacy.push({ aes: createSecretKey(legacyBytes), secret, kind: legacyKind, index: null });
-      }
-      for (const b of [bytes, indexBytes, ...fallbacks.map(([, b]) => b)]) b.fill(0);
-    });
+    const { indexKey, keyIds } = options;
+    options = { ...options, indexKey: undefined };
+    try {
+      secrets.forEach((labelled, secret) => {
+        const { key, fallbacks } = resolveSecret(labelled);
+        const [kind, bytes] = key;
+        const indexBytes = Buffer.from(hkdfSync('sha256', indexKey ?? bytes, Buffer.alloc(0), INFO_BLIND_INDEX, 32));
+        keys.push({ aes: createSecretKey(bytes), id: null, secret, kind, index: createSecretKey(indexBytes) });
+        if (options.legacyFallbacks) {
+          for (const [legacyKind, legacyBytes] of fallbacks) legacy.push({ aes: createSecretKey(legacyBytes), id: null, secret, kind: legacyKind, index: null });
+        }
+        for (const b of [bytes, indexBytes, ...fallbacks.map(([, b]) => b)]) b.fill(0);
+      });
+    } finally {
+      indexKey?.fill(0);
+    }
     if (keys.length === 0) throw invalidKey('key ring', 'has no secret; pass at least one (the primary) or set ENCRYPTION_KEY');
+    if (keyIds) {
+      // A keyed ring names every key and has no legacy keys (crates/core/src/keys.rs, with_key_ids).
+      if (keyIds.length !== keys.length) throw invalidInput('options.keyIds must give exactly one key id per secret');
+      if (keyIds.some((id, i) => keyIds.slice(0, i).some((other) => other.equals(id)))) throw invalidInput('options.keyIds must be distinct');
+      keys.forEach((key, i) => (key.id = keyIds[i]));
+      legacy.length = 0;
+    }
     const all = [...keys, ...legacy];
     const counters = new BigUint64Array(new SharedArrayBuffer(8 * (2 + 2 * all.length)));
     counters[WARN_AT] = DEFAULT_WARN_AT;
@@ -135,30 +150,32 @@ export class Ring {
     const plaintext = utf8(text);
     const iv = nextIv(this.#options.ivLength);
     const params = { name: WEB_ALGORITHM, iv, additionalData: Buffer.from(aad, 'utf8'), tagLength: TAG_LENGTH * 8 };
+    const id = this.#keys[0].id;
+    if (id) params.additionalData = Buffer.concat([id, params.additionalData]);
     const pending = webcrypto.subtle.encrypt(params, this.#webKey(0), plaintext);
     return settle(pending, plaintext).then((sealed) => {
       this.#countEncryption();
       const split = sealed.length - TAG_LENGTH;
-      return writeText(iv, sealed.subarray(split), sealed.subarray(0, split));
+      return writeText(id, iv, sealed.subarray(split), sealed.subarray(0, split));
     });
   }
 
   /** Decrypts a text envelope. */
   open(envelope: string, aad: string): string {
-    const { iv, tag, ciphertext } = this.#readText(envelope);
-    return toText(this.#decrypt(iv, tag, ciphertext, aad)[1]);
+    const { keyId, iv, tag, ciphertext } = this.#readText(envelope);
+    return toText(this.#decrypt(keyId, iv, tag, ciphertext, aad)[1]);
   }
 
   /** Decrypts a binary envelope; `bytes` is not changed. */
   openBinary(bytes: Uint8Array, aad: string): string {
-    const { iv, tag, ciphertext } = parseBinary(bytes);
-    return toText(this.#decrypt(iv, tag, ciphertext, aad)[1]);
+    const { keyId, iv, tag, ciphertext } = parseBinary(bytes);
+    return toText(this.#decrypt(keyId, iv, tag, ciphertext, aad)[1]);
   }
 
   /** Which key opens a text envelope, in decryption order. */
   keyIndex(envelope: string, aad: string): number {
-    const { iv, tag, ciphertext } = this.#readText(envelope);
-    const [index, plaintext] = this.#decrypt(iv, tag, ciphertext, aad);
+    const { keyId, iv, tag, ciphertext } = this.#readText(envelope);
+    const [index, plaintext] = this.#decrypt(keyId, iv, tag, ciphertext, aad);
     plaintext.fill(0);
     return index;
   }
@@ -169,10 +186,10 @@ export class Ring {
    * every other failure rejects it.
    */
   async openAsync(envelope: string, aad: string): Promise<string> {
-    const { iv, tag, ciphertext } = this.#readText(envelope);
+    const { keyId, iv, tag, ciphertext } = this.#readText(envelope);
     const sealed = Buffer.concat([ciphertext, tag]);
-    const additionalData = Buffer.from(aad, 'utf8');
-    for (let i = 0; i < this.#keys.length; i++) {
+    const additionalData = additionalDataOf(keyId, aad);
+    for (const i of this.#candidates(keyId)) {
       let opened: ArrayBuffer;
       try {
         opened = await webcrypto.subtle.decrypt({ name: WEB_ALGORITHM, iv, additionalData, tagLength: TAG_LENGTH * 8 }, this.#webKey(i), sealed);
@@ -229,25 +246,40 @@ export class Ring {
   }
 
   /** AES-256-GCM under the primary key with a fresh IV; the envelope is what `write` makes of the parts. */
-  #seal<T>(text: string, aad: string, write: (iv: Uint8Array, tag: Uint8Array, ciphertext: Uint8Array) => T): T {
+  #seal<T>(text: string, aad: string, write: (keyId: Uint8Array | null, iv: Uint8Array, tag: Uint8Array, ciphertext: Uint8Array) => T): T {
     const plaintext = utf8(text);
     try {
+      const { aes, id } = this.#keys[0];
       const iv = nextIv(this.#options.ivLength);
-      const cipher = createCipheriv(ALGORITHM, this.#keys[0].aes, iv, { authTagLength: TAG_LENGTH });
-      cipher.setAAD(Buffer.from(aad, 'utf8'));
+      const cipher = createCipheriv(ALGORITHM, aes, iv, { authTagLength: TAG_LENGTH });
+      cipher.setAAD(additionalDataOf(id, aad));
       const ciphertext = cipher.update(plaintext);
       cipher.final();
       this.#countEncryption();
-      return write(iv, cipher.getAuthTag(), ciphertext);
+      return write(id, iv, cipher.getAuthTag(), ciphertext);
     } finally {
       plaintext.fill(0);
     }
   }
 
-  /** Tries every key in order; returns the index of the one that opened it and the plaintext, which the caller wipes. */
-  #decrypt(iv: Uint8Array, tag: Uint8Array, ciphertext: Uint8Array, aad: string): [number, Buffer] {
-    const additional = Buffer.from(aad, 'utf8');
-    for (let i = 0; i < this.#keys.length; i++) {
+  /**
+   * The keys to try, in order: for a `v2` value (`keyId`) the one it names
+   * (`ALE_KEY_NOT_LOADED` when the ring has none), for a `v1` value every key
+   * without an id.
+   */
+  #candidates(keyId: Uint8Array | null): number[] {
+    const out: number[] = [];
+    this.#keys.forEach(({ id }, i) => {
+      if (keyId ? id !== null && id.equals(keyId) : id === null) out.push(i);
+    });
+    if (keyId && out.length === 0) throw keyNotLoaded();
+    return out;
+  }
+
+  /** Tries the candidate keys in order; returns the index of the one that opened it and the plaintext, which the caller wipes. */
+  #decrypt(keyId: Uint8Array | null, iv: Uint8Array, tag: Uint8Array, ciphertext: Uint8Array, aad: string): [number, Buffer] {
+    const additional = additionalDataOf(keyId, aad);
+    for (const i of this.#candidates(keyId)) {
       const decipher = createDecipheriv(ALGORITHM, this.#keys[i].aes, iv, { authTagLength: TAG_LENGTH });
       decipher.setAAD(additional);
       decipher.setAuthTag(tag);
@@ -265,11 +297,11 @@ export class Ring {
   }
 
   /** A text envelope's parts, with the checks in the addon's order: version, length, then the rest. */
-  #readText(envelope: string): { iv: Buffer; tag: Buffer; ciphertext: Buffer } {
+  #readText(envelope: string): { keyId: Buffer | null; iv: Buffer; tag: Buffer; ciphertext: Buffer } {
     checkVersion(envelope);
     if (envelope.length > this.#options.maxEnvelopeLength) throw tooLarge(this.#options.maxEnvelopeLength);
-    const { iv, tag, ciphertext } = parseText(envelope);
-    return { iv, tag, ciphertext: decodeCiphertext(ciphertext) };
+    const { keyId, iv, tag, ciphertext } = parseText(envelope);
+    return { keyId, iv, tag, ciphertext: decodeCiphertext(ciphertext) };
   }
 
   /** Counts an encryption under the primary and warns, once, when the count reaches the threshold. */
@@ -292,6 +324,12 @@ export class Ring {
     this.#webKeys ??= this.#keys.map(({ aes }) => aes.toCryptoKey({ name: WEB_ALGORITHM }, false, ['encrypt', 'decrypt']));
     return this.#webKeys[i];
   }
+}
+
+/** The AEAD's additional data: a `v2` value's key id, then `tenant:collection:field`. */
+function additionalDataOf(keyId: Uint8Array | null, aad: string): Buffer {
+  const context = Buffer.from(aad, 'utf8');
+  return keyId ? Buffer.concat([keyId, context]) : context;
 }
 
 /** The UTF-8 bytes of a well-formed string, in a Buffer the caller wipes. */

@@ -34,8 +34,15 @@ impl<'a> Context<'a> {
 
     /// Writes the AAD (`tenant:collection:field`) into `out`, replacing its contents.
     pub fn write_aad(&self, out: &mut Vec<u8>) {
+        self.write_aad_after(&[], out);
+    }
+
+    /// Writes `prefix` then the AAD into `out`, replacing its contents: a v2
+    /// value's AAD starts with its fixed-length key id.
+    pub fn write_aad_after(&self, prefix: &[u8], out: &mut Vec<u8>) {
         out.clear();
-        out.reserve(self.aad_len());
+        out.reserve(prefix.len() + self.aad_len());
+        out.extend_from_slice(prefix);
         out.extend_from_slice(self.tenant.as_bytes());
         out.push(b':');
         out.extend_from_slice(self.collection.as_bytes());

@@ -1,12 +1,13 @@
-//! The stored format: `v1:<iv>:<tag>:<ciphertext>`, each part unpadded
-//! base64url (RFC 4648 §5).
+//! The stored format: `v1:<iv>:<tag>:<ciphertext>`, or
+//! `v2:<key id>:<iv>:<tag>:<ciphertext>` for a value sealed under a key that
+//! has an id (a tenant's data key), each part unpadded base64url (RFC 4648 §5).
 //!
 //! Decoding is strict, so that one stored value has exactly one spelling:
 //! - `ALE_MALFORMED_ENVELOPE` when the value does not start with `v<digits>:`,
-//!   or (at v1) has other than 4 parts, an IV that is not 16 characters, a tag
-//!   that is not 22, padding, a character outside the alphabet (white space
-//!   included), or non-zero trailing bits;
-//! - `ALE_UNSUPPORTED_VERSION` for any version other than 1.
+//!   or has other than 4 parts (5 at v2), a key id that is not 22 characters,
+//!   an IV that is not 16 or 22, a tag that is not 22, padding, a character
+//!   outside the alphabet (white space included), or non-zero trailing bits;
+//! - `ALE_UNSUPPORTED_VERSION` for any version other than 1 and 2.
 //!
 //! The parser reads bytes or UTF-16 code units ([`CodeUnit`]), so the addon
 //! can decode a JS string without first narrowing it to bytes. Base64 runs on
@@ -18,15 +19,26 @@ use crate::aead::TAG_LEN;
 use crate::error::{AleError, Result};
 use crate::iv::{Iv, IvLength, MAX_IV_LEN};
 
-/// The only version this build writes and reads.
+/// The version of values sealed under a key without an id.
 pub const PREFIX_V1: &[u8] = b"v1:";
+/// The version of values sealed under a key with an id.
+pub const PREFIX_V2: &[u8] = b"v2:";
 /// Base64url length of a 16-byte tag.
 pub const TAG_B64_LEN: usize = 22;
+/// Bytes of a key id.
+pub const KEY_ID_LEN: usize = 16;
+/// Base64url length of a key id.
+pub const KEY_ID_B64_LEN: usize = 22;
+
+/// The id a key is known by in v2 envelopes: random, not secret.
+pub type KeyId = [u8; KEY_ID_LEN];
 
 /// Characters an envelope adds around the ciphertext's base64: `v1:` + iv +
-/// `:` + tag + `:`. 49 with a 16-byte IV, 43 with a 12-byte one.
-pub const fn overhead(iv: IvLength) -> usize {
-    PREFIX_V1.len() + b64_len(iv.bytes()) + 1 + TAG_B64_LEN + 1
+/// `:` + tag + `:`. 49 with a 16-byte IV, 43 with a 12-byte one; a key id
+/// (v2) adds 23.
+pub const fn overhead(iv: IvLength, key_id: bool) -> usize {
+    let id = if key_id { KEY_ID_B64_LEN + 1 } else { 0 };
+    PREFIX_V1.len() + id + b64_len(iv.bytes()) + 1 + TAG_B64_LEN + 1
 }
 
 /// A character of an envelope: a byte, or a UTF-16 code unit of a JS string.
@@ -114,9 +126,11 @@ fn decode_with(
     Some(r.count)
 }
 
-/// The parts of a v1 envelope, with IV and tag already decoded.
+/// The parts of an envelope, with key id, IV and tag already decoded.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Parts<'a, C> {
+    /// `Some` at v2: the id of the key the value is sealed under.
+    pub key_id: Option<KeyId>,
     pub iv: Iv,
     pub tag: [u8; TAG_LEN],
     /// Still base64url; see [`decode_ciphertext`].
@@ -124,8 +138,8 @@ pub struct Parts<'a, C> {
 }
 
 /// Length of the envelope for a plaintext of `len` bytes.
-pub const fn encoded_len(iv: IvLength, len: usize) -> usize {
-    overhead(iv) + b64_len(len)
+pub const fn encoded_len(iv: IvLength, key_id: bool, len: usize) -> usize {
+    overhead(iv, key_id) + b64_len(len)
 }
 
 /// Unpadded base64 length of `n` bytes.
@@ -133,11 +147,28 @@ pub const fn b64_len(n: usize) -> usize {
     (n / 3) * 4 + [0, 2, 3][n % 3]
 }
 
-/// Writes `v1:<iv>:<tag>:<ciphertext>` into `out`, replacing its contents.
-pub fn write(out: &mut Vec<u8>, iv: &Iv, tag: &[u8; TAG_LEN], ciphertext: &[u8]) {
+/// Writes `v1:<iv>:<tag>:<ciphertext>`, or `v2:<key id>:…` when `key_id` is
+/// given, into `out`, replacing its contents.
+pub fn write(
+    out: &mut Vec<u8>,
+    key_id: Option<&KeyId>,
+    iv: &Iv,
+    tag: &[u8; TAG_LEN],
+    ciphertext: &[u8],
+) {
     out.clear();
-    crate::scratch::reserve(out, encoded_len(iv.len(), ciphertext.len()));
-    out.extend_from_slice(PREFIX_V1);
+    crate::scratch::reserve(
+        out,
+        encoded_len(iv.len(), key_id.is_some(), ciphertext.len()),
+    );
+    match key_id {
+        None => out.extend_from_slice(PREFIX_V1),
+        Some(id) => {
+            out.extend_from_slice(PREFIX_V2);
+            encode_append(id, out);
+            out.push(b':');
+        }
+    }
     encode_append(iv.as_bytes(), out);
     out.push(b':');
     encode_append(tag, out);
@@ -166,9 +197,35 @@ fn encode_append(src: &[u8], out: &mut Vec<u8>) {
 /// Splits and checks an envelope. The ciphertext part is checked by
 /// [`decode_ciphertext`].
 pub fn parse<C: CodeUnit>(envelope: &[C]) -> Result<Parts<'_, C>> {
-    let rest = strip_version(envelope)?;
-    let four_parts = || AleError::MalformedEnvelope("expected 4 parts separated by ':'");
+    let (version, rest) = strip_version(envelope)?;
     let colon = |s: &[C]| s.iter().position(|c| c.ascii() == Some(b':'));
+    let (key_id, rest) = match version {
+        Version::V1 => (None, rest),
+        Version::V2 => {
+            let end = colon(rest).ok_or(AleError::MalformedEnvelope(
+                "expected 5 parts separated by ':'",
+            ))?;
+            if end != KEY_ID_B64_LEN {
+                return Err(AleError::MalformedEnvelope(
+                    "the key id must be 22 base64url characters",
+                ));
+            }
+            let mut id = [0u8; KEY_ID_LEN];
+            decode_exact(
+                &rest[..end],
+                &mut id,
+                "the key id is not canonical base64url",
+            )?;
+            (Some(id), &rest[end + 1..])
+        }
+    };
+    let four_parts = || {
+        AleError::MalformedEnvelope(if key_id.is_some() {
+            "expected 5 parts separated by ':'"
+        } else {
+            "expected 4 parts separated by ':'"
+        })
+    };
     let iv_end = colon(rest).ok_or_else(four_parts)?;
     let (iv, rest) = (&rest[..iv_end], &rest[iv_end + 1..]);
     let tag_end = colon(rest).ok_or_else(four_parts)?;
@@ -190,10 +247,24 @@ pub fn parse<C: CodeUnit>(envelope: &[C]) -> Result<Parts<'_, C>> {
     let mut tag_bytes = [0u8; TAG_LEN];
     decode_exact(tag, &mut tag_bytes, "the tag is not canonical base64url")?;
     Ok(Parts {
+        key_id,
         iv: Iv::from_slice(iv_bytes).ok_or(AleError::Internal)?,
         tag: tag_bytes,
         ciphertext_b64,
     })
+}
+
+/// A key id from its text form, 22 base64url characters (strict, as in an
+/// envelope).
+pub fn parse_key_id<C: CodeUnit>(text: &[C]) -> Result<KeyId> {
+    let mut id = [0u8; KEY_ID_LEN];
+    if text.len() != KEY_ID_B64_LEN {
+        return Err(AleError::MalformedEnvelope(
+            "the key id must be 22 base64url characters",
+        ));
+    }
+    decode_exact(text, &mut id, "the key id is not canonical base64url")?;
+    Ok(id)
 }
 
 /// Checks the ciphertext part without decoding it into memory we keep.
@@ -218,7 +289,7 @@ pub fn decode_ciphertext<C: CodeUnit>(b64: &[C], out: &mut Vec<u8>) -> Result<()
         _ => {
             out.clear();
             Err(if b64.iter().any(|c| c.ascii() == Some(b':')) {
-                AleError::MalformedEnvelope("expected 4 parts separated by ':'")
+                AleError::MalformedEnvelope("the ciphertext holds a ':': too many parts")
             } else {
                 AleError::MalformedEnvelope("the ciphertext is not canonical base64url")
             })
@@ -241,18 +312,27 @@ fn decoded_len<C: CodeUnit>(b64: &[C]) -> Option<usize> {
     (last & unused_bits_mask == 0).then_some(whole + tail)
 }
 
-/// Checks only the version prefix: `Ok` for `v1:`, the error [`parse`] would
-/// give for any other. Reads a few characters, so a partial copy of a long
-/// value is enough.
+/// Checks only the version prefix: `Ok` for `v1:` and `v2:`, the error
+/// [`parse`] would give for any other. Reads a few characters, so a partial
+/// copy of a long value is enough.
 pub fn check_version<C: CodeUnit>(envelope: &[C]) -> Result<()> {
     strip_version(envelope).map(drop)
 }
 
-/// Accepts `v1:` and returns what follows; classifies every other prefix.
-fn strip_version<C: CodeUnit>(envelope: &[C]) -> Result<&[C]> {
+/// The versions this build reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Version {
+    V1,
+    V2,
+}
+
+/// Accepts `v1:` and `v2:` and returns what follows; classifies every other prefix.
+fn strip_version<C: CodeUnit>(envelope: &[C]) -> Result<(Version, &[C])> {
     let ascii = |i: usize| envelope.get(i).and_then(|c| c.ascii());
-    if (0..3).all(|i| ascii(i) == Some(PREFIX_V1[i])) {
-        return Ok(&envelope[3..]);
+    for (version, prefix) in [(Version::V1, PREFIX_V1), (Version::V2, PREFIX_V2)] {
+        if (0..3).all(|i| ascii(i) == Some(prefix[i])) {
+            return Ok((version, &envelope[3..]));
+        }
     }
     let not_envelope = AleError::MalformedEnvelope("the value does not start with v<digits>:");
     if ascii(0) != Some(b'v') {
@@ -360,14 +440,46 @@ mod tests {
         for (iv, iv_b64) in [(&bytes[..12], IV), (&bytes[..], IV16)] {
             let iv = Iv::from_slice(iv).expect("12 or 16");
             let mut out = Vec::new();
-            write(&mut out, &iv, &tag, b"hi!?");
+            write(&mut out, None, &iv, &tag, b"hi!?");
             assert_eq!(out, format!("v1:{iv_b64}:{TAG}:aGkhPw").as_bytes());
-            assert_eq!(out.len(), encoded_len(iv.len(), 4));
+            assert_eq!(out.len(), encoded_len(iv.len(), false, 4));
             let p = parse(&out[..]).expect("parses");
-            assert_eq!((p.iv, p.tag, p.ciphertext_b64), (iv, tag, &b"aGkhPw"[..]));
+            assert_eq!(
+                (p.key_id, p.iv, p.tag, p.ciphertext_b64),
+                (None, iv, tag, &b"aGkhPw"[..])
+            );
+            write(&mut out, Some(&tag), &iv, &tag, b"hi!?");
+            assert_eq!(out, format!("v2:{TAG}:{iv_b64}:{TAG}:aGkhPw").as_bytes());
+            assert_eq!(out.len(), encoded_len(iv.len(), true, 4));
+            let p = parse(&out[..]).expect("parses");
+            assert_eq!(
+                (p.key_id, p.iv, p.tag, p.ciphertext_b64),
+                (Some(tag), iv, tag, &b"aGkhPw"[..])
+            );
         }
-        assert_eq!(overhead(IvLength::Bits128), 49);
-        assert_eq!(overhead(IvLength::Bits96), 43);
+        assert_eq!(overhead(IvLength::Bits128, false), 49);
+        assert_eq!(overhead(IvLength::Bits96, false), 43);
+        assert_eq!(overhead(IvLength::Bits96, true), 66);
+    }
+
+    #[test]
+    fn v2_has_exactly_five_parts_and_a_canonical_key_id() {
+        assert_eq!(code(&format!("v2:{TAG}:{IV}:{TAG}:aGkhPw")), "ok");
+        assert_eq!(code(&format!("v2:{TAG}:{IV}:{TAG}:")), "ok");
+        for bad in [
+            format!("v2:{IV}:{TAG}:aGkhPw"),
+            format!("v2:{TAG}:{IV}:{TAG}"),
+            format!("v2:{TAG}:{IV}:{TAG}:aGk:hPw"),
+            format!("v2::{IV}:{TAG}:"),
+            format!("v2:{TAG}A:{IV}:{TAG}:"),
+            format!("v2:{}:{IV}:{TAG}:", &TAG[..21]),
+            format!("v2:AAECAwQFBgcICQoLDA0ODx:{IV}:{TAG}:"),
+            format!("v2:AAECAwQFBgcICQoLDA0OD+:{IV}:{TAG}:"),
+            format!("v2:{TAG}"),
+            "v2:".to_string(),
+        ] {
+            assert_eq!(code(&bad), "ALE_MALFORMED_ENVELOPE", "{bad:?}");
+        }
     }
 
     #[test]
@@ -403,7 +515,7 @@ mod tests {
     fn other_versions_are_unsupported() {
         for (s, v) in [
             ("v0:x", 0),
-            ("v2:a:b:c", 2),
+            ("v3:a:b:c", 3),
             ("v10:", 10),
             ("v99999999999999999999999:", u64::MAX),
         ] {
@@ -532,6 +644,7 @@ mod tests {
             let mut out = Vec::new();
             write(
                 &mut out,
+                None,
                 &Iv::from_slice(&[7; 16]).expect("16"),
                 &[9; 16],
                 &data[..n],

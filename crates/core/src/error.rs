@@ -25,6 +25,8 @@ pub enum AleError {
     UnsupportedVersion(u64),
     /// Tag check failed: tampered data, wrong context, or no key in the ring fits.
     AuthFailed,
+    /// A v2 value names a key id that the ring does not hold.
+    KeyNotLoaded,
     /// The process-wide ring is used before `initKeyRing`.
     NotInitialized,
     /// An argument of the wrong type, or text that cannot be carried exactly.
@@ -57,6 +59,7 @@ impl AleError {
             }
             AleError::UnsupportedVersion(_) => "ALE_UNSUPPORTED_VERSION",
             AleError::AuthFailed => "ALE_AUTH_FAILED",
+            AleError::KeyNotLoaded => "ALE_KEY_NOT_LOADED",
             AleError::NotInitialized => "ALE_NOT_INITIALIZED",
             AleError::InvalidInput(_) | AleError::LoneSurrogate { .. } => "ALE_INVALID_INPUT",
             AleError::RngUnavailable => "ALE_RNG_UNAVAILABLE",
@@ -78,22 +81,28 @@ impl fmt::Display for AleError {
             ),
             AleError::MalformedEnvelope(reason) => write!(
                 f,
-                "malformed envelope: {reason} (expected v1:<iv>:<tag>:<ciphertext> in \
-                 unpadded base64url)"
+                "malformed envelope: {reason} (expected v1:<iv>:<tag>:<ciphertext> or \
+                 v2:<key id>:<iv>:<tag>:<ciphertext> in unpadded base64url)"
             ),
             AleError::MalformedBinary(reason) => write!(
                 f,
-                "malformed binary envelope: {reason} (expected the version byte 0x01, the IV \
-                 length 16 or 12, the IV, a 16-byte tag and the ciphertext)"
+                "malformed binary envelope: {reason} (expected the version byte 0x01, or 0x02 \
+                 and a 16-byte key id, then the IV length 16 or 12, the IV, a 16-byte tag and \
+                 the ciphertext)"
             ),
             AleError::UnsupportedVersion(v) => write!(
                 f,
-                "unsupported envelope version v{v}: this build reads v1 only; upgrade \
+                "unsupported envelope version v{v}: this build reads v1 and v2; upgrade \
                  @sveltycms/ale to read it"
             ),
             AleError::AuthFailed => f.write_str(
                 "authentication failed: the value was altered, belongs to another \
                  tenant/collection/field, or was written under a key that is not in the ring",
+            ),
+            AleError::KeyNotLoaded => f.write_str(
+                "the value is sealed under a tenant data key that is not loaded (its v2 \
+                 envelope names the key): load the tenant's keys first, with \
+                 keys.load(tenantId) or keys.withTenant(tenantId, fn)",
             ),
             AleError::NotInitialized => f.write_str(
                 "the process-wide key ring is not initialized: call initKeyRing() (it reads \
@@ -146,6 +155,7 @@ mod tests {
             AleError::MalformedBinary("x"),
             AleError::UnsupportedVersion(2),
             AleError::AuthFailed,
+            AleError::KeyNotLoaded,
             AleError::NotInitialized,
             AleError::InvalidInput("x".into()),
             AleError::LoneSurrogate { what: "x".into() },

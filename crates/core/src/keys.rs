@@ -10,6 +10,13 @@
 //! Every secret also has a blind-index key,
 //! `HKDF-SHA-256(ikm = its 32-byte key, salt = none, info = "sveltycms-blind-index")`,
 //! so the index never uses the AES key itself.
+//!
+//! A ring may give its secrets' keys ids ([`KeyRing::with_key_ids`]): it then
+//! writes `v2` envelopes that name the primary's id, opens a `v2` value with
+//! the key it names only, and binds the id into the AEAD's additional data
+//! (`key id ‖ tenant:collection:field`). Such a ring may also take its
+//! blind-index key from a separate secret ([`KeyRing::with_index_key`]), so
+//! that the index outlives a rotation of the data keys.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -21,7 +28,7 @@ use zeroize::Zeroize;
 use crate::aead::{Aead, AeadKey};
 use crate::binary;
 use crate::context::Context;
-use crate::envelope::{self, CodeUnit};
+use crate::envelope::{self, CodeUnit, KeyId};
 use crate::error::{AleError, Result};
 use crate::iv::{Iv, IvLength};
 use crate::scratch;
@@ -35,6 +42,8 @@ pub const BLIND_INDEX_LEN: usize = 32;
 /// One key of the ring and what it has done in this process.
 struct RingKey {
     aead: AeadKey,
+    /// The id `v2` envelopes name it by; `None` for a `v1` ring.
+    id: Option<KeyId>,
     /// Which secret it comes from (0 = the primary).
     secret: usize,
     kind: KeyKind,
@@ -159,6 +168,43 @@ impl KeyRing {
         )
     }
 
+    /// Gives the secrets' keys ids, `ids[i]` to secret `i`, so that the ring
+    /// writes `v2` envelopes naming its primary. The ids must be distinct and
+    /// one per secret (`ALE_INVALID_INPUT`). Legacy fallbacks are dropped:
+    /// they belong to passphrases, which a keyed ring has no use for.
+    pub fn with_key_ids(mut self, ids: &[KeyId]) -> Result<Self> {
+        if ids.len() != self.secrets {
+            return Err(AleError::InvalidInput(
+                "options.keyIds must give exactly one key id per secret".into(),
+            ));
+        }
+        if ids.iter().enumerate().any(|(i, id)| ids[..i].contains(id)) {
+            return Err(AleError::InvalidInput(
+                "options.keyIds must be distinct".into(),
+            ));
+        }
+        self.keys.truncate(self.secrets);
+        for (key, id) in self.keys.iter_mut().zip(ids) {
+            key.id = Some(*id);
+        }
+        Ok(self)
+    }
+
+    /// Derives every secret's blind-index key from `index_secret` instead of
+    /// from the secret itself (same HKDF), so that every key of the ring
+    /// indexes alike and a rotation of the data keys keeps old indexes valid.
+    pub fn with_index_key(mut self, index_secret: &[u8; crate::aead::KEY_LEN]) -> Self {
+        for key in &mut self.keys[..self.secrets] {
+            key.index_key = Some(KeyBytes::hkdf(None, index_secret, INFO_BLIND_INDEX));
+        }
+        self
+    }
+
+    /// Bytes of a binary envelope's header as this ring writes it.
+    pub fn binary_header_len(&self) -> usize {
+        binary::header_len(self.options.iv_length, self.keys[0].id.is_some())
+    }
+
     /// Number of secrets, primary included (legacy fallbacks not counted).
     pub fn secret_count(&self) -> usize {
         self.secrets
@@ -207,12 +253,12 @@ impl KeyRing {
         aad: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) -> Result<u64> {
-        ctx.write_aad(aad);
-        let iv = Iv::random(self.options.iv_length)?;
         let primary = &self.keys[0];
+        write_aad(primary.id.as_ref(), ctx, aad);
+        let iv = Iv::random(self.options.iv_length)?;
         let tag = primary.aead.seal_in_place(&iv, aad, plaintext)?;
         let count = primary.encryptions.fetch_add(1, Ordering::Relaxed) + 1;
-        envelope::write(out, &iv, &tag, plaintext);
+        envelope::write(out, primary.id.as_ref(), &iv, &tag, plaintext);
         Ok(count)
     }
 
@@ -229,27 +275,33 @@ impl KeyRing {
         envelope::check_version(envelope)?;
         self.check_envelope_len(envelope.len())?;
         let parts = envelope::parse(envelope)?;
-        self.open_with(&parts.iv, &parts.tag, ctx, aad, out, |out| {
-            envelope::decode_ciphertext(parts.ciphertext_b64, out)
-        })
+        self.open_with(
+            parts.key_id.as_ref(),
+            &parts.iv,
+            &parts.tag,
+            ctx,
+            aad,
+            out,
+            |out| envelope::decode_ciphertext(parts.ciphertext_b64, out),
+        )
     }
 
     /// Encrypts, in place, the plaintext that follows a binary envelope's
-    /// header in `buf` (`buf[binary::header_len(iv)..]`, for the ring's IV
-    /// length), then writes the header. `buf` holds the binary envelope
-    /// afterwards. Returns the primary key's encryption count.
+    /// header in `buf` (`buf[self.binary_header_len()..]`), then writes the
+    /// header. `buf` holds the binary envelope afterwards. Returns the
+    /// primary key's encryption count.
     pub fn seal_binary(&self, buf: &mut [u8], ctx: &Context<'_>, aad: &mut Vec<u8>) -> Result<u64> {
-        let header = binary::header_len(self.options.iv_length);
+        let header = self.binary_header_len();
         if buf.len() < header {
             return Err(AleError::Internal);
         }
-        ctx.write_aad(aad);
-        let iv = Iv::random(self.options.iv_length)?;
         let primary = &self.keys[0];
+        write_aad(primary.id.as_ref(), ctx, aad);
+        let iv = Iv::random(self.options.iv_length)?;
         let (head, plaintext) = buf.split_at_mut(header);
         let tag = primary.aead.seal_in_place(&iv, aad, plaintext)?;
         let count = primary.encryptions.fetch_add(1, Ordering::Relaxed) + 1;
-        binary::write_header(head, &iv, &tag);
+        binary::write_header(head, primary.id.as_ref(), &iv, &tag);
         Ok(count)
     }
 
@@ -262,18 +314,30 @@ impl KeyRing {
         out: &mut Vec<u8>,
     ) -> Result<usize> {
         let parts = binary::parse(bytes)?;
-        self.open_with(&parts.iv, &parts.tag, ctx, aad, out, |out| {
-            out.clear();
-            scratch::reserve(out, parts.ciphertext.len());
-            out.extend_from_slice(parts.ciphertext);
-            Ok(())
-        })
+        self.open_with(
+            parts.key_id.as_ref(),
+            &parts.iv,
+            &parts.tag,
+            ctx,
+            aad,
+            out,
+            |out| {
+                out.clear();
+                scratch::reserve(out, parts.ciphertext.len());
+                out.extend_from_slice(parts.ciphertext);
+                Ok(())
+            },
+        )
     }
 
     /// The key loop of both forms: `fill` puts the ciphertext into `out`
-    /// before each try, since a failed try wipes it.
+    /// before each try, since a failed try wipes it. A `v2` value (`key_id`)
+    /// is tried with the key it names only; a `v1` value with every key that
+    /// has no id.
+    #[allow(clippy::too_many_arguments)]
     fn open_with(
         &self,
+        key_id: Option<&KeyId>,
         iv: &Iv,
         tag: &[u8; crate::aead::TAG_LEN],
         ctx: &Context<'_>,
@@ -281,8 +345,13 @@ impl KeyRing {
         out: &mut Vec<u8>,
         fill: impl Fn(&mut Vec<u8>) -> Result<()>,
     ) -> Result<usize> {
-        ctx.write_aad(aad);
-        for (index, key) in self.keys.iter().enumerate() {
+        write_aad(key_id, ctx, aad);
+        let named = |k: &RingKey| k.id.as_ref() == key_id;
+        if key_id.is_some() && !self.keys.iter().any(named) {
+            out.clear();
+            return Err(AleError::KeyNotLoaded);
+        }
+        for (index, key) in self.keys.iter().enumerate().filter(|(_, k)| named(k)) {
             fill(out)?;
             if key.aead.open_in_place(iv, aad, out, tag).is_ok() {
                 key.decryptions.fetch_add(1, Ordering::Relaxed);
@@ -367,10 +436,19 @@ impl KeyRing {
     }
 }
 
+/// The AEAD's additional data: the key id of a `v2` value, then the context.
+fn write_aad(key_id: Option<&KeyId>, ctx: &Context<'_>, aad: &mut Vec<u8>) {
+    match key_id {
+        None => ctx.write_aad(aad),
+        Some(id) => ctx.write_aad_after(id, aad),
+    }
+}
+
 impl RingKey {
     fn new(secret: usize, kind: KeyKind, key: &KeyBytes, index_key: Option<KeyBytes>) -> Self {
         RingKey {
             aead: AeadKey::new(key.expose()),
+            id: None,
             secret,
             kind,
             index_key,
@@ -585,7 +663,8 @@ mod tests {
             };
             let ring = KeyRing::from_secrets(&[S1, S2], options).expect("ring");
             let plaintext = b"alice@example.com";
-            let header = binary::header_len(iv_length);
+            let header = binary::header_len(iv_length, false);
+            assert_eq!(ring.binary_header_len(), header);
             let mut buf = vec![0u8; header];
             buf.extend_from_slice(plaintext);
             let mut aad = Vec::new();
@@ -655,5 +734,145 @@ mod tests {
         let text = format!("{ring:?}");
         assert!(!text.contains(S1), "{text}");
         assert!(text.contains("secrets: 1"), "{text}");
+    }
+
+    fn keyed(secrets: &[[u8; 32]], ids: &[KeyId]) -> KeyRing {
+        let options = RingOptions {
+            iv_length: IvLength::Bits96,
+            ..RingOptions::default()
+        };
+        let labelled = secrets.iter().enumerate().map(|(i, s)| Secret {
+            label: position_label(i),
+            value: SecretValue::Bytes(s),
+        });
+        KeyRing::new(labelled, options)
+            .expect("ring")
+            .with_key_ids(ids)
+            .expect("ids")
+    }
+
+    #[test]
+    fn a_keyed_ring_writes_v2_that_names_its_primary_and_binds_the_id() {
+        let (k1, k2) = ([1u8; 32], [2u8; 32]);
+        let (id1, id2) = ([0xA1u8; 16], [0xB2u8; 16]);
+        let ring = keyed(&[k1, k2], &[id1, id2]);
+        let env = ring.encrypt("alice", &ctx()).expect("encrypt");
+        let parts = envelope::parse(env.as_bytes()).expect("parses");
+        assert!(env.starts_with("v2:oaGhoaGhoaGhoaGhoaGhoQ:"), "{env}");
+        assert_eq!(parts.key_id, Some(id1));
+        assert_eq!(ring.decrypt(&env, &ctx()).as_deref(), Ok("alice"));
+
+        // the previous key opens what it wrote, found by its id
+        let old = keyed(&[k2], &[id2]);
+        let old_env = old.encrypt("bob", &ctx()).expect("encrypt");
+        let (mut aad, mut out) = (Vec::new(), Vec::new());
+        assert_eq!(
+            ring.open_into(old_env.as_bytes(), &ctx(), &mut aad, &mut out),
+            Ok(1)
+        );
+        assert_eq!(out, b"bob");
+
+        // a ring without that id: not loaded, and nothing in `out`
+        let other = keyed(&[k1], &[[0xC3; 16]]);
+        assert_eq!(
+            other.open_into(env.as_bytes(), &ctx(), &mut aad, &mut out),
+            Err(AleError::KeyNotLoaded)
+        );
+        assert!(out.is_empty());
+        assert_eq!(
+            super::tests::ring(&[S1]).decrypt(&env, &ctx()),
+            Err(AleError::KeyNotLoaded)
+        );
+
+        // the id is authenticated: the same key under another id fails
+        let renamed = keyed(&[k1], &[id2]);
+        let swapped = env.replacen("oaGhoaGhoaGhoaGhoaGhoQ", "srKysrKysrKysrKysrKysg", 1);
+        assert_eq!(renamed.decrypt(&swapped, &ctx()), Err(AleError::AuthFailed));
+
+        // the AAD is id ‖ tenant:collection:field, under plain AES-256-GCM
+        let mut aad = id1.to_vec();
+        aad.extend_from_slice(b"t1:users:email");
+        let mut ct = Vec::new();
+        envelope::decode_ciphertext(parts.ciphertext_b64, &mut ct).expect("decodes");
+        let independent = AeadKey::new(&k1);
+        independent
+            .open_in_place(&parts.iv, &aad, &mut ct, &parts.tag)
+            .expect("opens with the documented AAD");
+        assert_eq!(ct, b"alice");
+
+        // a keyed ring reads no v1 value, even one its key wrote
+        let plain = KeyRing::new(
+            [Secret {
+                label: "k".into(),
+                value: SecretValue::Bytes(&k1),
+            }],
+            RingOptions::default(),
+        )
+        .expect("ring");
+        let v1 = plain.encrypt("carol", &ctx()).expect("encrypt");
+        assert_eq!(ring.decrypt(&v1, &ctx()), Err(AleError::AuthFailed));
+    }
+
+    #[test]
+    fn keyed_binary_envelopes_round_trip_and_convert() {
+        let ring = keyed(&[[7u8; 32]], &[[9u8; 16]]);
+        let header = ring.binary_header_len();
+        assert_eq!(header, 2 + 16 + 12 + 16);
+        let mut buf = vec![0u8; header];
+        buf.extend_from_slice(b"hello");
+        let mut aad = Vec::new();
+        ring.seal_binary(&mut buf, &ctx(), &mut aad).expect("seals");
+        assert_eq!(buf[0], binary::VERSION_V2);
+        let mut out = Vec::new();
+        assert_eq!(
+            ring.open_binary_into(&buf, &ctx(), &mut aad, &mut out),
+            Ok(0)
+        );
+        assert_eq!(out, b"hello");
+        let mut text = Vec::new();
+        binary::to_text(&buf, &mut text).expect("converts");
+        assert_eq!(ring.open_into(&text[..], &ctx(), &mut aad, &mut out), Ok(0));
+        assert_eq!(out, b"hello");
+    }
+
+    #[test]
+    fn key_ids_are_one_per_secret_and_distinct() {
+        let ring = || {
+            KeyRing::new(
+                [[1u8; 32], [2u8; 32]]
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| Secret {
+                        label: position_label(i),
+                        value: SecretValue::Bytes(s),
+                    }),
+                RingOptions::default(),
+            )
+            .expect("ring")
+        };
+        for ids in [
+            &[[1u8; 16]][..],
+            &[[1; 16], [2; 16], [3; 16]],
+            &[[1; 16], [1; 16]],
+        ] {
+            assert_eq!(
+                ring().with_key_ids(ids).err().map(|e| e.code()),
+                Some("ALE_INVALID_INPUT")
+            );
+        }
+    }
+
+    #[test]
+    fn an_index_key_indexes_alike_under_every_data_key() {
+        let index = [5u8; 32];
+        let a = keyed(&[[1u8; 32]], &[[1; 16]]).with_index_key(&index);
+        let b = keyed(&[[2u8; 32], [1u8; 32]], &[[2; 16], [1; 16]]).with_index_key(&index);
+        let mut aad = Vec::new();
+        let ia = a.blind_index(0, b"x", &ctx(), &mut aad);
+        assert!(ia.is_some());
+        assert_eq!(b.blind_index(0, b"x", &ctx(), &mut aad), ia);
+        assert_eq!(b.blind_index(1, b"x", &ctx(), &mut aad), ia);
+        let unkeyed = keyed(&[[1u8; 32]], &[[1; 16]]);
+        assert_ne!(unkeyed.blind_index(0, b"x", &ctx(), &mut aad), ia);
     }
 }
