@@ -6,6 +6,7 @@ import type { KeyRing } from '../../index.js';
 import { parseJson, stringifyJson } from '../shared/json.js';
 import { AleColumnError, atColumn, failedRead } from './failures.js';
 import { countLegacyRead, legacyDeadline } from './legacy.js';
+import type { TenantKeys } from './keys/store.js';
 import { processRing, type Sealer } from './process-ring.js';
 import { currentTenant } from './scope.js';
 import { binaryPlaintext, bytesOnly, isTextEnvelopeBytes, storageOf, storedBytes, textEnvelopeInBinary, type Storage } from './storage.js';
@@ -25,6 +26,14 @@ export interface EncryptedColumnOptions {
    * use without one, the one initKeyRing() would read from the environment.
    */
   keyRing?: KeyRing;
+  /**
+   * Seal values under each tenant's own data key from this store
+   * (tenantKeys()), as v2 envelopes; v1 values still open through the
+   * process-wide ring until convertToTenantKeys() moves them. The tenant's
+   * keys must be loaded first: keys.withTenant(tenantId, fn), or
+   * keys.load(tenantId). Not with `keyRing`.
+   */
+  keys?: TenantKeys;
   /**
    * Read stored values that are not envelopes (`isEnvelope()` is false, the
    * rule migratePlaintext uses) as legacy plaintext instead of failing, count
@@ -78,8 +87,14 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
   if (!options || typeof options.collection !== 'string') {
     throw Object.assign(new Error(`encrypted column "${column}": options.collection (the collectionId) is required`), { code: 'ALE_INVALID_CONTEXT' });
   }
-  const { collection, keyRing } = options;
-  const ring: Sealer = keyRing ?? processRing;
+  const { collection, keyRing, keys } = options;
+  if (keys !== undefined && keyRing !== undefined) {
+    throw Object.assign(new Error(`encrypted column "${column}": give it keys (tenant keys) or keyRing, not both`), { code: 'ALE_INVALID_INPUT' });
+  }
+  if (keys !== undefined && typeof keys?.sealer?.encrypt !== 'function') {
+    throw Object.assign(new Error(`encrypted column "${column}": options.keys must be the store tenantKeys() returned`), { code: 'ALE_INVALID_INPUT' });
+  }
+  const ring: Sealer = keys?.sealer ?? keyRing ?? processRing;
   storageOf(options, column);
   const field = options.field ?? column;
   const tenantOption = options.tenant;

@@ -6,6 +6,9 @@ import type { ConvertCustomConfig as PgConfig, PgCustomColumnBuilder } from 'dri
 import type { ConvertCustomConfig as SQLiteConfig, SQLiteCustomColumnBuilder } from 'drizzle-orm/sqlite-core';
 import { batchHelpers, type Transact } from './batch.js';
 import { fieldCodec, jsonMappers, textMappers, type EncryptedColumnOptions, type FieldCodec } from './codec.js';
+import { tenantConversion } from './keys/convert.js';
+import { TenantKeys, type TenantKeysOptions } from './keys/store.js';
+import type { KeyTableSpec } from './keys/table.js';
 import { CODEC_PROBE, codecOf, COLUMN_PROBE, type ColumnInfo } from './probe.js';
 import { storageOf, type Storage } from './storage.js';
 
@@ -37,10 +40,11 @@ type Mappers<T> = { toDriver: (value: T) => unknown; fromDriver: (stored: any) =
 type CustomType = (params: { dataType: () => string; toDriver: (value: any) => unknown; fromDriver: (stored: any) => unknown }) => (name: string) => unknown;
 
 /**
- * The columns and batch helpers of one dialect. `D` names the dialect whose
- * `customType` is passed, so that the column builders keep Drizzle's types.
+ * The columns, batch helpers and tenant key store of one dialect. `D` names
+ * the dialect whose `customType` is passed, so that the column builders keep
+ * Drizzle's types; `keyTable` is its key table.
  */
-export function dialect<D extends Dialect>(customType: CustomType, sqlType: SqlTypes, transact: Transact) {
+export function dialect<D extends Dialect>(customType: CustomType, sqlType: SqlTypes, transact: Transact, keyTable: KeyTableSpec) {
   const column = <T, TName extends string, S extends Storage>(name: TName, type: string, toDriver: Mappers<T>['toDriver'], fromDriver: Mappers<T>['fromDriver']) =>
     customType({ dataType: () => type, toDriver, fromDriver })(name) as ColumnBuilders<TName, T, S>[D];
   /** An encrypted column: its mappers, and its ColumnInfo when asked with COLUMN_PROBE. */
@@ -86,6 +90,15 @@ export function dialect<D extends Dialect>(customType: CustomType, sqlType: SqlT
       return column<string, TName, 'text'>(name, sqlType.index, toDriver, (stored: string) => stored);
     },
     ...batchHelpers(transact),
+    convertToTenantKeys: tenantConversion(transact),
+    /**
+     * The tenant key store of `db`: each tenant's data and index keys, wrapped
+     * by `options.kek`, in the key table (default `ale_keys`; `await
+     * keys.ready()` creates it). Columns opt in with `keys: store`.
+     */
+    tenantKeys(db: unknown, options: TenantKeysOptions): TenantKeys {
+      return new TenantKeys(db, keyTable, options);
+    },
   };
 }
 

@@ -1,0 +1,90 @@
+// The tenant-key contract on real SQLite files in WAL mode, through every
+// driver SveltyCMS uses (node:sqlite behind sqlite-proxy and better-sqlite3
+// under Node, bun:sqlite under Bun), and the backup test on a real file
+// snapshot.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { eq } from 'drizzle-orm';
+import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import * as mod from '@sveltycms/ale/drizzle/sqlite';
+import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
+import { defineKeyedTables, keyedDdl, KEK, NEW_KEK, tenantKeysSuite } from './tenant-keys-suite.mjs';
+import { ale, SECRET } from './helpers.mjs';
+
+const builders = { table: sqliteTable, int: integer, text };
+const types = { int: 'INTEGER', text: 'TEXT', envelope: 'TEXT', index: 'TEXT', binary: 'BLOB' };
+
+for (const driver of SQLITE_DRIVERS) {
+  tenantKeysSuite({
+    name: `sqlite (${driver}, WAL)`,
+    mod,
+    builders,
+    types,
+    async connect() {
+      const dir = mkdtempSync(join(tmpdir(), 'ale-tk-'));
+      const file = join(dir, 'test.db');
+      const s = await openSqlite(file, { driver });
+      return {
+        db: s.db,
+        query: async (q) => (/^\s*select/i.test(q) ? s.all(q) : (s.exec(q), [])),
+        close() {
+          s.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+        target: { dialect: 'sqlite', file },
+      };
+    },
+  });
+}
+
+test('backups: a snapshot taken before a shred opens the tenant while the old KEK exists, and not once only the new KEK is left', async () => {
+  ale.initKeyRing([SECRET]);
+  const dir = mkdtempSync(join(tmpdir(), 'ale-tk-backup-'));
+  const live = join(dir, 'live.db');
+  const backup = join(dir, 'backup.db');
+  try {
+    const s = await openSqlite(live);
+    for (const stmt of keyedDdl(types)) s.exec(stmt);
+    const keys = mod.tenantKeys(s.db, { kek: KEK, changeCheckEvery: 0 });
+    await keys.ready();
+    const { notes } = defineKeyedTables(mod, builders, keys);
+    for (const tenant of ['acme', 'globex']) {
+      await keys.withTenant(tenant, () => s.db.insert(notes).values({ id: tenant.length, tenantId: tenant, body: `${tenant} data`, bodyIndex: `${tenant} data` }));
+    }
+    // 1. the nightly backup: a consistent copy of the file
+    s.exec(`VACUUM INTO '${backup}'`);
+    // 2. acme leaves: shred, then rewrap every remaining key under a new KEK
+    await keys.shred('acme');
+    await keys.rewrap(NEW_KEK);
+    s.close();
+
+    const bodyOf = async (file, kek, tenant) => {
+      const b = await openSqlite(file, { wal: false });
+      try {
+        const store = mod.tenantKeys(b.db, { kek, changeCheckEvery: 0 });
+        const table = defineKeyedTables(mod, builders, store).notes;
+        const rows = await store.withTenant(tenant, () => b.db.select({ body: table.body }).from(table).where(eq(table.tenantId, tenant)));
+        return rows.map((r) => r.body);
+      } catch (e) {
+        return e.code;
+      } finally {
+        b.close();
+      }
+    };
+    // the live database: acme is gone, globex opens under the new KEK alone
+    assert.equal(await bodyOf(live, NEW_KEK, 'acme'), 'ALE_KEY_SHREDDED');
+    assert.deepEqual(await bodyOf(live, NEW_KEK, 'globex'), ['globex data']);
+    // 3. the backup, restored while the old KEK is still configured: acme opens
+    const restored = join(dir, 'restored.db');
+    copyFileSync(backup, restored);
+    assert.deepEqual(await bodyOf(restored, [NEW_KEK, KEK], 'acme'), ['acme data']);
+    // 4. the old KEK destroyed: with only the new one, the backup's acme does not open
+    copyFileSync(backup, restored);
+    assert.equal(await bodyOf(restored, NEW_KEK, 'acme'), 'ALE_INVALID_KEY');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

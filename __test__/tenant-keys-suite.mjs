@@ -1,0 +1,328 @@
+// The tenant-key contract (keys per tenant, rotation, shredding, rewrap and
+// the conversion from v1), run against every dialect's real database and
+// driver. A dialect test file supplies its module, table builders, SQL
+// types, and a connect() that returns a Drizzle `db`, a raw `query(sql)`,
+// and how a second process reaches the same database.
+import { describe, test, before, beforeEach, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { and, eq, sql } from 'drizzle-orm';
+import { ale, SECRET } from './helpers.mjs';
+
+export const KEK = 'kek-secret-0123456789-abcdefghijklmnop';
+export const NEW_KEK = 'new-kek-secret-0123456789-abcdefghijkl';
+const watcher = fileURLToPath(new URL('./fixtures/shred-watcher.mjs', import.meta.url));
+
+/** The tables of the suite, over a dialect's builders; `keys` is the store their columns use. */
+export function defineKeyedTables(mod, { table, int, text }, keys) {
+  return {
+    notes: table('tk_notes', {
+      id: int('id').primaryKey(),
+      tenantId: text('tenant_id').notNull(),
+      body: mod.encryptedText('body', { collection: 'notes', keys }),
+      bodyIndex: mod.blindIndexColumn('body_index', { collection: 'notes', field: 'body', keys }),
+      meta: mod.encryptedJson('meta', { collection: 'notes', keys, storage: 'binary' }),
+    }),
+    // the same table before it had tenant keys: v1 values under the process-wide ring
+    plainNotes: table('tk_notes', {
+      id: int('id').primaryKey(),
+      tenantId: text('tenant_id').notNull(),
+      body: mod.encryptedText('body', { collection: 'notes' }),
+      bodyIndex: mod.blindIndexColumn('body_index', { collection: 'notes', field: 'body' }),
+      meta: mod.encryptedJson('meta', { collection: 'notes', storage: 'binary' }),
+    }),
+  };
+}
+
+export const keyedDdl = ({ int, text, envelope, index, binary }) => [`CREATE TABLE tk_notes (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, body ${envelope}, body_index ${index}, meta ${binary})`];
+
+/** Runs the shred watcher in another process; resolves with what it printed once it is watching. */
+function startWatcher(target, tenant) {
+  const p = spawn(process.execPath, [watcher], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ALE_WATCH: JSON.stringify({ ...target, tenant, kek: KEK }) } });
+  let out = '';
+  const lines = [];
+  const waiters = [];
+  p.stdout.on('data', (d) => {
+    out += d;
+    let i;
+    while ((i = out.indexOf('\n')) >= 0) {
+      lines.push(out.slice(0, i));
+      out = out.slice(i + 1);
+      for (const w of waiters.splice(0)) w();
+    }
+  });
+  const next = async (prefix, ms = 20_000) => {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const found = lines.find((l) => l.startsWith(prefix));
+      if (found) return found;
+      if (Date.now() > deadline) throw new Error(`the watcher did not print ${prefix} in ${ms} ms (got ${JSON.stringify(lines)})`);
+      await new Promise((r) => {
+        waiters.push(r);
+        setTimeout(r, 50);
+      });
+    }
+  };
+  const closed = new Promise((r) => p.on('close', (code) => r(code)));
+  return { next, closed, kill: () => p.kill('SIGKILL') };
+}
+
+/**
+ * @param {object} d
+ * @param {string} d.name
+ * @param {any} d.mod           the '@sveltycms/ale/drizzle/<dialect>' module
+ * @param {object} d.builders   { table, int, text }
+ * @param {object} d.types      SQL types for keyedDdl
+ * @param {() => Promise<{ db: any, query: (sql: string) => Promise<any[]>, close: () => any, target: object }>} d.connect
+ */
+export function tenantKeysSuite(d) {
+  const { mod } = d;
+  let conn;
+  let db;
+  let keys;
+  let t;
+
+  const codeOf = async (fn) => {
+    try {
+      await fn();
+    } catch (e) {
+      return e.code;
+    }
+    return 'no error';
+  };
+  const raw = async (id, column = 'body') => (await conn.query(`SELECT ${column} AS v FROM tk_notes WHERE id = ${id}`))[0]?.v;
+  const insert = (tenant, rows) => keys.withTenant(tenant, () => db.insert(t.notes).values(rows.map((r) => ({ tenantId: tenant, bodyIndex: r.body, ...r }))));
+  const read = (tenant) => keys.withTenant(tenant, () => db.select().from(t.notes).where(eq(t.notes.tenantId, tenant)).orderBy(t.notes.id));
+
+  describe(`tenant keys: ${d.name}`, () => {
+    before(async () => {
+      ale.initKeyRing([SECRET]);
+      conn = await d.connect();
+      db = conn.db;
+    });
+    beforeEach(async () => {
+      for (const stmt of ['DROP TABLE IF EXISTS tk_notes', 'DROP TABLE IF EXISTS ale_keys', ...keyedDdl(d.types)]) await conn.query(stmt);
+      keys = mod.tenantKeys(db, { kek: KEK, changeCheckEvery: 0 });
+      t = defineKeyedTables(mod, d.builders, keys);
+      await keys.ready();
+      await keys.ready(); // a second time is a no-op
+    });
+    after(() => conn?.close());
+
+    test('values round-trip under the tenant key: v2 naming its active key, text and binary; the stored key table matches aleKeys', async () => {
+      await insert('acme', [
+        { id: 1, body: 'hello acme', meta: { n: 1, s: 'ünï' } },
+        { id: 2, body: 'second', meta: null },
+      ]);
+      await insert('globex', [{ id: 3, body: 'hello globex', meta: [1, 2] }]);
+      assert.deepEqual(
+        (await read('acme')).map((r) => [r.id, r.body, r.meta]),
+        [
+          [1, 'hello acme', { n: 1, s: 'ünï' }],
+          [2, 'second', null],
+        ],
+      );
+      const [info] = (await keys.describe('acme')).filter((k) => k.purpose === 'data');
+      assert.equal(info.state, 'active');
+      assert.equal(info.generation, 1);
+      assert.equal(info.kek, keys.kekId);
+      assert.ok((await raw(1)).startsWith(`v2:${info.keyId}:`));
+      const meta = await raw(1, 'meta');
+      assert.equal(Buffer.from(meta)[0], 2);
+      assert.equal(Buffer.from(meta).subarray(1, 17).toString('base64url'), info.keyId);
+      // the index lives under the tenant's index key: another tenant's index of the same text differs
+      const [a] = await keys.withTenant('acme', () => db.select({ i: sql`${t.notes.bodyIndex}` }).from(t.notes).where(eq(t.notes.id, 1)));
+      const other = await keys.withTenant('globex', () => keys.sealer.blindIndex('hello acme', 'globex', 'notes', 'body'));
+      assert.notEqual(a.i, other);
+      // lookups by blind index
+      const found = await keys.withTenant('acme', () => db.select({ id: t.notes.id }).from(t.notes).where(mod.matchBlindIndex(t.notes.bodyIndex, 'second')));
+      assert.deepEqual(found, [{ id: 2 }]);
+      // the exported table definition reads the same rows
+      const rows = await db.select().from(mod.aleKeys).where(eq(mod.aleKeys.tenant, 'acme'));
+      assert.deepEqual(rows.map((r) => r.purpose).sort(), ['data', 'index']);
+      assert.ok(rows.every((r) => typeof r.wrappedKey === 'string' && r.wrappedKey.length > 40));
+    });
+
+    test('a tenant whose keys are not loaded: ALE_KEY_NOT_LOADED naming how to load them; concurrent loads create one set of keys', async () => {
+      const fresh = mod.tenantKeys(db, { kek: KEK, changeCheckEvery: 0 });
+      const table = defineKeyedTables(mod, d.builders, fresh).notes;
+      let error;
+      try {
+        await mod.withTenant('initech', () => db.insert(table).values({ id: 9, tenantId: 'initech', body: 'x' }));
+      } catch (e) {
+        error = e;
+      }
+      assert.equal(error?.code, 'ALE_KEY_NOT_LOADED');
+      assert.match(error.message, /withTenant\("initech"/);
+      assert.equal(await raw(9), undefined, 'nothing was written');
+      let selects = 0;
+      const counting = new Proxy(db, {
+        get(target, p) {
+          if (p === 'select') selects++;
+          const v = Reflect.get(target, p, target);
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      });
+      const shared = mod.tenantKeys(counting, { kek: KEK, changeCheckEvery: 0 });
+      await Promise.all(Array.from({ length: 8 }, () => shared.load('initech')));
+      assert.equal(selects, 1, 'eight concurrent loads made one read');
+      await Promise.all([fresh.load('initech'), mod.tenantKeys(db, { kek: KEK }).load('initech')]);
+      const stored = await keys.describe('initech');
+      assert.equal(stored.length, 2, 'one data key and one index key, whoever loaded first');
+    });
+
+    test('v1 values still open through the process-wide ring, and convertToTenantKeys moves them (and their indexes) under the tenant key, idempotently', async () => {
+      await mod.withTenant('acme', () =>
+        db.insert(t.plainNotes).values([
+          { id: 1, tenantId: 'acme', body: 'old one', bodyIndex: 'old one', meta: { v: 1 } },
+          { id: 2, tenantId: 'acme', body: 'old two', bodyIndex: 'old two', meta: null },
+        ]),
+      );
+      await mod.withTenant('globex', () => db.insert(t.plainNotes).values([{ id: 3, tenantId: 'globex', body: 'old three', bodyIndex: 'old three', meta: { v: 3 } }]));
+      assert.ok((await raw(1)).startsWith('v1:'));
+      assert.deepEqual((await read('acme')).map((r) => [r.body, r.meta]), [['old one', { v: 1 }], ['old two', null]]);
+      // during the conversion, a lookup matches the old index too
+      const match = () => keys.withTenant('acme', () => db.select({ id: t.notes.id }).from(t.notes).where(mod.matchBlindIndex(t.notes.bodyIndex, 'old two')));
+      assert.deepEqual(await match(), [{ id: 2 }]);
+      const options = {
+        table: t.notes,
+        key: t.notes.id,
+        tenant: { column: t.notes.tenantId },
+        keys,
+        columns: [{ column: t.notes.body }, { column: t.notes.meta }],
+        indexes: [{ index: t.notes.bodyIndex, source: t.notes.body }],
+        batchSize: 2,
+      };
+      const first = await mod.convertToTenantKeys(db, options);
+      assert.equal(first.scanned, 3);
+      assert.equal(first.written, 8, '3 bodies, 2 metas, 3 indexes');
+      const again = await mod.convertToTenantKeys(db, options);
+      assert.equal(again.written, 0);
+      const acmeKey = (await keys.describe('acme')).find((k) => k.purpose === 'data').keyId;
+      assert.ok((await raw(1)).startsWith(`v2:${acmeKey}:`));
+      assert.deepEqual((await read('acme')).map((r) => [r.body, r.meta]), [['old one', { v: 1 }], ['old two', null]]);
+      assert.deepEqual((await read('globex')).map((r) => r.body), ['old three']);
+      assert.deepEqual(await match(), [{ id: 2 }]);
+      const [idx] = await conn.query('SELECT body_index AS v FROM tk_notes WHERE id = 2');
+      assert.equal(idx.v.trim(), keys.sealer.blindIndex('old two', 'acme', 'notes', 'body'));
+    });
+
+    test('rotate: a new active key, the old one decrypt-only; old values open, new ones use the new key, the conversion moves the rest', async () => {
+      await insert('acme', [{ id: 1, body: 'before', meta: { a: 1 } }]);
+      const before = (await keys.describe('acme')).find((k) => k.purpose === 'data');
+      const { keyId } = await keys.rotate('acme');
+      assert.notEqual(keyId, before.keyId);
+      const data = (await keys.describe('acme')).filter((k) => k.purpose === 'data');
+      assert.deepEqual(
+        data.map((k) => [k.generation, k.state]),
+        [
+          [1, 'decrypt-only'],
+          [2, 'active'],
+        ],
+      );
+      await insert('acme', [{ id: 2, body: 'after', meta: null }]);
+      assert.ok((await raw(1)).startsWith(`v2:${before.keyId}:`));
+      assert.ok((await raw(2)).startsWith(`v2:${keyId}:`));
+      assert.deepEqual((await read('acme')).map((r) => r.body), ['before', 'after']);
+      // the index key does not rotate: lookups keep matching
+      const found = await keys.withTenant('acme', () => db.select({ id: t.notes.id }).from(t.notes).where(eq(t.notes.bodyIndex, 'before')));
+      assert.deepEqual(found, [{ id: 1 }]);
+      const done = await mod.convertToTenantKeys(db, { table: t.notes, key: t.notes.id, tenant: { column: t.notes.tenantId }, keys, columns: [{ column: t.notes.body }, { column: t.notes.meta }] });
+      assert.equal(done.written, 2);
+      assert.ok((await raw(1)).startsWith(`v2:${keyId}:`));
+      assert.deepEqual((await read('acme')).map((r) => [r.body, r.meta]), [['before', { a: 1 }], ['after', null]]);
+    });
+
+    test('shred: values fail with ALE_KEY_SHREDDED, lookups find nothing, the rows hold no key, other tenants are untouched; a never-used tenant gets a tombstone', async () => {
+      await insert('acme', [{ id: 1, body: 'secret plans', meta: { x: 1 } }]);
+      await insert('globex', [{ id: 2, body: 'globex plans', meta: null }]);
+      await keys.shred('acme');
+      assert.equal(await codeOf(() => read('acme')), 'ALE_KEY_SHREDDED');
+      assert.equal(await codeOf(() => insert('acme', [{ id: 5, body: 'new' }])), 'ALE_KEY_SHREDDED');
+      const found = await keys.withTenant('acme', () => db.select({ id: t.notes.id }).from(t.notes).where(eq(t.notes.bodyIndex, 'secret plans')));
+      assert.deepEqual(found, []);
+      const rows = await keys.describe('acme');
+      assert.ok(rows.length === 2 && rows.every((k) => k.state === 'shredded' && k.kek === null));
+      const stored = await db.select().from(mod.aleKeys).where(eq(mod.aleKeys.tenant, 'acme'));
+      assert.ok(stored.every((r) => r.wrappedKey === null));
+      assert.deepEqual((await read('globex')).map((r) => r.body), ['globex plans']);
+      // another store, as a restarted process: acme stays shredded, and loading does not bring keys back
+      const restarted = mod.tenantKeys(db, { kek: KEK, changeCheckEvery: 0 });
+      await restarted.load('acme');
+      assert.equal(restarted.isShredded('acme'), true);
+      assert.equal(await codeOf(() => restarted.withTenant('acme', () => restarted.sealer.decrypt('v1:x', 'acme', 'notes', 'body'))), 'ALE_KEY_SHREDDED');
+      assert.equal((await keys.describe('acme')).length, 2);
+      // never used: a tombstone, and a later load finds it
+      await keys.shred('hooli');
+      await restarted.load('hooli');
+      assert.equal(restarted.isShredded('hooli'), true);
+      assert.ok((await keys.describe('hooli')).every((k) => k.state === 'shredded'));
+    });
+
+    test('rewrap: one row per key moves under the new KEK; data rows untouched; a store with only the new KEK opens everything, one with only the old none', async () => {
+      await insert('acme', [{ id: 1, body: 'kept', meta: null }]);
+      await keys.rotate('acme');
+      await insert('globex', [{ id: 2, body: 'kept too', meta: null }]);
+      const dataBefore = await conn.query('SELECT id, body FROM tk_notes ORDER BY id');
+      const before = await db.select().from(mod.aleKeys);
+      const result = await keys.rewrap(NEW_KEK);
+      assert.deepEqual(result, { rewrapped: before.length, skipped: 0 });
+      assert.deepEqual(await keys.rewrap(NEW_KEK), { rewrapped: 0, skipped: before.length });
+      const after = await db.select().from(mod.aleKeys);
+      for (const row of after) {
+        const old = before.find((r) => r.keyId === row.keyId);
+        assert.notEqual(row.wrappedKey, old.wrappedKey);
+        assert.notEqual(row.kek, old.kek);
+      }
+      assert.deepEqual(await conn.query('SELECT id, body FROM tk_notes ORDER BY id'), dataBefore);
+      const onlyNew = mod.tenantKeys(db, { kek: NEW_KEK, changeCheckEvery: 0 });
+      const table = defineKeyedTables(mod, d.builders, onlyNew).notes;
+      const bodies = await onlyNew.withTenant('acme', () => db.select({ body: table.body }).from(table).where(eq(table.tenantId, 'acme')));
+      assert.deepEqual(bodies, [{ body: 'kept' }]);
+      const onlyOld = mod.tenantKeys(db, { kek: KEK, changeCheckEvery: 0 });
+      assert.equal(await codeOf(() => onlyOld.load('globex')), 'ALE_INVALID_KEY');
+      // the old store, given [new, old], still wraps new tenants under the new KEK
+      await keys.load('newco');
+      assert.equal((await keys.describe('newco'))[0].kek, onlyNew.kekId);
+    });
+
+    test('a wrapped key copied to another row does not open', async () => {
+      await keys.load('acme');
+      await keys.load('globex');
+      const [a] = await db.select().from(mod.aleKeys).where(and(eq(mod.aleKeys.tenant, 'acme'), eq(mod.aleKeys.purpose, 'data')));
+      await db.update(mod.aleKeys).set({ wrappedKey: a.wrappedKey }).where(eq(mod.aleKeys.tenant, 'globex'));
+      const other = mod.tenantKeys(db, { kek: KEK, changeCheckEvery: 0 });
+      assert.equal(await codeOf(() => other.load('globex')), 'ALE_AUTH_FAILED');
+    });
+
+    test('the cache is bounded: past maxTenants the least recently used tenant is dropped and must be loaded again', async () => {
+      const small = mod.tenantKeys(db, { kek: KEK, maxTenants: 3, changeCheckEvery: 0 });
+      for (const tenant of ['a', 'b', 'c', 'd', 'e']) await small.load(tenant);
+      assert.equal(small.loadedTenants, 3);
+      assert.equal(await codeOf(() => small.sealer.encrypt('x', 'a', 'notes', 'body')), 'ALE_KEY_NOT_LOADED');
+      await small.load('a');
+      assert.ok(small.sealer.encrypt('x', 'a', 'notes', 'body').startsWith('v2:'));
+    });
+
+    test('another process sees a rotation and a shred within the bound (recheckAfter, or sooner through the change check)', async () => {
+      await insert('acme', [{ id: 1, body: 'watched', meta: null }]);
+      const w = startWatcher(conn.target, 'acme');
+      try {
+        await w.next('watching');
+        const { keyId } = await keys.rotate('acme');
+        const rotated = await w.next(`key ${keyId}`);
+        assert.ok(rotated);
+        const shredAt = Date.now();
+        await keys.shred('acme');
+        const line = await w.next('shredded');
+        const seenAfter = Number(line.split(' ')[1]) - shredAt;
+        // the watcher checks for changes every 200 ms and rechecks every 2 s
+        assert.ok(seenAfter < 2_500, `seen ${seenAfter} ms after the shred`);
+        assert.equal(await w.closed, 0);
+      } finally {
+        w.kill();
+      }
+    });
+  });
+}

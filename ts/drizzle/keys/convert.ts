@@ -1,0 +1,157 @@
+// The conversion to tenant keys: every value of a table's `keys` columns
+// that is not under its tenant's active data key (a v1 value of the
+// process-wide ring, or a v2 value under a decrypt-only key) is sealed again
+// under it, and the blind indexes beside them are recomputed under the
+// tenant's index key. It runs on the batched, resumable loop of
+// migratePlaintext and rotateKeys.
+import { getTableName } from 'drizzle-orm';
+import { codedError } from '../../shared/json.js';
+import { drizzleDriver, type ColumnSpec, type Transact } from '../batch.js';
+import { atColumn } from '../failures.js';
+import { runBatches, type BatchDriver, type Cell, type LoopOptions, type Plan, type Progress, type RowUpdate } from '../operations.js';
+import { codecOf, columnInfo } from '../probe.js';
+import { bytesOnly, textOnly, type Storage } from '../storage.js';
+import type { TenantKeys } from './store.js';
+
+/** A blind-index column and the encrypted column whose plaintext it indexes. */
+export interface IndexSpec {
+  /** A blindIndexColumn with `keys`. */
+  index: unknown;
+  /** One of the `columns` being converted. */
+  source: unknown;
+}
+
+export interface TenantConversionOptions extends LoopOptions {
+  /** The table to walk. */
+  table: object;
+  /** Its primary-key column: rows are visited in its order. */
+  key: unknown;
+  /** Tenant of a row: a fixed id, or read from a column of the row. */
+  tenant: string | { column: unknown };
+  /** The store the columns' `keys` option names. */
+  keys: TenantKeys;
+  /** The encrypted columns (with `keys`) to convert. */
+  columns: ColumnSpec[];
+  /** Blind-index columns to recompute from their source's plaintext. */
+  indexes?: IndexSpec[];
+}
+
+interface Cells {
+  /** How many of the cells are encrypted columns; the indexes follow them. */
+  columns: number;
+  storage: Storage[];
+  where: { table: string; column: string; collection: string }[];
+  context: { collection: string; field: string }[];
+  /** For each index: its column's position among the cells, and its source's. */
+  indexes: { at: number; source: number; collection: string; field: string }[];
+}
+
+/** Whether `cell` is a v2 value naming `keyId`: nothing to do for it. */
+function underKey(cell: string | Uint8Array, storage: Storage, keyId: string): boolean {
+  if (storage === 'text') return textOnly(cell).startsWith(`v2:${keyId}:`);
+  const bytes = bytesOnly(cell);
+  return bytes[0] === 2 && Buffer.from(bytes.buffer, bytes.byteOffset + 1, Math.min(16, bytes.length - 1)).toString('base64url') === keyId;
+}
+
+function plan(keys: TenantKeys, cells: Cells): Plan {
+  const sealer = keys.sealer;
+  return (row, progress) => {
+    const t = row.tenant as string;
+    if (keys.isShredded(t)) {
+      progress.skipped += row.cells.filter((c) => c !== null).length;
+      return [];
+    }
+    const active = keys.activeKeyId(t);
+    const plaintexts = new Map<number, string>();
+    const plaintextOf = (i: number, cell: string | Uint8Array): string => {
+      const known = plaintexts.get(i);
+      if (known !== undefined) return known;
+      const { collection: c, field: f } = cells.context[i];
+      const text = cells.storage[i] === 'binary' ? sealer.decryptBinary(bytesOnly(cell), t, c, f) : sealer.decrypt(textOnly(cell), t, c, f);
+      plaintexts.set(i, text);
+      return text;
+    };
+    const updates: RowUpdate[] = [];
+    // Index updates first: each expects its source as read, which the source's own update changes.
+    for (const { at, source, collection, field } of cells.indexes) {
+      const stored = row.cells[at];
+      const from = row.cells[source];
+      if (from === null) continue;
+      const next = atColumn({ ...cells.where[at], rowKey: row.key }, () => sealer.blindIndex(plaintextOf(source, from), t, collection, field));
+      if (next === stored) progress.skipped++;
+      else updates.push({ key: row.key, set: [[at, next]], expect: [[at, stored], [source, from]] });
+    }
+    cells.storage.slice(0, cells.columns).forEach((storage, i) => {
+      const cell = row.cells[i];
+      if (cell === null) {
+        progress.nulls++;
+        return;
+      }
+      if (underKey(cell, storage, active)) {
+        progress.skipped++;
+        return;
+      }
+      const { collection: c, field: f } = cells.context[i];
+      const next: Cell = atColumn({ ...cells.where[i], rowKey: row.key }, () => {
+        const text = plaintextOf(i, cell);
+        return storage === 'binary' ? sealer.encryptBinary(text, t, c, f) : sealer.encrypt(text, t, c, f);
+      });
+      updates.push({ key: row.key, set: [[i, next]], expect: [[i, cell]] });
+    });
+    return updates;
+  };
+}
+
+/** Loads the tenants of each batch before the plan, which is synchronous, runs on it. */
+function loadingTenants(driver: BatchDriver, keys: TenantKeys): BatchDriver {
+  return {
+    async fetch(afterKey, limit) {
+      const rows = await driver.fetch(afterKey, limit);
+      await Promise.all([...new Set(rows.map((r) => r.tenant as string))].map((t) => keys.load(t)));
+      return rows;
+    },
+    apply: (updates) => driver.apply(updates),
+  };
+}
+
+/** convertToTenantKeys for one dialect, given how it runs a transaction. */
+export function tenantConversion(transact: Transact) {
+  /**
+   * Moves every value of `columns` under its tenant's active data key, and
+   * recomputes `indexes` under the tenant's index key, batch by batch, each
+   * batch in a transaction, by compare-and-set. Idempotent and safe to kill
+   * and rerun: a value already under the active key is skipped. Rows of a
+   * shredded tenant are skipped. Run it after adding `keys` to the columns,
+   * and after each rotate().
+   */
+  return async function convertToTenantKeys(db: unknown, options: TenantConversionOptions): Promise<Progress> {
+    const { table, key, columns, keys } = options;
+    const indexes = options.indexes ?? [];
+    if (!Array.isArray(columns) || columns.length === 0) throw codedError('ALE_INVALID_INPUT', 'convertToTenantKeys: options.columns must list at least one encrypted column');
+    if (typeof options.tenant !== 'string' && !options.tenant?.column) {
+      throw codedError('ALE_INVALID_CONTEXT', 'options.tenant must be a tenant id, or { column } naming the column that holds it');
+    }
+    const tableName = getTableName(table as never);
+    const cells: Cells = { columns: columns.length, storage: [], where: [], context: [], indexes: [] };
+    for (const spec of columns) {
+      const info = columnInfo(spec.column);
+      const name = (spec.column as { name: string }).name;
+      if (!info) throw codedError('ALE_INVALID_INPUT', `convertToTenantKeys: column "${name}" is not an encryptedText or encryptedJson column`);
+      cells.storage.push(info.storage);
+      cells.where.push({ table: tableName, column: name, collection: info.collection });
+      cells.context.push({ collection: spec.collection ?? info.collection, field: spec.field ?? info.field });
+    }
+    indexes.forEach(({ index, source }, j) => {
+      const codec = codecOf(index);
+      const at = columns.length + j;
+      const from = columns.findIndex((c) => c.column === source);
+      if (from < 0) throw codedError('ALE_INVALID_INPUT', `convertToTenantKeys: the source of index "${(index as { name: string }).name}" must be one of options.columns`);
+      cells.storage.push('text');
+      cells.where.push({ table: tableName, column: (index as { name: string }).name, collection: codec.collection });
+      cells.context.push({ collection: codec.collection, field: codec.field });
+      cells.indexes.push({ at, source: from, collection: codec.collection, field: codec.field });
+    });
+    const driver = drizzleDriver(db, table, key, [...columns.map((c) => c.column), ...indexes.map((i) => i.index)], options.tenant, transact);
+    return runBatches(loadingTenants(driver, keys), options, plan(keys, cells));
+  };
+}

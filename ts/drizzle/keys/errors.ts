@@ -1,0 +1,35 @@
+// The tenant key store's coded errors. Messages name tenants and key ids,
+// which are not secret, and never a key, a wrapped key or a value.
+import { codedError, type CodedError } from '../../shared/json.js';
+
+/** A column that uses `keys` ran for a tenant whose keys are not in memory. */
+export const keyNotLoaded = (tenant: string): CodedError =>
+  codedError(
+    'ALE_KEY_NOT_LOADED',
+    `the keys of tenant ${JSON.stringify(tenant)} are not loaded: run the query inside keys.withTenant(${JSON.stringify(tenant)}, () => ...), ` +
+      `or await keys.load(${JSON.stringify(tenant)}) first (keys being the store tenantKeys() returned)`,
+  );
+
+/** The tenant's keys were destroyed. */
+export const keyShredded = (tenant: string): CodedError =>
+  codedError('ALE_KEY_SHREDDED', `tenant ${JSON.stringify(tenant)} was shredded: its keys are destroyed, and its values can no longer be read or written`);
+
+/** A wrapped key names a KEK that the store was not given. */
+export const kekNotHeld = (tenant: string, keyId: string, ref: string): CodedError =>
+  codedError(
+    'ALE_INVALID_KEY',
+    `key ${keyId} of tenant ${JSON.stringify(tenant)} is wrapped under KEK ${JSON.stringify(ref)}, which this store does not hold; ` +
+      'give tenantKeys every KEK still in use: { kek: [current, ...previous] }',
+  );
+
+/** A wrapped key that does not unwrap under the KEK it names. */
+export const unwrapFailed = (tenant: string, keyId: string, ref: string): CodedError =>
+  codedError(
+    'ALE_AUTH_FAILED',
+    `key ${keyId} of tenant ${JSON.stringify(tenant)} did not unwrap under KEK ${JSON.stringify(ref)}: the KEK is not the one that wrapped it, ` +
+      'or the row was altered or copied from another tenant, key or purpose',
+  );
+
+/** Key rows that cannot make a usable set: no data key, or no index key. */
+export const incompleteKeys = (tenant: string, missing: string): CodedError =>
+  codedError('ALE_INVALID_KEY', `the key table holds no ${missing} for tenant ${JSON.stringify(tenant)}, yet other keys of it exist; restore the table from a backup`);

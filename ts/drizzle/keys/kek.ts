@@ -1,0 +1,111 @@
+// Key-encryption keys: what wraps each tenant's data and index keys before
+// they are stored. A KEK is anything that implements KekProvider; a local
+// one is a secret resolved exactly as ENCRYPTION_KEY is (docs/format.md,
+// "Keys"), and a ring of them is `[current, ...previous]`.
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { types } from 'node:util';
+import { resolveSecret } from '../../fallback/keys.js';
+import { codedError } from '../../shared/json.js';
+
+/**
+ * What wraps and unwraps tenant keys. `id` names the key that wraps new
+ * keys; each stored key records the id of the key that wrapped it, so that
+ * `unwrap` can find it again after a rotation of the KEK.
+ */
+export interface KekProvider {
+  /** The reference stored with every key this provider wraps now. */
+  readonly id: string;
+  /** Whether it can unwrap a key stored with reference `ref`. */
+  holds(ref: string): boolean;
+  /** Wraps `key` (32 bytes) bound to `aad`; returns the text to store. */
+  wrap(key: Uint8Array, aad: Uint8Array): Promise<string>;
+  /** Unwraps what `wrap` returned under `ref`; rejects when it does not authenticate. The caller wipes the result. */
+  unwrap(wrapped: string, ref: string, aad: Uint8Array): Promise<Buffer>;
+}
+
+/** A KEK as tenantKeys takes it: a provider, a secret, or `[current, ...previous]`. */
+export type KekInput = KekProvider | string | Uint8Array | Array<string | Uint8Array | KekProvider>;
+
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+/** HMAC info of a local KEK's reference: the reference names the key without revealing it. */
+const REF_INFO = 'sveltycms-ale-kek-reference';
+
+/** One local KEK: AES-256-GCM over the key, `iv ‖ tag ‖ ciphertext` in base64url. */
+function localProvider(secret: string | Uint8Array, label: string): KekProvider {
+  const { key } = resolveSecret({ label, value: secret });
+  const bytes = key[1];
+  const id = `local:${createHmac('sha256', bytes).update(REF_INFO).digest('base64url').slice(0, 22)}`;
+  const aes: KeyObject = createSecretKey(bytes);
+  bytes.fill(0);
+  return {
+    id,
+    holds: (ref) => ref === id,
+    async wrap(plain, aad) {
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', aes, iv, { authTagLength: TAG_BYTES });
+      cipher.setAAD(aad);
+      const sealed = Buffer.concat([cipher.update(plain), cipher.final()]);
+      return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');
+    },
+    async unwrap(wrapped, ref, aad) {
+      if (ref !== id) throw codedError('ALE_INVALID_KEY', `the KEK ${JSON.stringify(ref)} is not this one`);
+      const bytes = Buffer.from(wrapped, 'base64url');
+      const decipher = createDecipheriv('aes-256-gcm', aes, bytes.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
+      decipher.setAAD(aad);
+      decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+      const plain = decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES));
+      try {
+        decipher.final();
+      } catch {
+        plain.fill(0);
+        throw codedError('ALE_AUTH_FAILED', 'the wrapped key did not authenticate');
+      }
+      return plain;
+    },
+  };
+}
+
+/** `[current, ...previous]`: wraps with the first, unwraps with whichever holds the reference. */
+function ringOf(providers: KekProvider[]): KekProvider {
+  if (providers.length === 1) return providers[0];
+  return {
+    id: providers[0].id,
+    holds: (ref) => providers.some((p) => p.holds(ref)),
+    wrap: (key, aad) => providers[0].wrap(key, aad),
+    unwrap(wrapped, ref, aad) {
+      const holder = providers.find((p) => p.holds(ref));
+      if (!holder) return Promise.reject(codedError('ALE_INVALID_KEY', `no KEK of the ring is ${JSON.stringify(ref)}`));
+      return holder.unwrap(wrapped, ref, aad);
+    },
+  };
+}
+
+function isProvider(value: unknown): value is KekProvider {
+  return typeof value === 'object' && value !== null && !types.isUint8Array(value) && typeof (value as KekProvider).wrap === 'function';
+}
+
+/**
+ * A KEK from what tenantKeys was given: a provider as it is, a secret as a
+ * local KEK, and an array as `[current, ...previous]`. A secret that does not
+ * resolve is `ALE_INVALID_KEY`, named by position, never by value.
+ */
+export function kekOf(input: KekInput | undefined): KekProvider {
+  if (input === undefined || input === null) {
+    throw codedError('ALE_INVALID_KEY', 'tenantKeys: options.kek is required: a secret like ENCRYPTION_KEY (32 random bytes as hex or base64), [current, ...previous], or a KEK provider');
+  }
+  const list = Array.isArray(input) ? input : [input];
+  if (list.length === 0) throw codedError('ALE_INVALID_KEY', 'tenantKeys: options.kek is an empty list');
+  return ringOf(
+    list.map((entry, i) => {
+      if (isProvider(entry)) return entry;
+      if (typeof entry !== 'string' && !types.isUint8Array(entry)) throw codedError('ALE_INVALID_KEY', `KEK #${i}: must be a string, a 32-byte Uint8Array or a KEK provider`);
+      return localProvider(entry, `KEK #${i}`);
+    }),
+  );
+}
+
+/** A local KEK ring, for callers that want the provider itself (to pass to rewrap, or to wrap in their own). */
+export function localKek(secrets: string | Uint8Array | Array<string | Uint8Array>): KekProvider {
+  return kekOf(secrets);
+}

@@ -1,0 +1,37 @@
+// The key table on MySQL and MariaDB. MySQL has no CREATE INDEX IF NOT
+// EXISTS, so the indexes are part of CREATE TABLE IF NOT EXISTS.
+import { bigint, index, int, mysqlTable, text, uniqueIndex, varchar } from 'drizzle-orm/mysql-core';
+import { DEFAULT_TABLE, type KeyRow, type KeyTableSpec } from './table.js';
+
+/** The key table named `name` (default `ale_keys`), for queries and for drizzle-kit. */
+export function keyTable(name: string = DEFAULT_TABLE) {
+  return mysqlTable(
+    name,
+    {
+      keyId: varchar('key_id', { length: 22 }).primaryKey(),
+      // 191 characters of utf8mb4 fit the 767-byte index prefix of older servers.
+      tenant: varchar('tenant', { length: 191 }).notNull(),
+      purpose: varchar('purpose', { length: 16 }).$type<KeyRow['purpose']>().notNull(),
+      generation: int('generation').notNull(),
+      state: varchar('state', { length: 16 }).$type<KeyRow['state']>().notNull(),
+      wrappedKey: text('wrapped_key'),
+      kek: varchar('kek', { length: 255 }),
+      createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+      updatedAt: bigint('updated_at', { mode: 'number' }).notNull(),
+    },
+    (t) => [uniqueIndex(`${name}_generation`).on(t.tenant, t.purpose, t.generation), index(`${name}_updated`).on(t.updatedAt)],
+  );
+}
+
+export const mysqlKeys: KeyTableSpec = {
+  table: keyTable,
+  create: (name) => [
+    `CREATE TABLE IF NOT EXISTS ${name} (key_id varchar(22) NOT NULL PRIMARY KEY, tenant varchar(191) NOT NULL, purpose varchar(16) NOT NULL, ` +
+      `generation int NOT NULL, state varchar(16) NOT NULL, wrapped_key text, kek varchar(255), created_at bigint NOT NULL, updated_at bigint NOT NULL, ` +
+      `UNIQUE INDEX ${name}_generation (tenant, purpose, generation), INDEX ${name}_updated (updated_at))`,
+  ],
+  execute: (db, statement) => db.execute(statement),
+};
+
+/** The default key table, for drizzle-kit: `export { aleKeys } from '@sveltycms/ale/drizzle/mysql'` in your schema. */
+export const aleKeys = keyTable();

@@ -1,0 +1,31 @@
+// The key table on PostgreSQL.
+import { bigint, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { createStatements, DEFAULT_TABLE, type KeyRow, type KeyTableSpec } from './table.js';
+
+/** The key table named `name` (default `ale_keys`), for queries and for drizzle-kit. */
+export function keyTable(name: string = DEFAULT_TABLE) {
+  return pgTable(
+    name,
+    {
+      keyId: text('key_id').primaryKey(),
+      tenant: text('tenant').notNull(),
+      purpose: text('purpose').$type<KeyRow['purpose']>().notNull(),
+      generation: integer('generation').notNull(),
+      state: text('state').$type<KeyRow['state']>().notNull(),
+      wrappedKey: text('wrapped_key'),
+      kek: text('kek'),
+      createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+      updatedAt: bigint('updated_at', { mode: 'number' }).notNull(),
+    },
+    (t) => [uniqueIndex(`${name}_generation`).on(t.tenant, t.purpose, t.generation), index(`${name}_updated`).on(t.updatedAt)],
+  );
+}
+
+export const pgKeys: KeyTableSpec = {
+  table: keyTable,
+  create: (name) => createStatements(name, 'bigint'),
+  execute: (db, statement) => db.execute(statement),
+};
+
+/** The default key table, for drizzle-kit: `export { aleKeys } from '@sveltycms/ale/drizzle/pg'` in your schema. */
+export const aleKeys = keyTable();

@@ -1,0 +1,31 @@
+// The key table on SQLite, for every driver the package supports.
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { createStatements, DEFAULT_TABLE, type KeyRow, type KeyTableSpec } from './table.js';
+
+/** The key table named `name` (default `ale_keys`), for queries and for drizzle-kit. */
+export function keyTable(name: string = DEFAULT_TABLE) {
+  return sqliteTable(
+    name,
+    {
+      keyId: text('key_id').primaryKey(),
+      tenant: text('tenant').notNull(),
+      purpose: text('purpose').$type<KeyRow['purpose']>().notNull(),
+      generation: integer('generation').notNull(),
+      state: text('state').$type<KeyRow['state']>().notNull(),
+      wrappedKey: text('wrapped_key'),
+      kek: text('kek'),
+      createdAt: integer('created_at').notNull(),
+      updatedAt: integer('updated_at').notNull(),
+    },
+    (t) => [uniqueIndex(`${name}_generation`).on(t.tenant, t.purpose, t.generation), index(`${name}_updated`).on(t.updatedAt)],
+  );
+}
+
+export const sqliteKeys: KeyTableSpec = {
+  table: keyTable,
+  create: (name) => createStatements(name, 'integer'),
+  execute: (db, statement) => db.run(statement),
+};
+
+/** The default key table, for drizzle-kit: `export { aleKeys } from '@sveltycms/ale/drizzle/sqlite'` in your schema. */
+export const aleKeys = keyTable();

@@ -1,0 +1,473 @@
+// The tenant key store: each tenant's data keys and index key, wrapped by a
+// KEK in a table of the app's own database, loaded into memory before a
+// tenant's queries run, and the Sealer that `keys` columns call
+// synchronously with them.
+import { createHmac, randomBytes } from 'node:crypto';
+import { and, eq, gt, lt, max, sql } from 'drizzle-orm';
+import * as native from '../../../index.js';
+import type { KeyRing } from '../../../index.js';
+import { processRing, type Sealer } from '../process-ring.js';
+import { withTenant as inTenantScope } from '../scope.js';
+import { clock, startClock, TenantCache, type Entry } from './cache.js';
+import { incompleteKeys, kekNotHeld, keyNotLoaded, keyShredded, unwrapFailed } from './errors.js';
+import { kekOf, type KekInput, type KekProvider } from './kek.js';
+import { checkedTableName, DEFAULT_TABLE, type KeyRow, type KeyTableSpec, type Purpose } from './table.js';
+
+// The query builders differ per dialect; the store only chains methods every dialect has.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyDb = any;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyTable = any;
+
+export interface TenantKeysOptions {
+  /** The KEK: a secret resolved like ENCRYPTION_KEY, `[current, ...previous]`, or a KEK provider. */
+  kek: KekInput;
+  /** The key table's name. Default `ale_keys`. */
+  table?: string;
+  /** Tenants kept in memory at once; past it, the least recently used is dropped. Default 10,000. */
+  maxTenants?: number;
+  /**
+   * Milliseconds after which a loaded tenant's rows are read again on its
+   * next use (in the background; load() and withTenant() wait for it). A
+   * shred or rotation by another process takes effect here within this
+   * bound. Default 60,000.
+   */
+  recheckAfter?: number;
+  /**
+   * Milliseconds between change checks: one query for the key rows changed
+   * since the last, on the next use after the interval, which re-reads the
+   * loaded tenants they belong to. 0 turns it off. Default 1,000.
+   */
+  changeCheckEvery?: number;
+  /** IV length of the values sealed under tenant keys. Default 12 (v2 values are read by this package only). */
+  ivLength?: 12 | 16;
+}
+
+/** One key of a tenant, as keys.describe() reports it. */
+export interface TenantKeyInfo {
+  keyId: string;
+  purpose: Purpose;
+  generation: number;
+  state: KeyRow['state'];
+  kek: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const KEY_BYTES = 32;
+/** Versioned, so that a later wrap layout cannot be confused with this one. */
+const WRAP_LABEL = 'sveltycms-ale/tenant-key/1';
+
+/** The AAD of a wrapped key: it opens only in the row of its tenant, id and purpose. */
+function wrapAad(tenant: string, keyId: string, purpose: Purpose): Buffer {
+  return Buffer.from(JSON.stringify([WRAP_LABEL, tenant, keyId, purpose]), 'utf8');
+}
+
+function checkTenant(tenant: unknown): string {
+  if (typeof tenant !== 'string' || tenant === '' || tenant.includes(':')) {
+    throw Object.assign(new Error('tenantKeys: the tenant id must be a non-empty string without ":"'), { code: 'ALE_INVALID_CONTEXT' });
+  }
+  return tenant;
+}
+
+function positive(value: number | undefined, fallback: number, name: string, zero = false): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < (zero ? 0 : 1)) {
+    throw Object.assign(new Error(`tenantKeys: options.${name} must be a ${zero ? 'non-negative' : 'positive'} integer`), { code: 'ALE_INVALID_INPUT' });
+  }
+  return value;
+}
+
+/**
+ * The key store of one database. Values of a column with `keys: store` are
+ * sealed under the tenant's active data key; every method that touches the
+ * database is async, and the columns' synchronous hooks only read memory.
+ */
+export class TenantKeys {
+  readonly #db: AnyDb;
+  readonly #spec: KeyTableSpec;
+  readonly #name: string;
+  readonly #table: AnyTable;
+  #kek: KekProvider;
+  readonly #cache: TenantCache;
+  readonly #recheckAfter: number;
+  readonly #changeCheckEvery: number;
+  readonly #ivLength: 12 | 16;
+  /** Loads under way, so that concurrent loads of one tenant share one read. */
+  readonly #pending = new Map<string, Promise<void>>();
+  /** Tenants known to be shredded: kept apart from the bounded cache, so eviction cannot forget a shred. */
+  readonly #shredded = new Set<string>();
+  /** Keys a shredded tenant's blind-index lookups are computed under: random, so they match nothing. */
+  readonly #nowhere = randomBytes(32);
+  #nextCheck = 0;
+  #checkSince = 0;
+  #checking = false;
+
+  /** What `keys` columns call: the tenant's ring from memory, or a coded error. */
+  readonly sealer: Sealer;
+
+  constructor(db: AnyDb, spec: KeyTableSpec, options: TenantKeysOptions) {
+    if (!db) throw Object.assign(new Error('tenantKeys: pass the Drizzle database first'), { code: 'ALE_INVALID_INPUT' });
+    this.#db = db;
+    this.#spec = spec;
+    this.#name = checkedTableName(options?.table ?? DEFAULT_TABLE);
+    this.#table = spec.table(this.#name);
+    this.#kek = kekOf(options?.kek);
+    this.#cache = new TenantCache(positive(options.maxTenants, 10_000, 'maxTenants'));
+    this.#recheckAfter = positive(options.recheckAfter, 60_000, 'recheckAfter');
+    this.#changeCheckEvery = positive(options.changeCheckEvery, 1_000, 'changeCheckEvery', true);
+    if (options.ivLength !== undefined && options.ivLength !== 12 && options.ivLength !== 16) {
+      throw Object.assign(new Error('tenantKeys: options.ivLength must be 12 or 16'), { code: 'ALE_INVALID_INPUT' });
+    }
+    this.#ivLength = options.ivLength ?? 12;
+    startClock();
+    this.sealer = this.#makeSealer();
+  }
+
+  /** The KEK reference new keys are wrapped under. */
+  get kekId(): string {
+    return this.#kek.id;
+  }
+
+  /** How many tenants are in memory. */
+  get loadedTenants(): number {
+    return this.#cache.size;
+  }
+
+  /** Creates the key table and its indexes when they are missing. */
+  async ready(): Promise<void> {
+    for (const statement of this.#spec.create(this.#name)) await this.#spec.execute(this.#db, sql.raw(statement));
+  }
+
+  /**
+   * Makes the tenant's keys usable by `keys` columns, creating them on the
+   * tenant's first use. Resolves at once when they are in memory and fresh;
+   * concurrent calls for one tenant share one read. A shredded tenant loads
+   * as shredded: its values then fail with ALE_KEY_SHREDDED.
+   */
+  load(tenantId: string): Promise<void> {
+    const entry = this.#cache.get(tenantId);
+    if (entry !== undefined && entry.staleAt > clock.now) {
+      entry.used = true;
+      return entry.ready;
+    }
+    return this.#refresh(checkTenant(tenantId));
+  }
+
+  /** Loads the tenant's keys, then runs `fn` in withTenant(tenantId) scope. */
+  async withTenant<T>(tenantId: string, fn: () => T): Promise<Awaited<T>> {
+    await this.load(tenantId);
+    return (await inTenantScope(tenantId, fn)) as Awaited<T>;
+  }
+
+  /**
+   * A new active data key for the tenant; the previous ones become
+   * decrypt-only, so existing values keep opening. Run
+   * convertToTenantKeys() to move them under the new key. The index key
+   * stays: blind indexes keep matching.
+   */
+  async rotate(tenantId: string): Promise<{ keyId: string }> {
+    checkTenant(tenantId);
+    await this.#refresh(tenantId);
+    if (this.#shredded.has(tenantId)) throw keyShredded(tenantId);
+    const t = this.#table;
+    const rows: KeyRow[] = await this.#db.select().from(t).where(and(eq(t.tenant, tenantId), eq(t.purpose, 'data')));
+    const generation = Math.max(0, ...rows.map((r) => r.generation)) + 1;
+    const row = await this.#newRow(tenantId, 'data', generation, 'active');
+    await this.#db.insert(t).values(row);
+    await this.#db
+      .update(t)
+      .set({ state: 'decrypt-only', updatedAt: row.updatedAt })
+      .where(and(eq(t.tenant, tenantId), eq(t.purpose, 'data'), eq(t.state, 'active'), lt(t.generation, generation)));
+    await this.#refresh(tenantId, true);
+    return { keyId: row.keyId };
+  }
+
+  /**
+   * Destroys every key of the tenant and leaves a tombstone: its rows stay,
+   * with state 'shredded' and no key. Its values fail with ALE_KEY_SHREDDED
+   * from now on, here at once and in other processes within recheckAfter;
+   * its blind-index lookups match nothing. A backup taken before still
+   * holds the wrapped keys: see rewrap().
+   */
+  async shred(tenantId: string): Promise<void> {
+    checkTenant(tenantId);
+    const t = this.#table;
+    const now = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      const existing: KeyRow[] = await this.#db.select({ keyId: t.keyId }).from(t).where(eq(t.tenant, tenantId));
+      if (existing.length > 0) {
+        await this.#db.update(t).set({ state: 'shredded', wrappedKey: null, kek: null, updatedAt: now }).where(eq(t.tenant, tenantId));
+        break;
+      }
+      // Never used: a tombstone at generation 1, which also stops a later load from creating keys.
+      try {
+        await this.#db.insert(t).values(
+          (['data', 'index'] as const).map((purpose) => ({
+            keyId: randomBytes(16).toString('base64url'),
+            tenant: tenantId,
+            purpose,
+            generation: 1,
+            state: 'shredded',
+            wrappedKey: null,
+            kek: null,
+            createdAt: now,
+            updatedAt: now,
+          })),
+        );
+        break;
+      } catch (e) {
+        // Another process created the tenant's keys meanwhile: shred those.
+        if (attempt > 0) throw e;
+      }
+    }
+    this.#markShredded(tenantId, now);
+  }
+
+  /**
+   * Re-wraps every stored key under `newKek`, one row per key (data rows are
+   * never touched), and makes it the KEK new keys are wrapped under; keys
+   * under the previous KEK keep opening here. Safe to rerun: a key already
+   * under `newKek` is skipped. Once every process runs with the new KEK
+   * first, and the backups that still need the old one have expired,
+   * destroy the old KEK: then a tenant shredded before the rewrap is gone
+   * from those backups too.
+   */
+  async rewrap(newKek: KekInput): Promise<{ rewrapped: number; skipped: number }> {
+    const next = kekOf(newKek);
+    const t = this.#table;
+    const rows: KeyRow[] = await this.#db.select().from(t).orderBy(t.keyId);
+    let rewrapped = 0;
+    let skipped = 0;
+    for (const row of rows) {
+      if (row.wrappedKey === null || row.kek === null) continue;
+      if (row.kek === next.id) {
+        skipped++;
+        continue;
+      }
+      const aad = wrapAad(row.tenant, row.keyId, row.purpose);
+      const key = await this.#unwrap(row);
+      let wrapped: string;
+      try {
+        wrapped = await next.wrap(key, aad);
+      } finally {
+        key.fill(0);
+      }
+      await this.#db
+        .update(t)
+        .set({ wrappedKey: wrapped, kek: next.id, updatedAt: Date.now() })
+        .where(and(eq(t.keyId, row.keyId), eq(t.wrappedKey, row.wrappedKey)));
+      rewrapped++;
+    }
+    this.#kek = kekOf([next, this.#kek]);
+    return { rewrapped, skipped };
+  }
+
+  /** The tenant's keys as stored (no key material): ids, purposes, generations, states, KEK references. */
+  async describe(tenantId: string): Promise<TenantKeyInfo[]> {
+    checkTenant(tenantId);
+    const t = this.#table;
+    const rows: KeyRow[] = await this.#db.select().from(t).where(eq(t.tenant, tenantId)).orderBy(t.purpose, t.generation);
+    return rows.map((r) => ({
+      keyId: r.keyId,
+      purpose: r.purpose,
+      generation: Number(r.generation),
+      state: r.state,
+      kek: r.kek,
+      createdAt: new Date(Number(r.createdAt)),
+      updatedAt: new Date(Number(r.updatedAt)),
+    }));
+  }
+
+  /**
+   * The id of the tenant's active data key, from memory: the key a v2 value
+   * must name to need no conversion. ALE_KEY_NOT_LOADED or ALE_KEY_SHREDDED
+   * as for a column.
+   */
+  activeKeyId(tenantId: string): string {
+    const entry = this.#use(tenantId);
+    if (!entry.ring) throw keyShredded(tenantId);
+    return entry.keyIds[0];
+  }
+
+  /** Whether the tenant is known here to be shredded (after a load, a shred, or a re-read that found its tombstone). */
+  isShredded(tenantId: string): boolean {
+    return this.#shredded.has(tenantId);
+  }
+
+  /** Drops the tenant's keys from memory (not from the table). */
+  forget(tenantId: string): void {
+    this.#cache.delete(tenantId);
+  }
+
+  /** Reads the tenant's rows (creating its keys on first use) and replaces its entry; shared by concurrent callers. */
+  #refresh(tenant: string, force = false): Promise<void> {
+    const pending = this.#pending.get(tenant);
+    if (pending && !force) return pending;
+    const read = this.#read(tenant).finally(() => {
+      if (this.#pending.get(tenant) === read) this.#pending.delete(tenant);
+    });
+    this.#pending.set(tenant, read);
+    return read;
+  }
+
+  async #read(tenant: string): Promise<void> {
+    const t = this.#table;
+    let rows: KeyRow[] = await this.#db.select().from(t).where(eq(t.tenant, tenant));
+    if (rows.length === 0) rows = await this.#create(tenant);
+    const seen = Math.max(...rows.map((r) => Number(r.updatedAt)));
+    if (rows.some((r) => r.state === 'shredded')) {
+      this.#markShredded(tenant, seen);
+      return;
+    }
+    const data = rows.filter((r) => r.purpose === 'data').sort((a, b) => b.generation - a.generation);
+    const index = rows.find((r) => r.purpose === 'index');
+    if (data.length === 0) throw incompleteKeys(tenant, 'data key');
+    if (!index) throw incompleteKeys(tenant, 'index key');
+    const keyIds = data.map((r) => r.keyId);
+    const current = this.#cache.get(tenant);
+    const staleAt = clock.now + this.#recheckAfter;
+    if (current?.ring && current.keyIds.join() === keyIds.join()) {
+      current.staleAt = staleAt;
+      current.seen = seen;
+      return;
+    }
+    const secrets = await Promise.all(data.map((r) => this.#unwrap(r)));
+    const indexKey = await this.#unwrap(index).catch((e) => {
+      for (const s of secrets) s.fill(0);
+      throw e;
+    });
+    let ring: KeyRing;
+    try {
+      ring = new native.KeyRing(secrets, { keyIds, indexKey, ivLength: this.#ivLength, legacyFallbacks: false });
+    } finally {
+      for (const s of [...secrets, indexKey]) s.fill(0);
+    }
+    this.#cache.set(tenant, { ring, keyIds, used: true, staleAt, seen, ready: Promise.resolve() });
+  }
+
+  /** A tenant's first keys: a data key and an index key at generation 1, or whatever a concurrent creator stored. */
+  async #create(tenant: string): Promise<KeyRow[]> {
+    const t = this.#table;
+    const rows = await Promise.all((['data', 'index'] as const).map((purpose) => this.#newRow(tenant, purpose, 1, 'active')));
+    try {
+      // One statement, so both rows exist or neither; the unique (tenant, purpose, generation) index lets one creator win.
+      await this.#db.insert(t).values(rows);
+    } catch (e) {
+      const theirs: KeyRow[] = await this.#db.select().from(t).where(eq(t.tenant, tenant));
+      if (theirs.length === 0) throw e;
+      return theirs;
+    }
+    return rows;
+  }
+
+  /** A fresh random key, wrapped, as a row. */
+  async #newRow(tenant: string, purpose: Purpose, generation: number, state: KeyRow['state']): Promise<KeyRow> {
+    const keyId = randomBytes(16).toString('base64url');
+    const key = randomBytes(KEY_BYTES);
+    let wrappedKey: string;
+    try {
+      wrappedKey = await this.#kek.wrap(key, wrapAad(tenant, keyId, purpose));
+    } finally {
+      key.fill(0);
+    }
+    const now = Date.now();
+    return { keyId, tenant, purpose, generation, state, wrappedKey, kek: this.#kek.id, createdAt: now, updatedAt: now };
+  }
+
+  async #unwrap(row: KeyRow): Promise<Buffer> {
+    const ref = row.kek ?? '';
+    if (row.wrappedKey === null || !this.#kek.holds(ref)) throw kekNotHeld(row.tenant, row.keyId, ref);
+    try {
+      const key = await this.#kek.unwrap(row.wrappedKey, ref, wrapAad(row.tenant, row.keyId, row.purpose));
+      if (key.length !== KEY_BYTES) {
+        key.fill(0);
+        throw new Error('wrong length');
+      }
+      return key;
+    } catch (e) {
+      if ((e as { code?: string }).code === 'ALE_KEK_UNAVAILABLE') throw e;
+      throw unwrapFailed(row.tenant, row.keyId, ref);
+    }
+  }
+
+  #markShredded(tenant: string, seen: number): void {
+    this.#shredded.add(tenant);
+    this.#cache.set(tenant, { ring: undefined, keyIds: [], used: true, staleAt: Number.POSITIVE_INFINITY, seen, ready: Promise.resolve() });
+  }
+
+  /** The tenant's entry for a synchronous use; starts a background re-read when it is stale, and a change check when one is due. */
+  #use(tenant: string): Entry {
+    const entry = this.#cache.get(tenant);
+    if (entry === undefined) throw this.#shredded.has(tenant) ? keyShredded(tenant) : keyNotLoaded(tenant);
+    entry.used = true;
+    if (entry.staleAt <= clock.now) {
+      entry.staleAt = clock.now + this.#recheckAfter;
+      this.#refresh(tenant).catch(() => (entry.staleAt = clock.now));
+    }
+    if (this.#changeCheckEvery > 0 && this.#nextCheck <= clock.now) this.#checkChanges();
+    return entry;
+  }
+
+  /** One query for rows changed since the last check; the loaded tenants among them are read again. */
+  #checkChanges(): void {
+    if (this.#checking) return;
+    this.#checking = true;
+    this.#nextCheck = clock.now + this.#changeCheckEvery;
+    // Another process's clock may lag ours: look back a minute, and let each entry's `seen` skip what it already has.
+    const since = this.#checkSince - 60_000;
+    const started = Date.now();
+    const t = this.#table;
+    Promise.resolve(this.#db.select({ tenant: t.tenant, updatedAt: max(t.updatedAt) }).from(t).where(gt(t.updatedAt, since)).groupBy(t.tenant))
+      .then((changed: { tenant: string; updatedAt: number | string | null }[]) => {
+        this.#checkSince = started;
+        for (const { tenant, updatedAt } of changed) {
+          const entry = this.#cache.get(tenant);
+          if (entry && Number(updatedAt) > entry.seen) this.#refresh(tenant, true).catch(() => (entry.staleAt = clock.now));
+        }
+      })
+      .catch(() => undefined)
+      .finally(() => (this.#checking = false));
+  }
+
+  #makeSealer(): Sealer {
+    const ringOf = (tenant: string): KeyRing => {
+      const ring = this.#use(tenant).ring;
+      if (ring === undefined) throw keyShredded(tenant);
+      return ring;
+    };
+    /** A v1 value predates the tenant keys: the process-wide ring reads it, once the tenant is known not to be shredded. */
+    const legacyText = (stored: string) => stored.charCodeAt(1) === 0x31 && stored.startsWith('v1:');
+    const legacyBytes = (stored: Uint8Array) => stored[0] === 1;
+    const nowhere = (value: string, t: string, c: string, f: string) =>
+      createHmac('sha256', this.#nowhere).update(`${t}:${c}:${f}:`).update(value).digest('base64url');
+    return {
+      encrypt: (plaintext, t, c, f) => ringOf(t).encrypt(plaintext, t, c, f),
+      encryptBinary: (plaintext, t, c, f) => ringOf(t).encryptBinary(plaintext, t, c, f),
+      decrypt: (stored, t, c, f) => {
+        const ring = ringOf(t);
+        return typeof stored === 'string' && legacyText(stored) ? processRing.decrypt(stored, t, c, f) : ring.decrypt(stored, t, c, f);
+      },
+      decryptBinary: (stored, t, c, f) => {
+        const ring = ringOf(t);
+        return legacyBytes(stored) ? processRing.decryptBinary(stored, t, c, f) : ring.decryptBinary(stored, t, c, f);
+      },
+      blindIndex: (value, t, c, f) => {
+        const ring = this.#use(t).ring;
+        return ring ? ring.blindIndex(value, t, c, f) : nowhere(value, t, c, f);
+      },
+      blindIndexes: (value, t, c, f) => {
+        const ring = this.#use(t).ring;
+        if (!ring) return [nowhere(value, t, c, f)];
+        // Rows not converted yet still hold the process-wide ring's index.
+        const out = [ring.blindIndex(value, t, c, f)];
+        try {
+          out.push(processRing.blindIndex(value, t, c, f));
+        } catch {
+          // no process-wide key configured: there are no v1-era indexes to match
+        }
+        return out;
+      },
+    };
+  }
+}

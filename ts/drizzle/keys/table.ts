@@ -1,0 +1,63 @@
+// What every dialect's key table has in common: its rows, the name rule, and
+// how a dialect describes itself to the key store.
+import type { SQL } from 'drizzle-orm';
+
+/** What a key is for: sealing values, or keying their blind indexes. */
+export type Purpose = 'data' | 'index';
+/** active: seals new values; decrypt-only: a previous data key; shredded: destroyed (a tombstone). */
+export type KeyState = 'active' | 'decrypt-only' | 'shredded';
+
+/** One row of the key table. */
+export interface KeyRow {
+  /** 22 base64url characters: the id a v2 envelope names. */
+  keyId: string;
+  tenant: string;
+  purpose: Purpose;
+  /** 1 for a tenant's first keys, one more at each rotation; unique per tenant and purpose. */
+  generation: number;
+  state: KeyState;
+  /** The key wrapped by the KEK; NULL once shredded. */
+  wrappedKey: string | null;
+  /** The reference of the KEK that wrapped it; NULL once shredded. */
+  kek: string | null;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A dialect's key table and the statements that create it. */
+export interface KeyTableSpec {
+  /** The Drizzle table for `name`. */
+  table(name: string): unknown;
+  /** CREATE TABLE / CREATE INDEX statements, each safe to run again. */
+  create(name: string): string[];
+  /** Runs one statement on `db`. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  execute(db: any, statement: SQL): unknown;
+}
+
+/** The default table name. */
+export const DEFAULT_TABLE = 'ale_keys';
+
+/** A table name that is safe to put in DDL unquoted in every dialect. */
+export function checkedTableName(name: string): string {
+  if (typeof name !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]{0,47}$/.test(name)) {
+    throw Object.assign(new Error('tenantKeys: options.table must be a plain SQL name: letters, digits and _, not starting with a digit, at most 48 characters'), {
+      code: 'ALE_INVALID_INPUT',
+    });
+  }
+  return name;
+}
+
+/**
+ * CREATE TABLE and CREATE INDEX statements for SQLite and PostgreSQL, which
+ * differ only in the type of the timestamps.
+ */
+export function createStatements(name: string, timestamp: 'integer' | 'bigint'): string[] {
+  return [
+    `CREATE TABLE IF NOT EXISTS ${name} (key_id text PRIMARY KEY NOT NULL, tenant text NOT NULL, purpose text NOT NULL, generation integer NOT NULL, ` +
+      `state text NOT NULL, wrapped_key text, kek text, created_at ${timestamp} NOT NULL, updated_at ${timestamp} NOT NULL)`,
+    `CREATE UNIQUE INDEX IF NOT EXISTS ${name}_generation ON ${name} (tenant, purpose, generation)`,
+    `CREATE INDEX IF NOT EXISTS ${name}_updated ON ${name} (updated_at)`,
+  ];
+}
