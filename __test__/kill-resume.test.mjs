@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
+import { tenantKeys } from '@sveltycms/ale/drizzle/sqlite';
 import { ale, SECRET, OLD_SECRET } from './helpers.mjs';
 
 const child = fileURLToPath(new URL('./fixtures/batch-child.mjs', import.meta.url));
@@ -186,4 +187,45 @@ for (const driver of SQLITE_DRIVERS) describe(`kill -9 and resume (${driver})`, 
       }
     });
   }
+
+  test('convertToTenantKeys: killed after batch 4, rerun, every value under its tenant key exactly once, equal to its original', async () => {
+    const { dir, file, originals } = await seedEnvelopes('to-binary');
+    const underTenantKeys = async () => (await cellsOf(file, 'to-binary')).filter((r) => r.source?.startsWith('v2:'));
+    try {
+      const killed = await runChild(driver, file, 'to-tenant-keys', 4);
+      assert.equal(killed.signal, 'SIGKILL', killed.out);
+      const nonNull = [...originals.values()].filter((o) => o.body !== null).length;
+      const inFourBatches = [...originals].filter(([id, o]) => id <= 4 * BATCH && o.body !== null).length;
+      const atKill = await underTenantKeys();
+      assert.equal(atKill.length, inFourBatches, 'exactly the first 4 batches were converted when the child was killed');
+      assert.ok(atKill.every((r) => r.id <= 4 * BATCH));
+      const resumed = await runChild(driver, file, 'to-tenant-keys');
+      assert.equal(resumed.code, 0, resumed.out);
+      const done = JSON.parse(resumed.out.split('done ')[1]);
+      assert.equal(done.written, nonNull - inFourBatches, 'the rerun converted only what was left');
+      const s = await openSqlite(file, { wal: false });
+      try {
+        const keys = tenantKeys(s.db, { kek: 'kill-resume-kek-0123456789-abcdefghijkl' });
+        for (const tenant of ['tenant-0', 'tenant-1', 'tenant-2']) await keys.load(tenant);
+        const rows = await cellsOf(file, 'to-binary');
+        assert.equal(rows.length, ROWS);
+        for (const r of rows) {
+          const want = originals.get(r.id);
+          if (want.body === null) {
+            assert.equal(r.source, null);
+            continue;
+          }
+          assert.ok(r.source.startsWith(`v2:${keys.activeKeyId(r.tenant)}:`), `row ${r.id}`);
+          assert.equal(keys.sealer.decrypt(r.source, r.tenant, 'docs', 'body'), want.body, `row ${r.id}`);
+        }
+      } finally {
+        s.close();
+      }
+      const again = await runChild(driver, file, 'to-tenant-keys');
+      assert.equal(JSON.parse(again.out.split('done ')[1]).written, 0);
+      console.log(`convertToTenantKeys: killed with ${inFourBatches}/${nonNull} converted; the rerun converted ${done.written}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
