@@ -167,7 +167,7 @@ export const ns = (t0) => Number(process.hrtime.bigint() - t0);
  * driver runs them: synchronously (better-sqlite3, bun:sqlite) or awaited
  * (node:sqlite behind sqlite-proxy, an `async` Drizzle database).
  */
-function statements(db) {
+export function statements(db) {
   if (db.resultKind === 'async') {
     return {
       insert: (t, values) => db.transaction(async (tx) => void (await tx.insert(t).values(values))),

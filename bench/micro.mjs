@@ -118,7 +118,7 @@ export function checkInterop(list, text) {
  * allocations); with this, 1.2 µs in each of 4 runs.
  */
 let collector;
-function collect() {
+export function collect() {
   collector ??= (() => {
     if (globalThis.Bun) return () => globalThis.Bun.gc(true);
     if (typeof globalThis.gc === 'function') return globalThis.gc;
@@ -132,7 +132,7 @@ function collect() {
  * Median ns/op over `rounds` batches, and CPU µs per 1,000 ops, for `fn(i)`,
  * after a full collection.
  */
-function timeBatches(fns, { iterations, rounds }) {
+export function timeBatches(fns, { iterations, rounds }) {
   collect();
   const perRound = Math.max(1, Math.floor(iterations / rounds));
   const samples = fns.map(() => []);

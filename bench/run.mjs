@@ -10,7 +10,8 @@ import cliProgress from 'cli-progress';
 import { runMicro, runBatchCost, runDocument, TIERS } from './micro.mjs';
 import { runDb, SCENARIOS } from './db.mjs';
 import { SQLITE_DRIVERS } from './sqlite.mjs';
-import { markdown, microTable, targetTable, cmsTable, dbTable, extrasTable, batchTable, svg, environment, verdictsOf } from './report.mjs';
+import { runTenant } from './tenant.mjs';
+import { markdown, microTable, targetTable, cmsTable, dbTable, extrasTable, batchTable, tenantTable, svg, environment, verdictsOf } from './report.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ale = createRequire(import.meta.url)('../index.js');
@@ -68,7 +69,7 @@ const machine = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, aesn
 
 const secret = 'bench-secret-0123456789-abcdefghijklmnop';
 const oldSecret = 'bench-old-secret-0123456789-abcdefghijkl';
-const steps = TIERS.length + SCENARIOS.length * SQLITE_DRIVERS.length + SCENARIOS.filter((x) => x.table === 'content_nodes').length + 3;
+const steps = TIERS.length + SCENARIOS.length * SQLITE_DRIVERS.length + SCENARIOS.filter((x) => x.table === 'content_nodes').length + 3 + 4;
 const bar = new cliProgress.SingleBar(
   { format: `${runtime.version} {bar} {value}/{total} {step}`, noTTYOutput: true, notTTYSchedule: 5000, stream: process.stderr, hideCursor: true },
   cliProgress.Presets.shades_classic,
@@ -83,15 +84,17 @@ onStep('batch');
 const document = runDocument({ iterations: config.iterations, rounds: config.rounds, secret });
 onStep('document');
 const db = await runDb(ale, { iterations: config.dbIterations, rounds: config.dbRounds, maxRounds: Math.max(config.dbRounds, config.dbMaxRounds), secret, oldSecret, gate: config.gate, target: config.target, onStep });
+const tenant = await runTenant(ale, { ...config, secret, onStep });
 bar.stop();
 
-const result = { runtime, machine, config, startedAt, micro, batch, document, db };
+const result = { runtime, machine, config, startedAt, micro, batch, document, db, tenant };
 console.log(`\n${environment([result])}\n`);
 console.log(`Micro-benchmark (AES-256-GCM v1 envelopes, in memory)\n${microTable([result])}\n`);
 console.log(`Speed targets (node:crypto time ÷ addon time)\n${targetTable([result])}\n`);
 console.log(`SveltyCMS today → the drop-in (@sveltycms/ale/sveltycms)\n${cmsTable([result])}\n`);
 console.log(`DB hot path (SQLite WAL, synchronous=NORMAL, through Drizzle; the gate is ${db.driver}, the CMS's adapter on ${runtime.version})\n${dbTable([result])}\n`);
 console.log(`Size, FTS5 and rotation\n${extrasTable([result])}\n`);
+console.log(`Keys per tenant beside the static ring\n${tenantTable([result])}\n`);
 console.log(`Batching\n${batchTable([result])}\n`);
 
 mkdirSync(resolve(flags.out), { recursive: true });

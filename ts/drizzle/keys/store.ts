@@ -99,7 +99,8 @@ export class TenantKeys {
   readonly #shredded = new Set<string>();
   /** Keys a shredded tenant's blind-index lookups are computed under: random, so they match nothing. */
   readonly #nowhere = randomBytes(32);
-  #nextCheck = 0;
+  /** Clock time of the next change check; never when change checks are off. */
+  #nextCheck: number;
   #checkSince = 0;
   #checking = false;
 
@@ -116,6 +117,7 @@ export class TenantKeys {
     this.#cache = new TenantCache(positive(options.maxTenants, 10_000, 'maxTenants'));
     this.#recheckAfter = positive(options.recheckAfter, 60_000, 'recheckAfter');
     this.#changeCheckEvery = positive(options.changeCheckEvery, 1_000, 'changeCheckEvery', true);
+    this.#nextCheck = this.#changeCheckEvery > 0 ? 0 : Number.POSITIVE_INFINITY;
     if (options.ivLength !== undefined && options.ivLength !== 12 && options.ivLength !== 16) {
       throw Object.assign(new Error('tenantKeys: options.ivLength must be 12 or 16'), { code: 'ALE_INVALID_INPUT' });
     }
@@ -405,7 +407,7 @@ export class TenantKeys {
       entry.staleAt = clock.now + this.#recheckAfter;
       this.#refresh(tenant).catch(() => (entry.staleAt = clock.now));
     }
-    if (this.#changeCheckEvery > 0 && this.#nextCheck <= clock.now) this.#checkChanges();
+    if (this.#nextCheck <= clock.now) this.#checkChanges();
     return entry;
   }
 
@@ -431,13 +433,20 @@ export class TenantKeys {
   }
 
   #makeSealer(): Sealer {
+    const cache = this.#cache;
+    /** The tenant's ring: one lookup and two comparisons when it is fresh and no check is due, else #use(). */
     const ringOf = (tenant: string): KeyRing => {
+      const entry = cache.get(tenant);
+      if (entry !== undefined && entry.ring !== undefined && entry.staleAt > clock.now && this.#nextCheck > clock.now) {
+        entry.used = true;
+        return entry.ring;
+      }
       const ring = this.#use(tenant).ring;
       if (ring === undefined) throw keyShredded(tenant);
       return ring;
     };
     /** A v1 value predates the tenant keys: the process-wide ring reads it, once the tenant is known not to be shredded. */
-    const legacyText = (stored: string) => stored.charCodeAt(1) === 0x31 && stored.startsWith('v1:');
+    const legacyText = (stored: string) => typeof stored === 'string' && stored.charCodeAt(1) === 0x31 && stored.startsWith('v1:');
     const legacyBytes = (stored: Uint8Array) => stored[0] === 1;
     const nowhere = (value: string, t: string, c: string, f: string) =>
       createHmac('sha256', this.#nowhere).update(`${t}:${c}:${f}:`).update(value).digest('base64url');
@@ -446,7 +455,7 @@ export class TenantKeys {
       encryptBinary: (plaintext, t, c, f) => ringOf(t).encryptBinary(plaintext, t, c, f),
       decrypt: (stored, t, c, f) => {
         const ring = ringOf(t);
-        return typeof stored === 'string' && legacyText(stored) ? processRing.decrypt(stored, t, c, f) : ring.decrypt(stored, t, c, f);
+        return legacyText(stored) ? processRing.decrypt(stored, t, c, f) : ring.decrypt(stored, t, c, f);
       },
       decryptBinary: (stored, t, c, f) => {
         const ring = ringOf(t);

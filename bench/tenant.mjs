@@ -1,0 +1,182 @@
+// Keys per tenant (tenantKeys, `keys: store` columns) beside the static
+// ring, on the same inputs: the micro tier at 256 B with an A/A control,
+// what loading a tenant costs the first time and from the cache, the memory
+// 10,000 loaded tenants hold, and the DB write rows at 256 B and 4 KB (text
+// and binary storage) on the CMS's SQLite adapter.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { eq } from 'drizzle-orm';
+import { text } from 'drizzle-orm/sqlite-core';
+import { encryptedText, tenantKeys } from '@sveltycms/ale/drizzle/sqlite';
+import { contentNodes, ddl, ns, row, statements, TENANT } from './db.mjs';
+import { collect, payload, timeBatches } from './micro.mjs';
+import { openSqlite, SQLITE_DRIVERS } from './sqlite.mjs';
+import { median, overhead } from './stats.mjs';
+
+const KEK = 'bench-kek-0123456789-abcdefghijklmnopqrs';
+const [C, F] = ['content_nodes', 'data'];
+
+/** A key store on a fresh SQLite file through the CMS's adapter. */
+async function freshStore(dir, name, options = {}) {
+  const s = await openSqlite(join(dir, `${name}.db`), { driver: SQLITE_DRIVERS[0] });
+  for (const stmt of ddl('recommended')) s.exec(stmt);
+  const keys = tenantKeys(s.db, { kek: KEK, ...options });
+  await keys.ready();
+  return { s, keys };
+}
+
+/** Quantile of sorted-on-demand samples. */
+const quantile = (xs, q) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+};
+
+/** Static ring against the tenant's ring at 256 B, encrypt and decrypt, with a second static contender as the A/A control. */
+function micro(ale, keys, { iterations, rounds, secret }) {
+  const ring = new ale.KeyRing([secret]);
+  const twin = new ale.KeyRing([secret]);
+  const sealer = keys.sealer;
+  const text256 = payload(256);
+  const envelopes = { static: ring.encrypt(text256, TENANT, C, F), twin: twin.encrypt(text256, TENANT, C, F), tenant: sealer.encrypt(text256, TENANT, C, F) };
+  if (!envelopes.tenant.startsWith('v2:')) throw new Error('the tenant ring did not write v2');
+  for (const [name, env] of Object.entries(envelopes)) {
+    const reader = name === 'tenant' ? sealer : name === 'twin' ? twin : ring;
+    if (reader.decrypt(env, TENANT, C, F) !== text256) throw new Error(`${name} round trip failed`);
+  }
+  let sink = 0;
+  const enc = [() => (sink += ring.encrypt(text256, TENANT, C, F).length), () => (sink += sealer.encrypt(text256, TENANT, C, F).length), () => (sink += twin.encrypt(text256, TENANT, C, F).length)];
+  const dec = [() => (sink += ring.decrypt(envelopes.static, TENANT, C, F).length), () => (sink += sealer.decrypt(envelopes.tenant, TENANT, C, F).length), () => (sink += twin.decrypt(envelopes.twin, TENANT, C, F).length)];
+  for (let i = 0; i < 2000; i++) for (const f of [...enc, ...dec]) f();
+  const e = timeBatches(enc, { iterations: iterations * 2, rounds: rounds * 2 });
+  const d = timeBatches(dec, { iterations: iterations * 2, rounds: rounds * 2 });
+  if (sink === 0) throw new Error('benchmark produced no output');
+  const side = (t) => t.map((x) => x.nsPerOp / 1000);
+  return {
+    tier: '256 B',
+    encryptUs: Object.fromEntries(['static', 'tenant', 'static (A/A)'].map((n, k) => [n, side(e)[k]])),
+    decryptUs: Object.fromEntries(['static', 'tenant', 'static (A/A)'].map((n, k) => [n, side(d)[k]])),
+    encryptOverhead: overhead(e[0].samples, e[1].samples),
+    decryptOverhead: overhead(d[0].samples, d[1].samples),
+    encryptAA: overhead(e[0].samples, e[2].samples),
+    decryptAA: overhead(d[0].samples, d[2].samples),
+  };
+}
+
+/** A tenant's first load (keys created, wrapped, stored, unwrapped) and a load from the cache. */
+async function loading(keys, { firstLoads }) {
+  const first = [];
+  for (let i = 0; i < firstLoads; i++) {
+    const t0 = process.hrtime.bigint();
+    await keys.load(`first-${i}`);
+    first.push(ns(t0) / 1000);
+  }
+  // From the cache, load() returns the settled promise it keeps: timed as a call, and as an `await`.
+  const n = 100_000;
+  let t0 = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) keys.load(TENANT);
+  const cachedCallNs = ns(t0) / n;
+  t0 = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) await keys.load(TENANT);
+  const cachedAwaitNs = ns(t0) / n;
+  t0 = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) await undefined;
+  const bareAwaitNs = ns(t0) / n;
+  return { firstLoads, firstMedianUs: median(first), firstP99Us: quantile(first, 0.99), cachedCallNs, cachedAwaitNs, bareAwaitNs };
+}
+
+/**
+ * The memory `tenants` loaded tenants hold: their keys are created here,
+ * then a fresh process of the same runtime loads them all (tenant-memory.mjs).
+ */
+async function memory(dir, { tenants }) {
+  const { s, keys } = await freshStore(dir, 'memory', { maxTenants: tenants });
+  try {
+    for (let i = 0; i < tenants; i++) await keys.load(`m-${i}`);
+  } finally {
+    s.close();
+  }
+  const args = [...(process.versions.bun ? [] : ['--expose-gc']), fileURLToPath(new URL('./tenant-memory.mjs', import.meta.url)), join(dir, 'memory.db'), KEK, String(tenants)];
+  const out = execFileSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  return JSON.parse(out.trim().split('\n').pop());
+}
+
+/** Interleaved single-row transactions into plain, static-ring and tenant-key tables; text and binary storage. */
+async function dbRows(ale, dir, keys, { iterations, rounds, secret }) {
+  const keyRing = new ale.KeyRing([secret]);
+  const out = [];
+  for (const bytes of [256, 4096]) {
+    for (const storage of ['text', 'binary']) {
+      const opts = { collection: C, tenant: TENANT, storage };
+      const tables = {
+        plain: contentNodes(text('data')),
+        static: contentNodes(encryptedText('data', { ...opts, keyRing })),
+        tenant: contentNodes(encryptedText('data', { ...opts, keys })),
+      };
+      const sides = Object.keys(tables);
+      const writes = Object.fromEntries(sides.map((s) => [s, []]));
+      for (let round = 0; round < rounds; round++) {
+        const dbs = {};
+        for (const side of sides) {
+          dbs[side] = await openSqlite(join(dir, `${side}-${bytes}-${storage}-${round}.db`), { driver: SQLITE_DRIVERS[0] });
+          for (const stmt of ddl('recommended', storage === 'binary' && side !== 'plain' ? 'BLOB' : 'TEXT')) dbs[side].exec(stmt);
+        }
+        const run = Object.fromEntries(sides.map((side) => [side, statements(dbs[side].db)]));
+        try {
+          for (let i = -20; i < iterations; i++) {
+            const shift = ((i % sides.length) + sides.length + round) % sides.length;
+            for (const side of [...sides.slice(shift), ...sides.slice(0, shift)]) {
+              const values = row(C, `${side}-${i}`, bytes);
+              const t0 = process.hrtime.bigint();
+              await run[side].insert(tables[side], values);
+              if (i >= 0) writes[side].push(ns(t0));
+            }
+          }
+          const t = tables.tenant;
+          const got = await run.tenant.get(dbs.tenant.db.select().from(t).where(eq(t._id, 'tenant-0')));
+          if (got.data !== row(C, 'x', bytes).data) throw new Error('the tenant-key read returned the wrong value');
+          const stored = dbs.tenant.all(`SELECT data AS v FROM content_nodes LIMIT 1`)[0].v;
+          if (storage === 'text' ? !stored.startsWith('v2:') : stored[0] !== 2) throw new Error('the tenant-key table did not store v2');
+        } finally {
+          for (const side of sides) dbs[side].close();
+        }
+      }
+      out.push({
+        tier: bytes === 256 ? '256 B' : '4 KB',
+        storage,
+        plainWriteUs: median(writes.plain) / 1000,
+        staticWriteUs: median(writes.static) / 1000,
+        tenantWriteUs: median(writes.tenant) / 1000,
+        staticOverhead: overhead(writes.plain, writes.static),
+        tenantOverhead: overhead(writes.plain, writes.tenant),
+        tenantOverStatic: overhead(writes.static, writes.tenant),
+      });
+    }
+  }
+  return out;
+}
+
+export async function runTenant(ale, { iterations, rounds, dbIterations, dbRounds, secret, quick, onStep }) {
+  const dir = mkdtempSync(join(tmpdir(), 'ale-bench-tenant-'));
+  try {
+    const { s, keys } = await freshStore(dir, 'keys');
+    try {
+      await keys.load(TENANT);
+      const load = await loading(keys, { firstLoads: quick ? 50 : 500 });
+      onStep?.('tenant keys: loading');
+      const m = micro(ale, keys, { iterations, rounds, secret });
+      onStep?.('tenant keys: micro');
+      const rows = await dbRows(ale, dir, keys, { iterations: dbIterations, rounds: Math.max(dbRounds, quick ? 1 : 6), secret });
+      onStep?.('tenant keys: DB rows');
+      const mem = await memory(dir, { tenants: quick ? 1_000 : 10_000 });
+      onStep?.('tenant keys: memory');
+      return { micro: m, load, db: rows, memory: mem, driver: SQLITE_DRIVERS[0] };
+    } finally {
+      s.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
