@@ -37,6 +37,28 @@ export declare class KeyRing {
    */
   static fromEnv(env?: Record<string, string | undefined>, options?: RingOptions): KeyRing
   /**
+   * A ring of tenants: it holds one keyed ring per tenant (`setTenant`),
+   * and every call goes to the ring of its `tenantId`
+   * (`ALE_KEY_NOT_LOADED` for a tenant it does not hold). The tenant key
+   * store of `@sveltycms/ale/drizzle` keeps its loaded tenants in one.
+   * `options.ivLength` must be that of the tenants' rings.
+   */
+  static forTenants(options?: RingOptions): KeyRing
+  /**
+   * Gives a ring of tenants the keys of `tenantId`: `secrets` is
+   * `[active, ...decrypt-only]` data keys (32-byte `Uint8Array`s) and
+   * `options` names them (`keyIds`) and gives the index key (`indexKey`).
+   * Replaces what the tenant had. `ALE_INVALID_INPUT` on any other ring.
+   */
+  setTenant(tenantId: string, secrets: Uint8Array[], options: RingOptions): void
+  /**
+   * Drops the keys of `tenantId` from a ring of tenants; they are wiped
+   * once no call is using them. Returns whether it held them.
+   */
+  deleteTenant(tenantId: string): boolean
+  /** How many tenants a ring of tenants holds (0 for any other ring). */
+  get tenants(): number
+  /**
    * Encrypts `plaintext` under the primary key, bound to
    * `tenantId:collectionId:fieldName`. Returns `v1:<iv>:<tag>:<ciphertext>`.
    */

@@ -463,5 +463,50 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
       same((b) => new b.KeyRing([k1, k2], options), `keyed ring: ${name}`);
     }
   });
+
+  test('rings of tenants: each hands a call to its tenant\'s keys; both read what the other writes; the same refusals', async () => {
+    const ids = { acme: [randomBytes(16).toString('base64url'), randomBytes(16).toString('base64url')], globex: [randomBytes(16).toString('base64url')] };
+    const keys = { acme: [randomBytes(32), randomBytes(32)], globex: [randomBytes(32)] };
+    const indexKey = randomBytes(32);
+    const rings = {};
+    for (const [name, b] of Object.entries(backends)) {
+      rings[name] = b.KeyRing.forTenants({ ivLength: 12 });
+      for (const t of ['acme', 'globex']) rings[name].setTenant(t, keys[t], { ivLength: 12, keyIds: ids[t], indexKey: Buffer.from(indexKey) });
+      assert.equal(rings[name].tenants, 2);
+      assert.equal(rings[name].size, 0);
+    }
+    const pick = (b) => rings[b === native ? 'native' : 'js'];
+    for (let i = 0; i < 20; i++) {
+      const [plain, [, c, f]] = [value(), context()];
+      for (const t of ['acme', 'globex']) {
+        for (const [from, to] of [['native', 'js'], ['js', 'native']]) {
+          const text = rings[from].encrypt(plain, t, c, f);
+          assert.ok(text.startsWith(`v2:${ids[t][0]}:`));
+          assert.equal(rings[to].decrypt(text, t, c, f), plain);
+          assert.equal(rings[to].decryptBinary(rings[from].encryptBinary(plain, t, c, f), t, c, f), plain);
+          assert.equal(await rings[to].decryptAsync(await rings[from].encryptAsync(plain, t, c, f), t, c, f), plain);
+          assert.deepEqual(rings[to].blindIndexes(plain, t, c, f), rings[from].blindIndexes(plain, t, c, f));
+        }
+      }
+    }
+    const acme = rings.native.encrypt('x', 'acme', 'c', 'f');
+    same((b) => pick(b).decrypt(acme, 'globex', 'c', 'f'), "a tenant's value in another tenant's context");
+    same((b) => pick(b).encrypt('x', 'initech', 'c', 'f'), 'a tenant it does not hold');
+    same((b) => pick(b).blindIndex('x', 'initech', 'c', 'f'), 'a blind index for a tenant it does not hold');
+    same((b) => pick(b).deleteTenant('acme'), 'deleteTenant');
+    same((b) => pick(b).decrypt(acme, 'acme', 'c', 'f'), 'a deleted tenant');
+    same((b) => pick(b).deleteTenant('acme'), 'deleteTenant again');
+    for (const [name, call] of Object.entries({
+      'setTenant on a static ring': (b) => new b.KeyRing([keys.globex[0]]).setTenant('t', [keys.globex[0]], { ivLength: 12, keyIds: ids.globex }),
+      'a tenant ring without ids': (b) => pick(b).setTenant('t', [keys.globex[0]], { ivLength: 12 }),
+      'a tenant ring of another IV length': (b) => pick(b).setTenant('t', [keys.globex[0]], { keyIds: ids.globex }),
+      'a tenant id with a colon': (b) => pick(b).setTenant('a:b', [keys.globex[0]], { ivLength: 12, keyIds: ids.globex }),
+      'an empty tenant id': (b) => pick(b).setTenant('', [keys.globex[0]], { ivLength: 12, keyIds: ids.globex }),
+      'a tenant id that is not a string': (b) => pick(b).setTenant(5, [keys.globex[0]], { ivLength: 12, keyIds: ids.globex }),
+      'forTenants with key ids': (b) => b.KeyRing.forTenants({ keyIds: ids.globex }),
+    })) {
+      same(call, name);
+    }
+  });
 });
 

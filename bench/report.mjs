@@ -130,7 +130,8 @@ export function tenantTable(results) {
     const l = t.load;
     rows.push([r.runtime.version, `first load (${t.driver}, local KEK)`, `median ${us(l.firstMedianUs)}, p99 ${us(l.firstP99Us)}`, '', `${l.firstLoads} tenants`]);
     rows.push([r.runtime.version, 'cached load', `${(l.cachedCallNs / 1000).toFixed(3)} µs a call; awaited ${(l.cachedAwaitNs / 1000).toFixed(3)} µs`, '', `a bare await: ${(l.bareAwaitNs / 1000).toFixed(3)} µs`]);
-    rows.push([r.runtime.version, `${t.memory.tenants.toLocaleString('en-US')} tenants loaded`, `RSS +${t.memory.rssMiB.toFixed(1)} MiB`, '', `heap +${t.memory.heapMiB.toFixed(1)} MiB, external +${t.memory.externalMiB.toFixed(1)} MiB`]);
+    const mem = t.memory;
+    rows.push([r.runtime.version, `${mem.tenants.toLocaleString('en-US')} tenants loaded`, `${mem.heldMiB.toFixed(1)} MiB held (of it JS heap ${mem.heapMiB.toFixed(1)} MiB)`, '', `RSS ${mem.keepRssMiB.toFixed(0)} MiB kept, ${mem.forgetRssMiB.toFixed(0)} MiB when each is dropped once loaded`]);
   }
   return table(['Runtime', 'What', 'Static ring → tenant keys', 'Tenant over static [95% CI]', 'Context'], rows);
 }

@@ -89,7 +89,9 @@ async function loading(keys, { firstLoads }) {
 
 /**
  * The memory `tenants` loaded tenants hold: their keys are created here,
- * then a fresh process of the same runtime loads them all (tenant-memory.mjs).
+ * then fresh processes of the same runtime load them all and keep them, or
+ * drop each once loaded (tenant-memory.mjs); the difference of their
+ * resident memory is what the loaded tenants hold.
  */
 async function memory(dir, { tenants }) {
   const { s, keys } = await freshStore(dir, 'memory', { maxTenants: tenants });
@@ -98,9 +100,17 @@ async function memory(dir, { tenants }) {
   } finally {
     s.close();
   }
-  const args = [...(process.versions.bun ? [] : ['--expose-gc']), fileURLToPath(new URL('./tenant-memory.mjs', import.meta.url)), join(dir, 'memory.db'), KEK, String(tenants)];
-  const out = execFileSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  return JSON.parse(out.trim().split('\n').pop());
+  const run = (mode) => {
+    const args = [...(process.versions.bun ? [] : ['--expose-gc']), fileURLToPath(new URL('./tenant-memory.mjs', import.meta.url)), join(dir, 'memory.db'), KEK, String(tenants), mode];
+    const out = execFileSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    return JSON.parse(out.trim().split('\n').pop());
+  };
+  // Three of each, alternating; the medians are compared.
+  const runs = { keep: [], forget: [] };
+  for (let i = 0; i < 3; i++) for (const mode of ['keep', 'forget']) runs[mode].push(run(mode));
+  const mib = (x) => x / 2 ** 20;
+  const med = (mode, field) => median(runs[mode].map((r) => r[field]));
+  return { tenants, heldMiB: mib(med('keep', 'held') - med('forget', 'held')), heapMiB: mib(med('keep', 'heapUsed') - med('forget', 'heapUsed')), keepRssMiB: mib(med('keep', 'rss')), forgetRssMiB: mib(med('forget', 'rss')) };
 }
 
 /** Interleaved single-row transactions into plain, static-ring and tenant-key tables; text and binary storage. */

@@ -148,7 +148,7 @@ pub unsafe fn blind_index(
     let range = unsafe { read_text(env, value, b, "value") }?;
     let mac = ring
         .blind_index(secret, &b.input[range], ctx, &mut b.aad)
-        .ok_or_else(|| to_js(AleError::InvalidInput("no key at that index".into())))?;
+        .map_err(to_js)?;
     envelope::base64url_into(&mac, &mut b.out);
     // SAFETY: the current env; base64url is ASCII.
     unsafe { ascii_to_js(env, &b.out) }.map_err(crate::error::engine_failure)

@@ -67,6 +67,42 @@ pub unsafe fn read_secrets(
     build_ring(owned, options, naming)
 }
 
+/// A ring of tenants, with `options` (`ivLength`, `maxEnvelopeLength`;
+/// its tenants' rings bring their own keys and ids).
+///
+/// # Safety
+/// `env` and `options` must be valid for the current call.
+pub unsafe fn tenant_ring(
+    env: sys::napi_env,
+    options: Option<sys::napi_value>,
+) -> Result<Arc<CoreRing>> {
+    // SAFETY: forwarded.
+    let (options, naming) = unsafe { read_options(env, options) }?;
+    if naming.key_ids.is_some() || naming.index_key.is_some() {
+        return Err(invalid_option(
+            "a ring of tenants takes no keyIds or indexKey: each tenant's ring brings its own",
+        ));
+    }
+    Ok(Arc::new(CoreRing::for_tenants(options)))
+}
+
+/// A tenant id argument, as UTF-8.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current call.
+pub unsafe fn read_tenant(env: sys::napi_env, value: sys::napi_value) -> Result<String> {
+    let (mut wide, mut text) = (Vec::new(), Vec::new());
+    // SAFETY: forwarded.
+    let range =
+        unsafe { read_utf8(env, value, &mut wide, &mut text, "tenantId") }.map_err(|_| {
+            to_js(AleError::InvalidContext {
+                part: "tenantId",
+                reason: "is not a string",
+            })
+        })?;
+    String::from_utf8(text[range].to_vec()).map_err(|_| to_js(AleError::Internal))
+}
+
 /// A string, or the bytes of a `Uint8Array`/`Buffer`.
 ///
 /// # Safety

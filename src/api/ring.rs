@@ -17,7 +17,7 @@ use crate::job::{Direction, Job};
 use crate::js::raw::{positive_integer, Created};
 use crate::ops::{self, Op};
 use crate::scratch::with_context;
-use crate::secrets::{read_secrets, ring_from_env};
+use crate::secrets::{read_secrets, read_tenant, ring_from_env, tenant_ring};
 
 /// One key of a ring, in decryption order, and what it did in this process.
 #[napi(object)]
@@ -106,6 +106,59 @@ impl KeyRing {
             ring_from_env(env.raw(), vars.map(|v| v.raw()), options.map(|o| o.raw()))
         })
         .map(|inner| Self { inner })
+    }
+
+    /// A ring of tenants: it holds one keyed ring per tenant (`setTenant`),
+    /// and every call goes to the ring of its `tenantId`
+    /// (`ALE_KEY_NOT_LOADED` for a tenant it does not hold). The tenant key
+    /// store of `@sveltycms/ale/drizzle` keeps its loaded tenants in one.
+    /// `options.ivLength` must be that of the tenants' rings.
+    #[napi(catch_unwind, factory, ts_args_type = "options?: RingOptions")]
+    pub fn for_tenants(env: Env, options: Option<Unknown>) -> Result<Self> {
+        // SAFETY: the arguments of the current call.
+        guard(|| unsafe { tenant_ring(env.raw(), options.map(|o| o.raw())) })
+            .map(|inner| Self { inner })
+    }
+
+    /// Gives a ring of tenants the keys of `tenantId`: `secrets` is
+    /// `[active, ...decrypt-only]` data keys (32-byte `Uint8Array`s) and
+    /// `options` names them (`keyIds`) and gives the index key (`indexKey`).
+    /// Replaces what the tenant had. `ALE_INVALID_INPUT` on any other ring.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "tenantId: string, secrets: Uint8Array[], options: RingOptions",
+        ts_return_type = "void"
+    )]
+    pub fn set_tenant(
+        &self,
+        env: Env,
+        tenant_id: Unknown,
+        secrets: Unknown,
+        options: Unknown,
+    ) -> Result<()> {
+        // SAFETY: the arguments of the current call.
+        guard(|| unsafe {
+            let tenant = read_tenant(env.raw(), tenant_id.raw())?;
+            let ring = read_secrets(env.raw(), secrets.raw(), Some(options.raw()))?;
+            self.inner.set_tenant(&tenant, ring).map_err(to_js)
+        })
+    }
+
+    /// Drops the keys of `tenantId` from a ring of tenants; they are wiped
+    /// once no call is using them. Returns whether it held them.
+    #[napi(catch_unwind, ts_args_type = "tenantId: string")]
+    pub fn delete_tenant(&self, env: Env, tenant_id: Unknown) -> Result<bool> {
+        // SAFETY: the arguments of the current call.
+        guard(|| unsafe {
+            let tenant = read_tenant(env.raw(), tenant_id.raw())?;
+            self.inner.remove_tenant(&tenant).map_err(to_js)
+        })
+    }
+
+    /// How many tenants a ring of tenants holds (0 for any other ring).
+    #[napi(getter, catch_unwind)]
+    pub fn tenants(&self) -> u32 {
+        u32::try_from(self.inner.tenant_count()).unwrap_or(u32::MAX)
     }
 
     /// Encrypts `plaintext` under the primary key, bound to
@@ -280,7 +333,7 @@ impl KeyRing {
         // SAFETY: the arguments of the current call.
         unsafe {
             with_context(raw, ctx, |b, c| {
-                (0..self.inner.secret_count())
+                (0..self.inner.index_count(c).map_err(to_js)?)
                     .map(|k| ops::blind_index(raw, &self.inner, value.raw(), b, c, k).map(Created))
                     .collect()
             })

@@ -28,6 +28,12 @@ function readContext(tenantId: unknown, collectionId: unknown, fieldName: unknow
   return parts.map(([, value]) => value).join(':');
 }
 
+/** A tenant id argument: a well-formed string (its content is checked where the addon checks it). */
+function readTenant(value: unknown): string {
+  if (typeof value !== 'string' || !value.isWellFormed()) throw invalidContext('tenantId', 'is not a string');
+  return value;
+}
+
 // The options are read before the secrets, as the addon reads them.
 const ringFromSecrets = (secrets: unknown, options: unknown): Ring => {
   const read = readOptions(options);
@@ -96,6 +102,30 @@ export class KeyRing implements NativeKeyRing {
     return new KeyRing(ADOPT as never, ringFromEnv(env, options) as never);
   }
 
+  static forTenants(options?: RingOptions): KeyRing {
+    const read = readOptions(options);
+    if (read.keyIds || read.indexKey) {
+      read.indexKey?.fill(0);
+      throw invalidInput("a ring of tenants takes no keyIds or indexKey: each tenant's ring brings its own");
+    }
+    return new KeyRing(ADOPT as never, Ring.forTenants(read) as never);
+  }
+
+  setTenant(tenantId: string, secrets: Uint8Array[], options: RingOptions): void {
+    const ring = KeyRing.#of(this);
+    const tenant = readTenant(tenantId);
+    ring.setTenant(tenant, ringFromSecrets(secrets, options));
+  }
+
+  deleteTenant(tenantId: string): boolean {
+    const ring = KeyRing.#of(this);
+    return ring.deleteTenant(readTenant(tenantId));
+  }
+
+  get tenants(): number {
+    return KeyRing.#of(this).tenantCount;
+  }
+
   /** The ring of `self`, which must be a KeyRing: its methods called on anything else throw `ALE_INVALID_INPUT`. */
   static #of(self: unknown): Ring {
     if (typeof self !== 'object' || self === null || !(#ring in self)) throw invalidInput('KeyRing methods must be called on a KeyRing');
@@ -139,7 +169,8 @@ export class KeyRing implements NativeKeyRing {
 
   blindIndexes(value: string, tenantId: string, collectionId: string, fieldName: string): string[] {
     const ring = KeyRing.#of(this);
-    return Array.from({ length: ring.secrets }, (_, secret) => blindIndexWith(ring, value, tenantId, collectionId, fieldName, secret));
+    const count = ring.indexCount(readContext(tenantId, collectionId, fieldName));
+    return Array.from({ length: count }, (_, secret) => blindIndexWith(ring, value, tenantId, collectionId, fieldName, secret));
   }
 
   encryptBinary(plaintext: string, tenantId: string, collectionId: string, fieldName: string): Buffer {

@@ -20,7 +20,7 @@ import {
   writeBinary,
   writeText,
 } from './envelope.js';
-import { authFailed, engine, engineFailure, invalidInput, invalidKey, keyNotLoaded, notUtf8, random, tooLarge } from './errors.js';
+import { authFailed, engine, engineFailure, invalidContext, invalidInput, invalidKey, keyNotLoaded, notUtf8, random, tooLarge } from './errors.js';
 import { resolveSecret, type KeyKind, type Labelled, type Options } from './keys.js';
 
 const ALGORITHM = 'aes-256-gcm';
@@ -75,6 +75,8 @@ export class Ring {
   readonly #counters: BigUint64Array;
   /** The keys as WebCrypto keys, for the async calls; made on their first use. */
   #webKeys: webcrypto.CryptoKey[] | undefined;
+  /** A ring of tenants: the keyed ring of each tenant (crates/core/src/keys.rs, for_tenants). */
+  #tenants: Map<string, Ring> | null = null;
 
   private constructor({ keys, secrets, options, counters }: SharedRing) {
     this.#keys = keys;
@@ -117,6 +119,51 @@ export class Ring {
     return new Ring({ keys: all, secrets: keys.length, options, counters: counters.buffer as SharedArrayBuffer });
   }
 
+  /** A ring of tenants, holding none yet: every call goes to the ring of its context's tenant. */
+  static forTenants(options: Options): Ring {
+    const counters = new BigUint64Array(new SharedArrayBuffer(16));
+    counters[WARN_AT] = DEFAULT_WARN_AT;
+    const ring = new Ring({ keys: [], secrets: 0, options, counters: counters.buffer as SharedArrayBuffer });
+    ring.#tenants = new Map();
+    return ring;
+  }
+
+  /** Makes `ring` (keyed, with this ring's IV length) the ring of `tenant`; the checks of the addon, in its order. */
+  setTenant(tenant: string, ring: Ring): void {
+    const tenants = this.#tenantMap();
+    if (tenant === '') throw invalidContext('tenantId', 'is empty');
+    if (tenant.includes(':')) throw invalidContext('tenantId', "contains ':'");
+    if (ring.#tenants || !ring.#keys[0]?.id) throw invalidInput("a tenant's ring must have key ids (options.keyIds)");
+    if (ring.ivLength !== this.ivLength) throw invalidInput("a tenant's ring must have the IV length of the ring of tenants");
+    tenants.set(tenant, ring);
+  }
+
+  deleteTenant(tenant: string): boolean {
+    return this.#tenantMap().delete(tenant);
+  }
+
+  get tenantCount(): number {
+    return this.#tenants?.size ?? 0;
+  }
+
+  #tenantMap(): Map<string, Ring> {
+    if (!this.#tenants) throw invalidInput('this ring is not a ring of tenants (KeyRing.forTenants)');
+    return this.#tenants;
+  }
+
+  /** For a ring of tenants, the ring of the tenant of `aad` (`tenant:collection:field`); null for any other ring. */
+  #delegate(aad: string): Ring | null {
+    if (!this.#tenants) return null;
+    const ring = this.#tenants.get(aad.slice(0, aad.indexOf(':')));
+    if (!ring) throw keyNotLoaded();
+    return ring;
+  }
+
+  /** How many blind indexes a value has under `aad`: one per secret (the tenant's, in a ring of tenants). */
+  indexCount(aad: string): number {
+    return (this.#delegate(aad) ?? this).#secrets;
+  }
+
   /** The ring `share()` described, in another thread: the same keys and the same counters. */
   static adopt(shared: SharedRing): Ring {
     return new Ring(shared);
@@ -137,16 +184,22 @@ export class Ring {
 
   /** Encrypts under the primary key into a text envelope. */
   seal(text: string, aad: string): string {
+    const tenant = this.#delegate(aad);
+    if (tenant) return tenant.seal(text, aad);
     return this.#seal(text, aad, writeText);
   }
 
   /** Encrypts under the primary key into a binary envelope. */
   sealBinary(text: string, aad: string): Buffer {
+    const tenant = this.#delegate(aad);
+    if (tenant) return tenant.sealBinary(text, aad);
     return this.#seal(text, aad, writeBinary);
   }
 
   /** `seal` with the AEAD on WebCrypto, which runs off the main thread. */
   sealAsync(text: string, aad: string): Promise<string> {
+    const tenant = this.#delegate(aad);
+    if (tenant) return tenant.sealAsync(text, aad);
     const plaintext = utf8(text);
     const iv = nextIv(this.#options.ivLength);
     const params = { name: WEB_ALGORITHM, iv, additionalData: Buffer.from(aad, 'utf8'), tagLength: TAG_LENGTH * 8 };
@@ -163,11 +216,15 @@ export class Ring {
   /** Decrypts a text envelope. */
   open(envelope: string, aad: string): string {
     const { keyId, iv, tag, ciphertext } = this.#readText(envelope);
+    const tenant = this.#delegate(aad);
+    if (tenant) return tenant.open(envelope, aad);
     return toText(this.#decrypt(keyId, iv, tag, ciphertext, aad)[1]);
   }
 
   /** Decrypts a binary envelope; `bytes` is not changed. */
   openBinary(bytes: Uint8Array, aad: string): string {
+    const tenant = this.#delegate(aad);
+    if (tenant) return tenant.openBinary(bytes, aad);
     const { keyId, iv, tag, ciphertext } = parseBinary(bytes);
     return toText(this.#decrypt(keyId, iv, tag, ciphertext, aad)[1]);
   }
@@ -175,6 +232,8 @@ export class Ring {
   /** Which key opens a text envelope, in decryption order. */
   keyIndex(envelope: string, aad: string): number {
     const { keyId, iv, tag, ciphertext } = this.#readText(envelope);
+    const tenant = this.#delegate(aad);
+    if (tenant) return tenant.keyIndex(envelope, aad);
     const [index, plaintext] = this.#decrypt(keyId, iv, tag, ciphertext, aad);
     plaintext.fill(0);
     return index;
@@ -187,6 +246,8 @@ export class Ring {
    */
   async openAsync(envelope: string, aad: string): Promise<string> {
     const { keyId, iv, tag, ciphertext } = this.#readText(envelope);
+    const tenant = this.#delegate(aad);
+    if (tenant) return tenant.openAsync(envelope, aad);
     const sealed = Buffer.concat([ciphertext, tag]);
     const additionalData = additionalDataOf(keyId, aad);
     for (const i of this.#candidates(keyId)) {
@@ -218,6 +279,8 @@ export class Ring {
 
   /** HMAC-SHA-256 over `tenant:collection:field:value` with secret `secret`'s blind-index key, as base64url. */
   blindIndex(value: string, aad: string, secret: number): string {
+    const tenant = this.#delegate(aad);
+    if (tenant) return tenant.blindIndex(value, aad, secret);
     const key = this.#keys[secret]?.index;
     if (!key) throw invalidInput('no key at that index');
     const bytes = utf8(value);

@@ -17,9 +17,16 @@
 //! (`key id ‖ tenant:collection:field`). Such a ring may also take its
 //! blind-index key from a separate secret ([`KeyRing::with_index_key`]), so
 //! that the index outlives a rotation of the data keys.
+//!
+//! A ring of tenants ([`KeyRing::for_tenants`]) holds one keyed ring per
+//! tenant, added and removed while it is in use, and hands every call to
+//! the ring of the context's tenant (`ALE_KEY_NOT_LOADED` for a tenant it
+//! does not hold). One such ring serves every tenant of a key store, so a
+//! loaded tenant costs its keys and a map entry, not an object of its own.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
@@ -89,7 +96,14 @@ pub struct KeyRing {
     options: RingOptions,
     warn_at: AtomicU64,
     warned: AtomicBool,
+    /// `Some` for a ring of tenants: the keyed ring of each tenant.
+    tenants: Option<RwLock<TenantMap>>,
 }
+
+/// The rings of a ring of tenants, by tenant. foldhash (randomly seeded per
+/// process) instead of SipHash: the lookup is on every call, and tenant ids
+/// come from the application, not from whoever sends requests.
+type TenantMap = foldhash::HashMap<Box<str>, Arc<KeyRing>>;
 
 /// NIST SP 800-38D: at most 2^32 encryptions under one key with random IVs.
 pub const IV_BUDGET: u64 = 1 << 32;
@@ -154,6 +168,85 @@ impl KeyRing {
             options,
             warn_at: AtomicU64::new(DEFAULT_WARN_AT),
             warned: AtomicBool::new(false),
+            tenants: None,
+        })
+    }
+
+    /// A ring of tenants, holding none yet: every call goes to the keyed
+    /// ring of its context's tenant ([`KeyRing::set_tenant`]).
+    pub fn for_tenants(options: RingOptions) -> Self {
+        Self {
+            keys: Vec::new(),
+            secrets: 0,
+            options,
+            warn_at: AtomicU64::new(DEFAULT_WARN_AT),
+            warned: AtomicBool::new(false),
+            tenants: Some(RwLock::new(TenantMap::default())),
+        }
+    }
+
+    /// Makes `ring` (keyed, with this ring's IV length) the ring of `tenant`,
+    /// replacing the one it had. `ALE_INVALID_INPUT` on a ring that is not of
+    /// tenants, or for a `ring` that does not fit.
+    pub fn set_tenant(&self, tenant: &str, ring: Arc<KeyRing>) -> Result<()> {
+        let tenants = self.tenant_map()?;
+        Context::new(tenant, "-", "-")?;
+        if ring.tenants.is_some() || ring.keys.first().and_then(|k| k.id).is_none() {
+            return Err(AleError::InvalidInput(
+                "a tenant's ring must have key ids (options.keyIds)".into(),
+            ));
+        }
+        if ring.options.iv_length != self.options.iv_length {
+            return Err(AleError::InvalidInput(
+                "a tenant's ring must have the IV length of the ring of tenants".into(),
+            ));
+        }
+        tenants
+            .write()
+            .map_err(|_| AleError::Internal)?
+            .insert(tenant.into(), ring);
+        Ok(())
+    }
+
+    /// Drops the ring of `tenant`: its keys are wiped once no call is using
+    /// them. Returns whether it held one.
+    pub fn remove_tenant(&self, tenant: &str) -> Result<bool> {
+        let removed = self
+            .tenant_map()?
+            .write()
+            .map_err(|_| AleError::Internal)?
+            .remove(tenant);
+        Ok(removed.is_some())
+    }
+
+    /// How many tenants a ring of tenants holds; 0 for any other ring.
+    pub fn tenant_count(&self) -> usize {
+        self.tenants
+            .as_ref()
+            .and_then(|t| t.read().ok().map(|m| m.len()))
+            .unwrap_or(0)
+    }
+
+    fn tenant_map(&self) -> Result<&RwLock<TenantMap>> {
+        self.tenants.as_ref().ok_or_else(|| {
+            AleError::InvalidInput("this ring is not a ring of tenants (KeyRing.forTenants)".into())
+        })
+    }
+
+    /// For a ring of tenants, `op` on the ring of the context's tenant;
+    /// `None` for any other ring.
+    fn delegate<R>(
+        &self,
+        ctx: &Context<'_>,
+        op: impl FnOnce(&KeyRing) -> Result<R>,
+    ) -> Option<Result<R>> {
+        let tenants = self.tenants.as_ref()?;
+        Some(match tenants.read() {
+            Ok(map) => match map.get(ctx.parts()[0]) {
+                Some(ring) => op(ring),
+                None => Err(AleError::KeyNotLoaded),
+            },
+            Err(_) => Err(AleError::Internal),
         })
     }
 
@@ -202,7 +295,8 @@ impl KeyRing {
 
     /// Bytes of a binary envelope's header as this ring writes it.
     pub fn binary_header_len(&self) -> usize {
-        binary::header_len(self.options.iv_length, self.keys[0].id.is_some())
+        let keyed = self.tenants.is_some() || self.keys.first().is_some_and(|k| k.id.is_some());
+        binary::header_len(self.options.iv_length, keyed)
     }
 
     /// Number of secrets, primary included (legacy fallbacks not counted).
@@ -253,6 +347,9 @@ impl KeyRing {
         aad: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) -> Result<u64> {
+        if let Some(done) = self.delegate(ctx, |r| r.seal_into(plaintext, ctx, aad, out)) {
+            return done;
+        }
         let primary = &self.keys[0];
         write_aad(primary.id.as_ref(), ctx, aad);
         let iv = Iv::random(self.options.iv_length)?;
@@ -274,6 +371,9 @@ impl KeyRing {
     ) -> Result<usize> {
         envelope::check_version(envelope)?;
         self.check_envelope_len(envelope.len())?;
+        if let Some(done) = self.delegate(ctx, |r| r.open_into(envelope, ctx, aad, out)) {
+            return done;
+        }
         let parts = envelope::parse(envelope)?;
         self.open_with(
             parts.key_id.as_ref(),
@@ -291,6 +391,9 @@ impl KeyRing {
     /// header. `buf` holds the binary envelope afterwards. Returns the
     /// primary key's encryption count.
     pub fn seal_binary(&self, buf: &mut [u8], ctx: &Context<'_>, aad: &mut Vec<u8>) -> Result<u64> {
+        if let Some(done) = self.delegate(ctx, |r| r.seal_binary(buf, ctx, aad)) {
+            return done;
+        }
         let header = self.binary_header_len();
         if buf.len() < header {
             return Err(AleError::Internal);
@@ -313,6 +416,9 @@ impl KeyRing {
         aad: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) -> Result<usize> {
+        if let Some(done) = self.delegate(ctx, |r| r.open_binary_into(bytes, ctx, aad, out)) {
+            return done;
+        }
         let parts = binary::parse(bytes)?;
         self.open_with(
             parts.key_id.as_ref(),
@@ -379,18 +485,33 @@ impl KeyRing {
         envelope::check_ciphertext(parts.ciphertext_b64)
     }
 
+    /// How many blind indexes `value` has in `ctx`: one per secret (the
+    /// tenant's secrets, in a ring of tenants).
+    pub fn index_count(&self, ctx: &Context<'_>) -> Result<usize> {
+        self.delegate(ctx, |r| Ok(r.secrets))
+            .unwrap_or(Ok(self.secrets))
+    }
+
     /// The keyed blind index of `value` under secret `index` (0 = primary):
     /// HMAC-SHA-256 over `tenant:collection:field:value`, with the secret's
     /// blind-index key. Equal values in the same context have equal indexes;
-    /// nothing else about the value is revealed. `None` past the last secret.
+    /// nothing else about the value is revealed. `ALE_INVALID_INPUT` past
+    /// the last secret.
     pub fn blind_index(
         &self,
         index: usize,
         value: &[u8],
         ctx: &Context<'_>,
         aad: &mut Vec<u8>,
-    ) -> Option<[u8; BLIND_INDEX_LEN]> {
-        let key = self.keys.get(index)?.index_key.as_ref()?;
+    ) -> Result<[u8; BLIND_INDEX_LEN]> {
+        if let Some(done) = self.delegate(ctx, |r| r.blind_index(index, value, ctx, aad)) {
+            return done;
+        }
+        let key = self
+            .keys
+            .get(index)
+            .and_then(|k| k.index_key.as_ref())
+            .ok_or_else(|| AleError::InvalidInput("no key at that index".into()))?;
         ctx.write_aad(aad);
         let mut mac = match Hmac::<Sha256>::new_from_slice(key.expose()) {
             Ok(m) => m,
@@ -399,7 +520,7 @@ impl KeyRing {
         mac.update(aad);
         mac.update(b":");
         mac.update(value);
-        Some(mac.finalize().into_bytes().into())
+        Ok(mac.finalize().into_bytes().into())
     }
 
     /// String-in, string-out encryption (allocates; the binding uses `seal_into`).
@@ -624,24 +745,29 @@ mod tests {
             .expect("primary");
         assert_eq!(
             ring.blind_index(0, b"alice@example.com", &ctx(), &mut aad),
-            Some(a)
+            Ok(a)
         );
         assert_ne!(
             ring.blind_index(0, b"bob@example.com", &ctx(), &mut aad),
-            Some(a)
+            Ok(a)
         );
         assert_ne!(
             ring.blind_index(1, b"alice@example.com", &ctx(), &mut aad),
-            Some(a)
+            Ok(a)
         );
         let other = Context::new("t2", "users", "email").expect("valid");
         assert_ne!(
             ring.blind_index(0, b"alice@example.com", &other, &mut aad),
-            Some(a)
+            Ok(a)
         );
         // past the secrets (a legacy fallback, or nothing): no index
-        assert_eq!(ring.blind_index(2, b"x", &ctx(), &mut aad), None);
-        assert_eq!(ring.blind_index(9, b"x", &ctx(), &mut aad), None);
+        for past in [2, 9] {
+            assert_eq!(
+                ring.blind_index(past, b"x", &ctx(), &mut aad)
+                    .map_err(|e| e.code()),
+                Err("ALE_INVALID_INPUT")
+            );
+        }
         // an independent HMAC over the documented message and key
         let aes = secret::resolve(SecretValue::Text(S1), "k")
             .expect("resolves")
@@ -869,10 +995,88 @@ mod tests {
         let b = keyed(&[[2u8; 32], [1u8; 32]], &[[2; 16], [1; 16]]).with_index_key(&index);
         let mut aad = Vec::new();
         let ia = a.blind_index(0, b"x", &ctx(), &mut aad);
-        assert!(ia.is_some());
+        assert!(ia.is_ok());
         assert_eq!(b.blind_index(0, b"x", &ctx(), &mut aad), ia);
         assert_eq!(b.blind_index(1, b"x", &ctx(), &mut aad), ia);
         let unkeyed = keyed(&[[1u8; 32]], &[[1; 16]]);
         assert_ne!(unkeyed.blind_index(0, b"x", &ctx(), &mut aad), ia);
+    }
+
+    #[test]
+    fn a_ring_of_tenants_hands_each_call_to_its_tenants_ring() {
+        let options = RingOptions {
+            iv_length: IvLength::Bits96,
+            ..RingOptions::default()
+        };
+        let tenants = KeyRing::for_tenants(options);
+        let (acme, globex) = (
+            Context::new("acme", "users", "email").expect("valid"),
+            Context::new("globex", "users", "email").expect("valid"),
+        );
+        assert_eq!(tenants.encrypt("x", &acme), Err(AleError::KeyNotLoaded));
+        let acme_ring = Arc::new(keyed(&[[1; 32]], &[[1; 16]]).with_index_key(&[3; 32]));
+        tenants
+            .set_tenant("acme", Arc::clone(&acme_ring))
+            .expect("set");
+        tenants
+            .set_tenant("globex", Arc::new(keyed(&[[2; 32]], &[[2; 16]])))
+            .expect("set");
+        assert_eq!(tenants.tenant_count(), 2);
+        let env = tenants.encrypt("alice", &acme).expect("encrypt");
+        assert!(env.starts_with("v2:AQEBAQEBAQEBAQEBAQEBAQ:"), "{env}");
+        assert_eq!(acme_ring.decrypt(&env, &acme).as_deref(), Ok("alice"));
+        assert_eq!(tenants.decrypt(&env, &acme).as_deref(), Ok("alice"));
+        // another tenant's context: its ring does not hold the key
+        assert_eq!(tenants.decrypt(&env, &globex), Err(AleError::KeyNotLoaded));
+        let mut buf = vec![0u8; tenants.binary_header_len()];
+        buf.extend_from_slice(b"bytes");
+        let mut aad = Vec::new();
+        tenants
+            .seal_binary(&mut buf, &acme, &mut aad)
+            .expect("seal");
+        let mut out = Vec::new();
+        assert_eq!(
+            acme_ring.open_binary_into(&buf, &acme, &mut aad, &mut out),
+            Ok(0)
+        );
+        assert_eq!(
+            tenants.blind_index(0, b"x", &acme, &mut aad),
+            acme_ring.blind_index(0, b"x", &acme, &mut aad)
+        );
+        assert_eq!(tenants.index_count(&acme), Ok(1));
+        assert_eq!(tenants.remove_tenant("acme"), Ok(true));
+        assert_eq!(tenants.remove_tenant("acme"), Ok(false));
+        assert_eq!(tenants.decrypt(&env, &acme), Err(AleError::KeyNotLoaded));
+        assert_eq!(
+            tenants.blind_index(0, b"x", &acme, &mut aad),
+            Err(AleError::KeyNotLoaded)
+        );
+        // what does not fit is refused
+        let code = |r: Result<()>| r.err().map(|e| e.code());
+        assert_eq!(
+            code(tenants.set_tenant("t", Arc::new(ring(&[S1])))),
+            Some("ALE_INVALID_INPUT")
+        );
+        let iv16 = KeyRing::new(
+            [Secret {
+                label: "k".into(),
+                value: SecretValue::Bytes(&[4; 32]),
+            }],
+            RingOptions::default(),
+        )
+        .and_then(|r| r.with_key_ids(&[[4; 16]]))
+        .expect("ring");
+        assert_eq!(
+            code(tenants.set_tenant("t", Arc::new(iv16))),
+            Some("ALE_INVALID_INPUT")
+        );
+        assert_eq!(
+            code(tenants.set_tenant("a:b", Arc::clone(&acme_ring))),
+            Some("ALE_INVALID_CONTEXT")
+        );
+        assert_eq!(
+            code(ring(&[S1]).set_tenant("t", acme_ring)),
+            Some("ALE_INVALID_INPUT")
+        );
     }
 }

@@ -1,13 +1,11 @@
 // The loaded tenants: a bounded map with second-chance eviction, and a
 // coarse clock the hot path reads instead of calling Date.now() per value.
-import type { KeyRing } from '../../../index.js';
-
-/** One tenant in memory: its ring, or the fact that it was shredded. */
+/** One tenant in memory: the ids of its keys in the store's ring of tenants, or the fact that it was shredded. */
 export interface Entry {
-  /** The tenant's data keys (active first) with their ids, and its index key; undefined once shredded. */
-  ring: KeyRing | undefined;
-  /** The ids in `ring`, active first. */
-  keyIds: string[];
+  /** False once shredded: the ring of tenants holds nothing for it. */
+  loaded: boolean;
+  /** The ids of its data keys, active first, joined by ','. */
+  keyIds: string;
   /** Set by every use; cleared when eviction passes over it once. */
   used: boolean;
   /** Clock time after which a use re-reads the tenant's rows. */
@@ -37,13 +35,17 @@ export function startClock(): void {
 /**
  * At most `limit` entries. Adding one past the limit evicts the oldest entry
  * not used since eviction last passed it (second chance), so a busy tenant
- * stays. An evicted ring is dropped: the addon wipes its keys when the
- * garbage collector frees it, the JS backend when it drops the KeyObjects.
+ * stays. `evicted` is told, so that the tenant's keys leave the ring of
+ * tenants (the addon wipes them there at once; the JS backend drops its
+ * KeyObjects).
  */
 export class TenantCache {
   readonly #entries = new Map<string, Entry>();
 
-  constructor(readonly limit: number) {}
+  constructor(
+    readonly limit: number,
+    private readonly evicted: (tenant: string) => void,
+  ) {}
 
   get size(): number {
     return this.#entries.size;
@@ -74,6 +76,8 @@ export class TenantCache {
       if (entry.used) {
         entry.used = false;
         this.#entries.set(tenant, entry);
+      } else {
+        this.evicted(tenant);
       }
     }
   }

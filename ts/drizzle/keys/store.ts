@@ -55,6 +55,8 @@ export interface TenantKeyInfo {
 }
 
 const KEY_BYTES = 32;
+/** What load() returns for a tenant in memory. */
+const SETTLED: Promise<void> = Promise.resolve();
 /** Versioned, so that a later wrap layout cannot be confused with this one. */
 const WRAP_LABEL = 'sveltycms-ale/tenant-key/1';
 
@@ -90,6 +92,8 @@ export class TenantKeys {
   readonly #table: AnyTable;
   #kek: KekProvider;
   readonly #cache: TenantCache;
+  /** Every loaded tenant's keys, in one native ring (or the JS backend's), which hands each call to the tenant's keys. */
+  readonly #rings: KeyRing;
   readonly #recheckAfter: number;
   readonly #changeCheckEvery: number;
   readonly #ivLength: 12 | 16;
@@ -114,7 +118,7 @@ export class TenantKeys {
     this.#name = checkedTableName(options?.table ?? DEFAULT_TABLE);
     this.#table = spec.table(this.#name);
     this.#kek = kekOf(options?.kek);
-    this.#cache = new TenantCache(positive(options.maxTenants, 10_000, 'maxTenants'));
+    this.#cache = new TenantCache(positive(options.maxTenants, 10_000, 'maxTenants'), (tenant) => this.#rings.deleteTenant(tenant));
     this.#recheckAfter = positive(options.recheckAfter, 60_000, 'recheckAfter');
     this.#changeCheckEvery = positive(options.changeCheckEvery, 1_000, 'changeCheckEvery', true);
     this.#nextCheck = this.#changeCheckEvery > 0 ? 0 : Number.POSITIVE_INFINITY;
@@ -122,6 +126,7 @@ export class TenantKeys {
       throw Object.assign(new Error('tenantKeys: options.ivLength must be 12 or 16'), { code: 'ALE_INVALID_INPUT' });
     }
     this.#ivLength = options.ivLength ?? 12;
+    this.#rings = native.KeyRing.forTenants({ ivLength: this.#ivLength });
     startClock();
     this.sealer = this.#makeSealer();
   }
@@ -288,8 +293,8 @@ export class TenantKeys {
    */
   activeKeyId(tenantId: string): string {
     const entry = this.#use(tenantId);
-    if (!entry.ring) throw keyShredded(tenantId);
-    return entry.keyIds[0];
+    if (!entry.loaded) throw keyShredded(tenantId);
+    return entry.keyIds.split(',')[0];
   }
 
   /** Whether the tenant is known here to be shredded (after a load, a shred, or a re-read that found its tombstone). */
@@ -300,6 +305,7 @@ export class TenantKeys {
   /** Drops the tenant's keys from memory (not from the table). */
   forget(tenantId: string): void {
     this.#cache.delete(tenantId);
+    this.#rings.deleteTenant(tenantId);
   }
 
   /** Reads the tenant's rows (creating its keys on first use) and replaces its entry; shared by concurrent callers. */
@@ -327,9 +333,10 @@ export class TenantKeys {
     if (data.length === 0) throw incompleteKeys(tenant, 'data key');
     if (!index) throw incompleteKeys(tenant, 'index key');
     const keyIds = data.map((r) => r.keyId);
+    const joined = keyIds.join();
     const current = this.#cache.get(tenant);
     const staleAt = clock.now + this.#recheckAfter;
-    if (current?.ring && current.keyIds.join() === keyIds.join()) {
+    if (current?.loaded && current.keyIds === joined) {
       current.staleAt = staleAt;
       current.seen = seen;
       return;
@@ -339,13 +346,12 @@ export class TenantKeys {
       for (const s of secrets) s.fill(0);
       throw e;
     });
-    let ring: KeyRing;
     try {
-      ring = new native.KeyRing(secrets, { keyIds, indexKey, ivLength: this.#ivLength, legacyFallbacks: false });
+      this.#rings.setTenant(tenant, secrets, { keyIds, indexKey, ivLength: this.#ivLength, legacyFallbacks: false });
     } finally {
       for (const s of [...secrets, indexKey]) s.fill(0);
     }
-    this.#cache.set(tenant, { ring, keyIds, used: true, staleAt, seen, ready: Promise.resolve() });
+    this.#cache.set(tenant, { loaded: true, keyIds: joined, used: true, staleAt, seen, ready: SETTLED });
   }
 
   /** A tenant's first keys: a data key and an index key at generation 1, or whatever a concurrent creator stored. */
@@ -395,7 +401,8 @@ export class TenantKeys {
 
   #markShredded(tenant: string, seen: number): void {
     this.#shredded.add(tenant);
-    this.#cache.set(tenant, { ring: undefined, keyIds: [], used: true, staleAt: Number.POSITIVE_INFINITY, seen, ready: Promise.resolve() });
+    this.#rings.deleteTenant(tenant);
+    this.#cache.set(tenant, { loaded: false, keyIds: '', used: true, staleAt: Number.POSITIVE_INFINITY, seen, ready: SETTLED });
   }
 
   /** The tenant's entry for a synchronous use; starts a background re-read when it is stale, and a change check when one is due. */
@@ -434,42 +441,33 @@ export class TenantKeys {
 
   #makeSealer(): Sealer {
     const cache = this.#cache;
-    /** The tenant's ring: one lookup and two comparisons when it is fresh and no check is due, else #use(). */
-    const ringOf = (tenant: string): KeyRing => {
+    const rings = this.#rings;
+    /** Throws unless the tenant is loaded; one lookup and two comparisons when it is fresh and no check is due, else #use(). */
+    const check = (tenant: string): void => {
       const entry = cache.get(tenant);
-      if (entry !== undefined && entry.ring !== undefined && entry.staleAt > clock.now && this.#nextCheck > clock.now) {
+      if (entry !== undefined && entry.loaded && entry.staleAt > clock.now && this.#nextCheck > clock.now) {
         entry.used = true;
-        return entry.ring;
+        return;
       }
-      const ring = this.#use(tenant).ring;
-      if (ring === undefined) throw keyShredded(tenant);
-      return ring;
+      if (!this.#use(tenant).loaded) throw keyShredded(tenant);
     };
     /** A v1 value predates the tenant keys: the process-wide ring reads it, once the tenant is known not to be shredded. */
     const legacyText = (stored: string) => typeof stored === 'string' && stored.charCodeAt(1) === 0x31 && stored.startsWith('v1:');
     const legacyBytes = (stored: Uint8Array) => stored[0] === 1;
     const nowhere = (value: string, t: string, c: string, f: string) =>
       createHmac('sha256', this.#nowhere).update(`${t}:${c}:${f}:`).update(value).digest('base64url');
+    /** Whether a blind index can be computed for the tenant: false once shredded (its lookups then match nothing). */
+    const indexable = (tenant: string): boolean => this.#use(tenant).loaded;
     return {
-      encrypt: (plaintext, t, c, f) => ringOf(t).encrypt(plaintext, t, c, f),
-      encryptBinary: (plaintext, t, c, f) => ringOf(t).encryptBinary(plaintext, t, c, f),
-      decrypt: (stored, t, c, f) => {
-        const ring = ringOf(t);
-        return legacyText(stored) ? processRing.decrypt(stored, t, c, f) : ring.decrypt(stored, t, c, f);
-      },
-      decryptBinary: (stored, t, c, f) => {
-        const ring = ringOf(t);
-        return legacyBytes(stored) ? processRing.decryptBinary(stored, t, c, f) : ring.decryptBinary(stored, t, c, f);
-      },
-      blindIndex: (value, t, c, f) => {
-        const ring = this.#use(t).ring;
-        return ring ? ring.blindIndex(value, t, c, f) : nowhere(value, t, c, f);
-      },
+      encrypt: (plaintext, t, c, f) => (check(t), rings.encrypt(plaintext, t, c, f)),
+      encryptBinary: (plaintext, t, c, f) => (check(t), rings.encryptBinary(plaintext, t, c, f)),
+      decrypt: (stored, t, c, f) => (check(t), legacyText(stored) ? processRing.decrypt(stored, t, c, f) : rings.decrypt(stored, t, c, f)),
+      decryptBinary: (stored, t, c, f) => (check(t), legacyBytes(stored) ? processRing.decryptBinary(stored, t, c, f) : rings.decryptBinary(stored, t, c, f)),
+      blindIndex: (value, t, c, f) => (indexable(t) ? rings.blindIndex(value, t, c, f) : nowhere(value, t, c, f)),
       blindIndexes: (value, t, c, f) => {
-        const ring = this.#use(t).ring;
-        if (!ring) return [nowhere(value, t, c, f)];
+        if (!indexable(t)) return [nowhere(value, t, c, f)];
         // Rows not converted yet still hold the process-wide ring's index.
-        const out = [ring.blindIndex(value, t, c, f)];
+        const out = [rings.blindIndex(value, t, c, f)];
         try {
           out.push(processRing.blindIndex(value, t, c, f));
         } catch {
