@@ -20,6 +20,8 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 export declare class KeyRing {
   /** Number of secrets in the ring, primary included (legacy keys not counted). */
   get size(): number
+  /** How many tenants a ring of tenants (`KeyRing.forTenants`) holds; 0 for any other ring. */
+  get tenants(): number
   /** The IV length, in bytes, of the envelopes this ring writes: 16 or 12. */
   get ivLength(): 12 | 16
   /**
@@ -56,8 +58,6 @@ export declare class KeyRing {
    * once no call is using them. Returns whether it held them.
    */
   deleteTenant(tenantId: string): boolean
-  /** How many tenants a ring of tenants holds (0 for any other ring). */
-  get tenants(): number
   /**
    * Encrypts `plaintext` under the primary key, bound to
    * `tenantId:collectionId:fieldName`. Returns `v1:<iv>:<tag>:<ciphertext>`.

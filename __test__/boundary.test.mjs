@@ -30,12 +30,18 @@ const ARGS = {
   keyIndex: [envelope, ...CTX],
   stats: [],
   setIvBudgetWarning: [1000],
+  // on a ring of tenants (below, `rightThis`); a KeyRing of any other kind refuses them with the same code
+  setTenant: ['t', [Buffer.alloc(32, 1)], { keyIds: ['AAAAAAAAAAAAAAAAAAAAAA'] }],
+  deleteTenant: ['t'],
 };
+const tenants = ale.KeyRing.forTenants();
+/** The ring each method runs on with the right `this`. */
+const rightThis = (name) => (name === 'setTenant' || name === 'deleteTenant' ? tenants : ring);
 
 describe('every KeyRing method checks `this`', () => {
   test('the prototype has exactly the methods and getters this test knows', () => {
     assert.deepEqual(methods.sort(), Object.keys(ARGS).sort());
-    assert.deepEqual(getters.sort(), ['ivLength', 'size']);
+    assert.deepEqual(getters.sort(), ['ivLength', 'size', 'tenants']);
   });
 
   const foreign = { 'a plain object': {}, null: null, 'an object made from the prototype, never constructed': Object.create(proto), 'another native object': new Date(), 'a Buffer': Buffer.alloc(8) };
@@ -46,7 +52,7 @@ describe('every KeyRing method checks `this`', () => {
         assert.match(e.message, /KeyRing/, what);
       }
       // and with the right this, the same arguments work
-      const result = proto[name].apply(ring, ARGS[name]);
+      const result = proto[name].apply(rightThis(name), ARGS[name]);
       if (result instanceof Promise) return result;
     });
   }

@@ -427,7 +427,7 @@ export function drizzleSuite(d) {
       flipped[good.length - 1] ^= 1;
       await setRaw(binUsers, binUsers.email, 2, flipped);
       await setRaw(binUsers, binUsers.email, 3, good.subarray(0, 20)); // shorter than its IV and tag
-      await setRaw(binUsers, binUsers.email, 4, Buffer.concat([Buffer.from([2]), good.subarray(1)])); // version byte 2
+      await setRaw(binUsers, binUsers.email, 4, Buffer.concat([Buffer.from([3]), good.subarray(1)])); // version byte 3
       await setRaw(binUsers, binUsers.email, 5, Buffer.from(ale.encrypt('u5@x.test', 'acme', 'users', 'email'))); // the text form's bytes
       await setRaw(binUsers, binUsers.profile, 1, Buffer.alloc(0));
       const { rows, failures } = await failuresOf('acme', binUsers);

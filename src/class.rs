@@ -1,5 +1,5 @@
 //! The `KeyRing` class itself: what an instance holds, how a `this` is
-//! checked to be one, and its two getters. The constructor and methods are
+//! checked to be one, and its getters. The constructor and methods are
 //! declared in `api/ring.rs`; the fast paths reach an instance through this
 //! module only.
 
@@ -68,6 +68,12 @@ impl KeyRing {
     #[napi(getter, catch_unwind)]
     pub fn size(&self) -> u32 {
         u32::try_from(self.inner.secret_count()).unwrap_or(u32::MAX)
+    }
+
+    /// How many tenants a ring of tenants (`KeyRing.forTenants`) holds; 0 for any other ring.
+    #[napi(getter, catch_unwind)]
+    pub fn tenants(&self) -> u32 {
+        u32::try_from(self.inner.tenant_count()).unwrap_or(u32::MAX)
     }
 
     /// The IV length, in bytes, of the envelopes this ring writes: 16 or 12.

@@ -155,12 +155,6 @@ impl KeyRing {
         })
     }
 
-    /// How many tenants a ring of tenants holds (0 for any other ring).
-    #[napi(getter, catch_unwind)]
-    pub fn tenants(&self) -> u32 {
-        u32::try_from(self.inner.tenant_count()).unwrap_or(u32::MAX)
-    }
-
     /// Encrypts `plaintext` under the primary key, bound to
     /// `tenantId:collectionId:fieldName`. Returns `v1:<iv>:<tag>:<ciphertext>`.
     #[napi(

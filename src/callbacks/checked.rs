@@ -85,6 +85,14 @@ unsafe extern "C" fn get_iv_length(
     unsafe { checked_getter(env, info, KeyRing::iv_length) }
 }
 
+unsafe extern "C" fn get_tenants(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: as above.
+    unsafe { checked_getter(env, info, KeyRing::tenants) }
+}
+
 /// Replaces `prototype[name]` with [`checked_method`] around the original.
 ///
 /// # Safety
@@ -110,7 +118,7 @@ pub unsafe fn wrap_method(
     }
 }
 
-/// Replaces the getters `size` and `ivLength` with checked ones.
+/// Replaces the getters `size`, `ivLength` and `tenants` with checked ones.
 ///
 /// # Safety
 /// `env` and `prototype` must be valid during module registration.
@@ -118,6 +126,7 @@ pub unsafe fn wrap_getters(env: sys::napi_env, prototype: sys::napi_value) -> Re
     // SAFETY: forwarded.
     unsafe {
         raw::define_getter(env, prototype, c"size", get_size)?;
-        raw::define_getter(env, prototype, c"ivLength", get_iv_length)
+        raw::define_getter(env, prototype, c"ivLength", get_iv_length)?;
+        raw::define_getter(env, prototype, c"tenants", get_tenants)
     }
 }

@@ -45,6 +45,8 @@ pub unsafe fn install(env: sys::napi_env, exports: sys::napi_value) -> Result<()
             c"keyIndex",
             c"stats",
             c"setIvBudgetWarning",
+            c"setTenant",
+            c"deleteTenant",
         ] {
             wrap_method(env, prototype, name)?;
         }
