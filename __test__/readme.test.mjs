@@ -56,6 +56,11 @@ test('README: the core API example runs and round-trips', () => {
   assert.deepEqual(out.trim().split('\n'), ['ALE_AUTH_FAILED', 'alice@example.com']);
 });
 
+test('README: the tenant-key example runs: a value under the tenant key, then ALE_KEY_SHREDDED after the shred', () => {
+  const out = runExample('tenant-keys.mjs', sqliteExample('tenant-keys'), { env: { KEY_ENCRYPTION_KEY: OLD_SECRET } });
+  assert.deepEqual(out.trim().split('\n'), ['hello', 'ALE_KEY_SHREDDED']);
+});
+
 test('README: the short Drizzle example runs and stores an envelope', () => {
   const out = runExample('quick-drizzle.mjs', sqliteExample('quick-drizzle'));
   assert.deepEqual(out.trim().split('\n'), ['a@b.c', 'v1:']);

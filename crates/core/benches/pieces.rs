@@ -121,6 +121,26 @@ fn pieces(c: &mut Criterion) {
         g.bench_function("open_into, v2 (keyed ring, 12-byte IV)", |b| {
             b.iter(|| keyed.open_into(black_box(&env2[..]), &ctx, &mut aad, &mut opened))
         });
+        // The same ring as one tenant among 10,000 of a ring of tenants.
+        let keyed = std::sync::Arc::new(keyed);
+        let tenants = KeyRing::for_tenants(keyed.options());
+        for i in 0..10_000 {
+            tenants
+                .set_tenant(&format!("tenant-{i}"), std::sync::Arc::clone(&keyed))
+                .expect("set");
+        }
+        tenants
+            .set_tenant("tenant-bench", std::sync::Arc::clone(&keyed))
+            .expect("set");
+        g.bench_function("seal_into, v2, ring of 10,000 tenants", |b| {
+            b.iter(|| {
+                buf.copy_from_slice(&data);
+                tenants.seal_into(black_box(&mut buf), &ctx, &mut aad, &mut sealed)
+            })
+        });
+        g.bench_function("open_into, v2, ring of 10,000 tenants", |b| {
+            b.iter(|| tenants.open_into(black_box(&env2[..]), &ctx, &mut aad, &mut opened))
+        });
         g.finish();
     }
     // XAES-256-GCM derives a fresh AES-256-GCM key for every value: at least
@@ -129,6 +149,26 @@ fn pieces(c: &mut Criterion) {
     c.bench_function("aead key set-up (a fresh AES-256-GCM key)", |b| {
         b.iter(|| AeadKey::new(black_box(&[7; 32])))
     });
+    // The ring of tenants looks its tenant up on every call: the map's hasher.
+    {
+        let names: Vec<String> = (0..10_000).map(|i| format!("tenant-{i}")).collect();
+        let std_map: std::collections::HashMap<Box<str>, usize> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str().into(), i))
+            .collect();
+        let fold_map: foldhash::HashMap<Box<str>, usize> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str().into(), i))
+            .collect();
+        c.bench_function("tenant lookup among 10,000 (std SipHash-1-3)", |b| {
+            b.iter(|| std_map.get(black_box("tenant-4242")))
+        });
+        c.bench_function("tenant lookup among 10,000 (foldhash)", |b| {
+            b.iter(|| fold_map.get(black_box("tenant-4242")))
+        });
+    }
     c.bench_function("iv (pooled getrandom)", |b| {
         b.iter(|| Iv::random(IvLength::Bits128))
     });
