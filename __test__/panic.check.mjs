@@ -17,6 +17,8 @@ addon.initKeyRing([SECRET]);
 const ring = new addon.KeyRing([SECRET]);
 const envelope = ring.encrypt('x', ...CTX);
 const bytes = ring.encryptBinary('x', ...CTX);
+const tenants = addon.KeyRing.forTenants({ ivLength: 12 });
+const tenantKeys = [[Buffer.alloc(32, 1)], { ivLength: 12, keyIds: ['AAAAAAAAAAAAAAAAAAAAAA'] }];
 
 const calls = {
   'new KeyRing': () => new addon.KeyRing([SECRET]),
@@ -36,6 +38,10 @@ const calls = {
   'ring.setIvBudgetWarning': () => ring.setIvBudgetWarning(1 << 30),
   'ring.size': () => ring.size,
   'ring.ivLength': () => ring.ivLength,
+  'KeyRing.forTenants': () => addon.KeyRing.forTenants({ ivLength: 12 }),
+  'ring.setTenant': () => tenants.setTenant('t', ...tenantKeys),
+  'ring.deleteTenant': () => tenants.deleteTenant('t'),
+  'ring.tenants': () => tenants.tenants,
   initKeyRing: () => addon.initKeyRing([SECRET]),
   encrypt: () => addon.encrypt('x', ...CTX),
   decrypt: () => addon.decrypt(envelope, ...CTX),

@@ -296,7 +296,47 @@ export function tenantKeysSuite(d) {
       assert.equal(await codeOf(() => other.load('globex')), 'ALE_AUTH_FAILED');
     });
 
-    test('the cache is bounded: past maxTenants the least recently used tenant is dropped and must be loaded again', async () => {
+    test('tenant ids are compared exactly: ids that differ in case or trailing space have keys of their own, and a shred takes one of them only', async () => {
+      for (const tenant of ['acme', 'Acme', 'acme ']) await insert(tenant, [{ id: tenant === 'acme' ? 1 : tenant === 'Acme' ? 2 : 3, body: `body of ${JSON.stringify(tenant)}` }]);
+      const ids = await Promise.all(['acme', 'Acme', 'acme '].map(async (t) => (await keys.describe(t)).map((k) => k.keyId).sort().join()));
+      assert.equal(new Set(ids).size, 3, 'three sets of keys');
+      await keys.shred('Acme');
+      // by id: the data table's own tenant_id column may compare ids loosely (MySQL's default collation)
+      const byId = (tenant, id) => keys.withTenant(tenant, () => db.select({ body: t.notes.body }).from(t.notes).where(eq(t.notes.id, id)));
+      assert.deepEqual(await byId('acme', 1), [{ body: 'body of "acme"' }]);
+      assert.deepEqual(await byId('acme ', 3), [{ body: 'body of "acme "' }]);
+      assert.equal(await codeOf(() => byId('Acme', 2)), 'ALE_KEY_SHREDDED');
+      const fresh = mod.tenantKeys(db, { kek: KEK, changeCheckEvery: 0 });
+      await fresh.load('acme');
+      assert.equal(fresh.isShredded('acme'), false);
+    });
+
+    test('a shred wins over a load that was reading when it happened', async () => {
+      await insert('acme', [{ id: 1, body: 'x' }]);
+      const other = mod.tenantKeys(db, { kek: KEK, changeCheckEvery: 0 });
+      const loading = other.load('acme'); // reads the rows now, unwraps after
+      await other.shred('acme');
+      await loading;
+      assert.equal(other.isShredded('acme'), true);
+      assert.equal(await codeOf(() => other.withTenant('acme', () => other.sealer.encrypt('x', 'acme', 'notes', 'body'))), 'ALE_KEY_SHREDDED');
+    });
+
+    test('refusals: a column of another store or none in convertToTenantKeys, a tenant id too long, a table name that is not plain lower case', async () => {
+      const other = mod.tenantKeys(db, { kek: KEK });
+      const base = { table: t.notes, key: t.notes.id, tenant: { column: t.notes.tenantId } };
+      assert.equal(await codeOf(() => mod.convertToTenantKeys(db, { ...base, keys: other, columns: [{ column: t.notes.body }] })), 'ALE_INVALID_INPUT');
+      assert.equal(await codeOf(() => mod.convertToTenantKeys(db, { ...base, keys, columns: [{ column: t.plainNotes.body }] })), 'ALE_INVALID_INPUT');
+      assert.equal(
+        await codeOf(() => mod.convertToTenantKeys(db, { ...base, keys, columns: [{ column: t.notes.body }], indexes: [{ index: t.plainNotes.bodyIndex, source: t.notes.body }] })),
+        'ALE_INVALID_INPUT',
+      );
+      assert.equal(await codeOf(() => keys.load('t'.repeat(192))), 'ALE_INVALID_CONTEXT');
+      await keys.load('t'.repeat(191));
+      for (const table of ['Ale_Keys', 'ale-keys', '1keys', 'x'.repeat(49)]) assert.equal(await codeOf(() => mod.tenantKeys(db, { kek: KEK, table })), 'ALE_INVALID_INPUT', table);
+      assert.equal(await codeOf(() => mod.tenantKeys(db, {})), 'ALE_INVALID_KEY');
+    });
+
+    test('the cache is bounded: past maxTenants a tenant not used since is dropped, its keys leave the ring, and it must be loaded again', async () => {
       const small = mod.tenantKeys(db, { kek: KEK, maxTenants: 3, changeCheckEvery: 0 });
       for (const tenant of ['a', 'b', 'c', 'd', 'e']) await small.load(tenant);
       assert.equal(small.loadedTenants, 3);

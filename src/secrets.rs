@@ -86,23 +86,6 @@ pub unsafe fn tenant_ring(
     Ok(Arc::new(CoreRing::for_tenants(options)))
 }
 
-/// A tenant id argument, as UTF-8.
-///
-/// # Safety
-/// `env` and `value` must be valid for the current call.
-pub unsafe fn read_tenant(env: sys::napi_env, value: sys::napi_value) -> Result<String> {
-    let (mut wide, mut text) = (Vec::new(), Vec::new());
-    // SAFETY: forwarded.
-    let range =
-        unsafe { read_utf8(env, value, &mut wide, &mut text, "tenantId") }.map_err(|_| {
-            to_js(AleError::InvalidContext {
-                part: "tenantId",
-                reason: "is not a string",
-            })
-        })?;
-    String::from_utf8(text[range].to_vec()).map_err(|_| to_js(AleError::Internal))
-}
-
 /// A string, or the bytes of a `Uint8Array`/`Buffer`.
 ///
 /// # Safety

@@ -15,9 +15,10 @@ use crate::class::KeyRing;
 use crate::error::{guard, to_js, Result};
 use crate::job::{Direction, Job};
 use crate::js::raw::{positive_integer, Created};
+use crate::js::text::read_tenant;
 use crate::ops::{self, Op};
 use crate::scratch::with_context;
-use crate::secrets::{read_secrets, read_tenant, ring_from_env, tenant_ring};
+use crate::secrets::{read_secrets, ring_from_env, tenant_ring};
 
 /// One key of a ring, in decryption order, and what it did in this process.
 #[napi(object)]
@@ -138,7 +139,7 @@ impl KeyRing {
     ) -> Result<()> {
         // SAFETY: the arguments of the current call.
         guard(|| unsafe {
-            let tenant = read_tenant(env.raw(), tenant_id.raw())?;
+            let tenant = read_tenant(env.raw(), tenant_id.raw()).map_err(to_js)?;
             let ring = read_secrets(env.raw(), secrets.raw(), Some(options.raw()))?;
             self.inner.set_tenant(&tenant, ring).map_err(to_js)
         })
@@ -150,7 +151,7 @@ impl KeyRing {
     pub fn delete_tenant(&self, env: Env, tenant_id: Unknown) -> Result<bool> {
         // SAFETY: the arguments of the current call.
         guard(|| unsafe {
-            let tenant = read_tenant(env.raw(), tenant_id.raw())?;
+            let tenant = read_tenant(env.raw(), tenant_id.raw()).map_err(to_js)?;
             self.inner.remove_tenant(&tenant).map_err(to_js)
         })
     }

@@ -149,7 +149,7 @@ pub unsafe fn read_envelope_bytes(
 
 /// Reads an envelope's UTF-16 units into `wide` and returns how many. A
 /// value longer than the ring's maximum, or one that does not start like a
-/// v1 envelope, is refused before more than the reused buffer is copied.
+/// supported envelope (v1 or v2), is refused before more than the reused buffer is copied.
 ///
 /// # Safety
 /// `env` and `value` must be valid for the current call.
@@ -164,7 +164,7 @@ pub unsafe fn read_envelope_utf16(
 }
 
 /// Refuses, before it is copied, a stored value of `units` characters whose
-/// first characters are `head`: over the ring's maximum, or not `v1:`.
+/// first characters are `head`: over the ring's maximum, or not `v1:` or `v2:`.
 fn check_long_envelope(ring: &CoreRing, units: usize, head: &[u16]) -> Result<(), AleError> {
     envelope::check_version(head)?;
     ring.check_envelope_len(units)
@@ -391,4 +391,21 @@ pub unsafe fn utf8_to_js(
 
 fn too_long() -> napi::Error {
     napi::Error::from_reason("string too long for the JS engine")
+}
+
+/// A tenant id argument, as UTF-8; `ALE_INVALID_CONTEXT` when it is not a
+/// well-formed string.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current call.
+pub unsafe fn read_tenant(env: sys::napi_env, value: sys::napi_value) -> Result<String, AleError> {
+    let (mut wide, mut text) = (Vec::new(), Vec::new());
+    let not_string = || AleError::InvalidContext {
+        part: "tenantId",
+        reason: "is not a string",
+    };
+    // SAFETY: forwarded.
+    let range = unsafe { read_utf8(env, value, &mut wide, &mut text, "tenantId") }
+        .map_err(|_| not_string())?;
+    String::from_utf8(text[range].to_vec()).map_err(|_| AleError::Internal)
 }

@@ -3,7 +3,7 @@
 // storage, and the column mappers that run values through it.
 import * as native from '../../index.js';
 import type { KeyRing } from '../../index.js';
-import { parseJson, stringifyJson } from '../shared/json.js';
+import { codedError, parseJson, stringifyJson } from '../shared/json.js';
 import { AleColumnError, atColumn, failedRead } from './failures.js';
 import { countLegacyRead, legacyDeadline } from './legacy.js';
 import type { TenantKeys } from './keys/store.js';
@@ -65,6 +65,8 @@ export interface FieldCodec {
   readonly column: string;
   readonly collection: string;
   readonly field: string;
+  /** The tenant key store the column seals under, if it has `keys`. */
+  readonly keys: TenantKeys | undefined;
   tenant(): string;
   /** Encrypts `value`, serialised first by `serialise` when given. */
   encrypt(plaintext: string): string;
@@ -85,14 +87,14 @@ export interface FieldCodec {
 
 export function fieldCodec(column: string, options: EncryptedColumnOptions): FieldCodec {
   if (!options || typeof options.collection !== 'string') {
-    throw Object.assign(new Error(`encrypted column "${column}": options.collection (the collectionId) is required`), { code: 'ALE_INVALID_CONTEXT' });
+    throw codedError('ALE_INVALID_CONTEXT', `encrypted column "${column}": options.collection (the collectionId) is required`);
   }
   const { collection, keyRing, keys } = options;
   if (keys !== undefined && keyRing !== undefined) {
-    throw Object.assign(new Error(`encrypted column "${column}": give it keys (tenant keys) or keyRing, not both`), { code: 'ALE_INVALID_INPUT' });
+    throw codedError('ALE_INVALID_INPUT', `encrypted column "${column}": give it keys (tenant keys) or keyRing, not both`);
   }
   if (keys !== undefined && typeof keys?.sealer?.encrypt !== 'function') {
-    throw Object.assign(new Error(`encrypted column "${column}": options.keys must be the store tenantKeys() returned`), { code: 'ALE_INVALID_INPUT' });
+    throw codedError('ALE_INVALID_INPUT', `encrypted column "${column}": options.keys must be the store tenantKeys() returned`);
   }
   const ring: Sealer = keys?.sealer ?? keyRing ?? processRing;
   storageOf(options, column);
@@ -163,6 +165,7 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
     column,
     collection,
     field,
+    keys,
     tenant,
     encrypt(value: unknown, serialise?: (value: unknown) => string) {
       const t = tenant();

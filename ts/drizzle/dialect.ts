@@ -52,7 +52,7 @@ export function dialect<D extends Dialect>(customType: CustomType, sqlType: SqlT
     const toDriver = (value: T) => ((value as unknown) === COLUMN_PROBE ? info : mappers.toDriver(value));
     return column<T, TName, S>(name, info.storage === 'binary' ? sqlType.binary : sqlType.text, toDriver, mappers.fromDriver);
   };
-  const infoOf = (codec: FieldCodec, storage: Storage, kind: ColumnInfo['kind']): ColumnInfo => ({ storage, kind, collection: codec.collection, field: codec.field });
+  const infoOf = (codec: FieldCodec, storage: Storage, kind: ColumnInfo['kind']): ColumnInfo => ({ storage, kind, collection: codec.collection, field: codec.field, keys: codec.keys });
   return {
     /**
      * A string column stored as an envelope bound to tenant:collection:field:

@@ -4,6 +4,7 @@
 // blind-index column with its codec. The symbols come from Symbol.for, so a
 // column of either build (ESM or CommonJS) answers the other's probe.
 import type { FieldCodec } from './codec.js';
+import type { TenantKeys } from './keys/store.js';
 import type { Storage } from './storage.js';
 
 /**
@@ -17,6 +18,8 @@ export interface ColumnInfo {
   kind: 'text' | 'json';
   collection: string;
   field: string;
+  /** The tenant key store of a column with `keys`. */
+  keys: TenantKeys | undefined;
 }
 export const COLUMN_PROBE = Symbol.for('@sveltycms/ale/column-probe');
 

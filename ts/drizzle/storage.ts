@@ -47,7 +47,7 @@ export function textOnly(cell: string | Uint8Array): string {
   throw codedError('ALE_MALFORMED_ENVELOPE', 'the text column holds bytes, not a text envelope');
 }
 
-/** Whether `bytes` are the UTF-8 of a text envelope (`v1:…`), as a text column's bytes copied into a binary one are. */
+/** Whether `bytes` are the UTF-8 of a text envelope (`v1:…` or `v2:…`), as a text column's bytes copied into a binary one are. */
 export function isTextEnvelopeBytes(bytes: Uint8Array): boolean {
   if (bytes[0] !== 0x76) return false; // 'v'
   try {

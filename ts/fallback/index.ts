@@ -37,7 +37,11 @@ function readTenant(value: unknown): string {
 // The options are read before the secrets, as the addon reads them.
 const ringFromSecrets = (secrets: unknown, options: unknown): Ring => {
   const read = readOptions(options);
-  return Ring.build(readSecrets(secrets), read);
+  try {
+    return Ring.build(readSecrets(secrets), read);
+  } finally {
+    read.indexKey?.fill(0); // Ring.build wipes it too; this covers a refusal of the secrets first
+  }
 };
 
 const ringFromEnv = (vars: unknown, options: unknown): Ring => {

@@ -159,6 +159,14 @@ export class Ring {
     return ring;
   }
 
+  /** `#delegate` for a text envelope, after the checks the addon makes before it hands the value on: version, then length. */
+  #delegateText(envelope: string, aad: string): Ring | null {
+    if (!this.#tenants) return null;
+    checkVersion(envelope);
+    if (envelope.length > this.#options.maxEnvelopeLength) throw tooLarge(this.#options.maxEnvelopeLength);
+    return this.#delegate(aad);
+  }
+
   /** How many blind indexes a value has under `aad`: one per secret (the tenant's, in a ring of tenants). */
   indexCount(aad: string): number {
     return (this.#delegate(aad) ?? this).#secrets;
@@ -215,9 +223,9 @@ export class Ring {
 
   /** Decrypts a text envelope. */
   open(envelope: string, aad: string): string {
-    const { keyId, iv, tag, ciphertext } = this.#readText(envelope);
-    const tenant = this.#delegate(aad);
+    const tenant = this.#delegateText(envelope, aad);
     if (tenant) return tenant.open(envelope, aad);
+    const { keyId, iv, tag, ciphertext } = this.#readText(envelope);
     return toText(this.#decrypt(keyId, iv, tag, ciphertext, aad)[1]);
   }
 
@@ -231,9 +239,9 @@ export class Ring {
 
   /** Which key opens a text envelope, in decryption order. */
   keyIndex(envelope: string, aad: string): number {
-    const { keyId, iv, tag, ciphertext } = this.#readText(envelope);
-    const tenant = this.#delegate(aad);
+    const tenant = this.#delegateText(envelope, aad);
     if (tenant) return tenant.keyIndex(envelope, aad);
+    const { keyId, iv, tag, ciphertext } = this.#readText(envelope);
     const [index, plaintext] = this.#decrypt(keyId, iv, tag, ciphertext, aad);
     plaintext.fill(0);
     return index;
@@ -245,9 +253,9 @@ export class Ring {
    * every other failure rejects it.
    */
   async openAsync(envelope: string, aad: string): Promise<string> {
-    const { keyId, iv, tag, ciphertext } = this.#readText(envelope);
-    const tenant = this.#delegate(aad);
+    const tenant = this.#delegateText(envelope, aad);
     if (tenant) return tenant.openAsync(envelope, aad);
+    const { keyId, iv, tag, ciphertext } = this.#readText(envelope);
     const sealed = Buffer.concat([ciphertext, tag]);
     const additionalData = additionalDataOf(keyId, aad);
     for (const i of this.#candidates(keyId)) {

@@ -241,12 +241,15 @@ impl KeyRing {
         op: impl FnOnce(&KeyRing) -> Result<R>,
     ) -> Option<Result<R>> {
         let tenants = self.tenants.as_ref()?;
-        Some(match tenants.read() {
-            Ok(map) => match map.get(ctx.parts()[0]) {
-                Some(ring) => op(ring),
-                None => Err(AleError::KeyNotLoaded),
-            },
-            Err(_) => Err(AleError::Internal),
+        // The lock is held for the lookup only, so that a long operation
+        // (an async job's large value) never holds up `set_tenant`.
+        let ring = match tenants.read() {
+            Ok(map) => map.get(ctx.parts()[0]).cloned(),
+            Err(_) => return Some(Err(AleError::Internal)),
+        };
+        Some(match ring {
+            Some(ring) => op(&ring),
+            None => Err(AleError::KeyNotLoaded),
         })
     }
 

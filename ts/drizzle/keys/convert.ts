@@ -102,6 +102,10 @@ function plan(keys: TenantKeys, cells: Cells): Plan {
   };
 }
 
+/** A column converted under a store that is not its own would no longer open through it. */
+const notThisStore = (name: string) =>
+  codedError('ALE_INVALID_INPUT', `convertToTenantKeys: column "${name}" does not have keys: options.keys; give it that store first, so that it reads what the conversion writes`);
+
 /** Loads the tenants of each batch before the plan, which is synchronous, runs on it. */
 function loadingTenants(driver: BatchDriver, keys: TenantKeys): BatchDriver {
   return {
@@ -137,12 +141,14 @@ export function tenantConversion(transact: Transact) {
       const info = columnInfo(spec.column);
       const name = (spec.column as { name: string }).name;
       if (!info) throw codedError('ALE_INVALID_INPUT', `convertToTenantKeys: column "${name}" is not an encryptedText or encryptedJson column`);
+      if (info.keys !== keys) throw notThisStore(name);
       cells.storage.push(info.storage);
       cells.where.push({ table: tableName, column: name, collection: info.collection });
       cells.context.push({ collection: spec.collection ?? info.collection, field: spec.field ?? info.field });
     }
     indexes.forEach(({ index, source }, j) => {
       const codec = codecOf(index);
+      if (codec.keys !== keys) throw notThisStore((index as { name: string }).name);
       const at = columns.length + j;
       const from = columns.findIndex((c) => c.column === source);
       if (from < 0) throw codedError('ALE_INVALID_INPUT', `convertToTenantKeys: the source of index "${(index as { name: string }).name}" must be one of options.columns`);

@@ -33,7 +33,9 @@ const REF_INFO = 'sveltycms-ale-kek-reference';
 
 /** One local KEK: AES-256-GCM over the key, `iv ‖ tag ‖ ciphertext` in base64url. */
 function localProvider(secret: string | Uint8Array, label: string): KekProvider {
-  const { key } = resolveSecret({ label, value: secret });
+  const { key, fallbacks } = resolveSecret({ label, value: secret });
+  // A passphrase's legacy keys decrypt old v1 values; a KEK never needs them.
+  for (const [, legacy] of fallbacks) legacy.fill(0);
   const bytes = key[1];
   const id = `local:${createHmac('sha256', bytes).update(REF_INFO).digest('base64url').slice(0, 22)}`;
   const aes: KeyObject = createSecretKey(bytes);

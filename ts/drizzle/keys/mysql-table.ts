@@ -1,7 +1,16 @@
 // The key table on MySQL and MariaDB. MySQL has no CREATE INDEX IF NOT
 // EXISTS, so the indexes are part of CREATE TABLE IF NOT EXISTS.
-import { bigint, index, int, mysqlTable, text, uniqueIndex, varchar } from 'drizzle-orm/mysql-core';
+import { bigint, customType, index, int, mysqlTable, text, uniqueIndex, varchar } from 'drizzle-orm/mysql-core';
 import { DEFAULT_TABLE, type KeyRow, type KeyTableSpec } from './table.js';
+
+// Bytes, compared as they are: a `_bin` collation of MariaDB still ignores
+// trailing spaces. 764 bytes hold 191 characters of UTF-8 and fit the
+// 767-byte index prefix of older servers.
+const TENANT_TYPE = 'varbinary(764)';
+const tenantColumn = customType<{ data: string; driverData: string | Uint8Array }>({
+  dataType: () => TENANT_TYPE,
+  fromDriver: (value) => (typeof value === 'string' ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8')),
+});
 
 /** The key table named `name` (default `ale_keys`), for queries and for drizzle-kit. */
 export function keyTable(name: string = DEFAULT_TABLE) {
@@ -9,8 +18,8 @@ export function keyTable(name: string = DEFAULT_TABLE) {
     name,
     {
       keyId: varchar('key_id', { length: 22 }).primaryKey(),
-      // 191 characters of utf8mb4 fit the 767-byte index prefix of older servers.
-      tenant: varchar('tenant', { length: 191 }).notNull(),
+      // 'Acme', 'acme' and 'acme ' are three tenants with three sets of keys, as in SQLite and PostgreSQL.
+      tenant: tenantColumn('tenant').notNull(),
       purpose: varchar('purpose', { length: 16 }).$type<KeyRow['purpose']>().notNull(),
       generation: int('generation').notNull(),
       state: varchar('state', { length: 16 }).$type<KeyRow['state']>().notNull(),
@@ -26,7 +35,7 @@ export function keyTable(name: string = DEFAULT_TABLE) {
 export const mysqlKeys: KeyTableSpec = {
   table: keyTable,
   create: (name) => [
-    `CREATE TABLE IF NOT EXISTS ${name} (key_id varchar(22) NOT NULL PRIMARY KEY, tenant varchar(191) NOT NULL, purpose varchar(16) NOT NULL, ` +
+    `CREATE TABLE IF NOT EXISTS ${name} (key_id varchar(22) NOT NULL PRIMARY KEY, tenant ${TENANT_TYPE} NOT NULL, purpose varchar(16) NOT NULL, ` +
       `generation int NOT NULL, state varchar(16) NOT NULL, wrapped_key text, kek varchar(255), created_at bigint NOT NULL, updated_at bigint NOT NULL, ` +
       `UNIQUE INDEX ${name}_generation (tenant, purpose, generation), INDEX ${name}_updated (updated_at))`,
   ],

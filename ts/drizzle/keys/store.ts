@@ -6,6 +6,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { and, eq, gt, lt, max, sql } from 'drizzle-orm';
 import * as native from '../../../index.js';
 import type { KeyRing } from '../../../index.js';
+import { codedError } from '../../shared/json.js';
 import { processRing, type Sealer } from '../process-ring.js';
 import { withTenant as inTenantScope } from '../scope.js';
 import { clock, startClock, TenantCache, type Entry } from './cache.js';
@@ -65,9 +66,12 @@ function wrapAad(tenant: string, keyId: string, purpose: Purpose): Buffer {
   return Buffer.from(JSON.stringify([WRAP_LABEL, tenant, keyId, purpose]), 'utf8');
 }
 
+/** The longest tenant id: what MySQL's key table indexes (191 characters of utf8mb4), the same on every dialect. */
+const MAX_TENANT_CHARS = 191;
+
 function checkTenant(tenant: unknown): string {
-  if (typeof tenant !== 'string' || tenant === '' || tenant.includes(':')) {
-    throw Object.assign(new Error('tenantKeys: the tenant id must be a non-empty string without ":"'), { code: 'ALE_INVALID_CONTEXT' });
+  if (typeof tenant !== 'string' || tenant === '' || tenant.includes(':') || tenant.length > MAX_TENANT_CHARS) {
+    throw codedError('ALE_INVALID_CONTEXT', `tenantKeys: the tenant id must be a non-empty string without ":", of at most ${MAX_TENANT_CHARS} characters`);
   }
   return tenant;
 }
@@ -75,7 +79,7 @@ function checkTenant(tenant: unknown): string {
 function positive(value: number | undefined, fallback: number, name: string, zero = false): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < (zero ? 0 : 1)) {
-    throw Object.assign(new Error(`tenantKeys: options.${name} must be a ${zero ? 'non-negative' : 'positive'} integer`), { code: 'ALE_INVALID_INPUT' });
+    throw codedError('ALE_INVALID_INPUT', `tenantKeys: options.${name} must be a ${zero ? 'non-negative' : 'positive'} integer`);
   }
   return value;
 }
@@ -112,7 +116,7 @@ export class TenantKeys {
   readonly sealer: Sealer;
 
   constructor(db: AnyDb, spec: KeyTableSpec, options: TenantKeysOptions) {
-    if (!db) throw Object.assign(new Error('tenantKeys: pass the Drizzle database first'), { code: 'ALE_INVALID_INPUT' });
+    if (!db) throw codedError('ALE_INVALID_INPUT', 'tenantKeys: pass the Drizzle database first');
     this.#db = db;
     this.#spec = spec;
     this.#name = checkedTableName(options?.table ?? DEFAULT_TABLE);
@@ -123,7 +127,7 @@ export class TenantKeys {
     this.#changeCheckEvery = positive(options.changeCheckEvery, 1_000, 'changeCheckEvery', true);
     this.#nextCheck = this.#changeCheckEvery > 0 ? 0 : Number.POSITIVE_INFINITY;
     if (options.ivLength !== undefined && options.ivLength !== 12 && options.ivLength !== 16) {
-      throw Object.assign(new Error('tenantKeys: options.ivLength must be 12 or 16'), { code: 'ALE_INVALID_INPUT' });
+      throw codedError('ALE_INVALID_INPUT', 'tenantKeys: options.ivLength must be 12 or 16');
     }
     this.#ivLength = options.ivLength ?? 12;
     this.#rings = native.KeyRing.forTenants({ ivLength: this.#ivLength });
@@ -181,7 +185,15 @@ export class TenantKeys {
     const rows: KeyRow[] = await this.#db.select().from(t).where(and(eq(t.tenant, tenantId), eq(t.purpose, 'data')));
     const generation = Math.max(0, ...rows.map((r) => r.generation)) + 1;
     const row = await this.#newRow(tenantId, 'data', generation, 'active');
-    await this.#db.insert(t).values(row);
+    try {
+      await this.#db.insert(t).values(row);
+    } catch (e) {
+      // A concurrent rotate took this generation (the unique index): its key is the new one.
+      await this.#refresh(tenantId, true);
+      const theirs = this.#cache.get(tenantId);
+      if (!theirs?.loaded || theirs.keyIds.split(',').length < generation) throw e;
+      return { keyId: this.activeKeyId(tenantId) };
+    }
     await this.#db
       .update(t)
       .set({ state: 'decrypt-only', updatedAt: row.updatedAt })
@@ -312,17 +324,27 @@ export class TenantKeys {
   #refresh(tenant: string, force = false): Promise<void> {
     const pending = this.#pending.get(tenant);
     if (pending && !force) return pending;
-    const read = this.#read(tenant).finally(() => {
+    const read: Promise<void> = this.#read(tenant, () => this.#pending.get(tenant) === read).finally(() => {
       if (this.#pending.get(tenant) === read) this.#pending.delete(tenant);
     });
     this.#pending.set(tenant, read);
     return read;
   }
 
-  async #read(tenant: string): Promise<void> {
+  /**
+   * One read of the tenant's rows into its entry. `latest` says whether this
+   * read is still the newest one for the tenant: an older read that ends
+   * after a newer one, or a read that ends after a shred here, changes
+   * nothing.
+   */
+  async #read(tenant: string, latest: () => boolean): Promise<void> {
     const t = this.#table;
-    let rows: KeyRow[] = await this.#db.select().from(t).where(eq(t.tenant, tenant));
-    if (rows.length === 0) rows = await this.#create(tenant);
+    // Exactly this tenant's rows, whatever the column's collation compares as equal.
+    const own = (rows: KeyRow[]) => rows.filter((r) => r.tenant === tenant);
+    let rows = own(await this.#db.select().from(t).where(eq(t.tenant, tenant)));
+    if (rows.length === 0) rows = own(await this.#create(tenant));
+    const superseded = () => !latest() || this.#shredded.has(tenant);
+    if (superseded()) return;
     const seen = Math.max(...rows.map((r) => Number(r.updatedAt)));
     if (rows.some((r) => r.state === 'shredded')) {
       this.#markShredded(tenant, seen);
@@ -336,20 +358,21 @@ export class TenantKeys {
     const joined = keyIds.join();
     const current = this.#cache.get(tenant);
     const staleAt = clock.now + this.#recheckAfter;
-    if (current?.loaded && current.keyIds === joined) {
+    if (current?.loaded && current.keyIds === joined && current.staleAt > 0) {
       current.staleAt = staleAt;
       current.seen = seen;
       return;
     }
-    const secrets = await Promise.all(data.map((r) => this.#unwrap(r)));
-    const indexKey = await this.#unwrap(index).catch((e) => {
-      for (const s of secrets) s.fill(0);
-      throw e;
-    });
+    const unwrapped = await Promise.allSettled([index, ...data].map((r) => this.#unwrap(r)));
+    const keys = unwrapped.flatMap((u) => (u.status === 'fulfilled' ? [u.value] : []));
     try {
+      const failed = unwrapped.find((u) => u.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      if (superseded()) return;
+      const [indexKey, ...secrets] = keys;
       this.#rings.setTenant(tenant, secrets, { keyIds, indexKey, ivLength: this.#ivLength, legacyFallbacks: false });
     } finally {
-      for (const s of [...secrets, indexKey]) s.fill(0);
+      for (const key of keys) key.fill(0);
     }
     this.#cache.set(tenant, { loaded: true, keyIds: joined, used: true, staleAt, seen, ready: SETTLED });
   }
@@ -394,7 +417,9 @@ export class TenantKeys {
       }
       return key;
     } catch (e) {
-      if ((e as { code?: string }).code === 'ALE_KEK_UNAVAILABLE') throw e;
+      // A provider's own coded error (a key service that cannot be reached) says more than "did not unwrap".
+      const code = (e as { code?: unknown })?.code;
+      if (typeof code === 'string' && code !== 'ALE_AUTH_FAILED') throw e;
       throw unwrapFailed(row.tenant, row.keyId, ref);
     }
   }
@@ -456,13 +481,40 @@ export class TenantKeys {
     const legacyBytes = (stored: Uint8Array) => stored[0] === 1;
     const nowhere = (value: string, t: string, c: string, f: string) =>
       createHmac('sha256', this.#nowhere).update(`${t}:${c}:${f}:`).update(value).digest('base64url');
+    /**
+     * A loaded tenant whose ring lacks the key a value names: most likely
+     * a rotation by another process that this one has not read yet. The
+     * entry is made stale, so that the next load() (and a background read
+     * now) picks the new key up; the error goes to the caller.
+     */
+    const missed = (e: unknown, tenant: string): unknown => {
+      const entry = cache.get(tenant);
+      if ((e as { code?: string })?.code === 'ALE_KEY_NOT_LOADED' && entry?.loaded) {
+        entry.staleAt = 0;
+        this.#refresh(tenant).catch(() => undefined);
+      }
+      return e;
+    };
+    type Open<V> = (stored: V, t: string, c: string, f: string) => string;
+    /** A decryption: a v1 value through the process-wide ring, any other through the tenant's keys. */
+    const opening =
+      <V>(isV1: (stored: V) => boolean, v1: Open<V>, own: Open<V>): Open<V> =>
+      (stored, t, c, f) => {
+        check(t);
+        if (isV1(stored)) return v1(stored, t, c, f);
+        try {
+          return own(stored, t, c, f);
+        } catch (e) {
+          throw missed(e, t);
+        }
+      };
     /** Whether a blind index can be computed for the tenant: false once shredded (its lookups then match nothing). */
     const indexable = (tenant: string): boolean => this.#use(tenant).loaded;
     return {
       encrypt: (plaintext, t, c, f) => (check(t), rings.encrypt(plaintext, t, c, f)),
       encryptBinary: (plaintext, t, c, f) => (check(t), rings.encryptBinary(plaintext, t, c, f)),
-      decrypt: (stored, t, c, f) => (check(t), legacyText(stored) ? processRing.decrypt(stored, t, c, f) : rings.decrypt(stored, t, c, f)),
-      decryptBinary: (stored, t, c, f) => (check(t), legacyBytes(stored) ? processRing.decryptBinary(stored, t, c, f) : rings.decryptBinary(stored, t, c, f)),
+      decrypt: opening(legacyText, processRing.decrypt, (stored, t, c, f) => rings.decrypt(stored, t, c, f)),
+      decryptBinary: opening(legacyBytes, processRing.decryptBinary, (stored, t, c, f) => rings.decryptBinary(stored, t, c, f)),
       blindIndex: (value, t, c, f) => (indexable(t) ? rings.blindIndex(value, t, c, f) : nowhere(value, t, c, f)),
       blindIndexes: (value, t, c, f) => {
         if (!indexable(t)) return [nowhere(value, t, c, f)];

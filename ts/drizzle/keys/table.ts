@@ -1,6 +1,7 @@
 // What every dialect's key table has in common: its rows, the name rule, and
 // how a dialect describes itself to the key store.
 import type { SQL } from 'drizzle-orm';
+import { codedError } from '../../shared/json.js';
 
 /** What a key is for: sealing values, or keying their blind indexes. */
 export type Purpose = 'data' | 'index';
@@ -39,12 +40,14 @@ export interface KeyTableSpec {
 /** The default table name. */
 export const DEFAULT_TABLE = 'ale_keys';
 
-/** A table name that is safe to put in DDL unquoted in every dialect. */
+/**
+ * A table name that is safe to put in DDL unquoted in every dialect, and
+ * that names the same table there as in Drizzle's quoted queries: lower
+ * case only, since PostgreSQL folds unquoted names to lower case.
+ */
 export function checkedTableName(name: string): string {
-  if (typeof name !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]{0,47}$/.test(name)) {
-    throw Object.assign(new Error('tenantKeys: options.table must be a plain SQL name: letters, digits and _, not starting with a digit, at most 48 characters'), {
-      code: 'ALE_INVALID_INPUT',
-    });
+  if (typeof name !== 'string' || !/^[a-z_][a-z0-9_]{0,47}$/.test(name)) {
+    throw codedError('ALE_INVALID_INPUT', 'tenantKeys: options.table must be a plain SQL name: lower-case letters, digits and _, not starting with a digit, at most 48 characters');
   }
   return name;
 }
