@@ -180,7 +180,7 @@ export async function runTenant(ale, { iterations, rounds, dbIterations, dbRound
       onStep?.('tenant keys: micro');
       const rows = await dbRows(ale, dir, keys, { iterations: dbIterations, rounds: Math.max(dbRounds, quick ? 1 : 6), secret });
       onStep?.('tenant keys: DB rows');
-      const mem = await memory(dir, { tenants: quick ? 1_000 : 10_000 });
+      const mem = await memory(dir, { tenants: 10_000 });
       onStep?.('tenant keys: memory');
       return { micro: m, load, db: rows, memory: mem, driver: SQLITE_DRIVERS[0] };
     } finally {

@@ -12,8 +12,6 @@ export interface Entry {
   staleAt: number;
   /** The newest `updated_at` among the rows it was built from. */
   seen: number;
-  /** The settled load that made it, returned by load() while it is fresh. */
-  ready: Promise<void>;
 }
 
 /**
@@ -62,10 +60,6 @@ export class TenantCache {
 
   delete(tenant: string): void {
     this.#entries.delete(tenant);
-  }
-
-  tenants(): IterableIterator<[string, Entry]> {
-    return this.#entries.entries();
   }
 
   #makeRoom(): void {

@@ -160,7 +160,7 @@ export class TenantKeys {
     const entry = this.#cache.get(tenantId);
     if (entry !== undefined && entry.staleAt > clock.now) {
       entry.used = true;
-      return entry.ready;
+      return SETTLED;
     }
     return this.#refresh(checkTenant(tenantId));
   }
@@ -374,7 +374,7 @@ export class TenantKeys {
     } finally {
       for (const key of keys) key.fill(0);
     }
-    this.#cache.set(tenant, { loaded: true, keyIds: joined, used: true, staleAt, seen, ready: SETTLED });
+    this.#cache.set(tenant, { loaded: true, keyIds: joined, used: true, staleAt, seen });
   }
 
   /** A tenant's first keys: a data key and an index key at generation 1, or whatever a concurrent creator stored. */
@@ -427,7 +427,7 @@ export class TenantKeys {
   #markShredded(tenant: string, seen: number): void {
     this.#shredded.add(tenant);
     this.#rings.deleteTenant(tenant);
-    this.#cache.set(tenant, { loaded: false, keyIds: '', used: true, staleAt: Number.POSITIVE_INFINITY, seen, ready: SETTLED });
+    this.#cache.set(tenant, { loaded: false, keyIds: '', used: true, staleAt: Number.POSITIVE_INFINITY, seen });
   }
 
   /** The tenant's entry for a synchronous use; starts a background re-read when it is stale, and a change check when one is due. */
