@@ -345,6 +345,17 @@ export function tenantKeysSuite(d) {
       assert.ok(small.sealer.encrypt('x', 'a', 'notes', 'body').startsWith('v2:'));
     });
 
+    test('a process idle since before another one shredded a tenant sees the shred on its first withTenant after the change-check interval', async () => {
+      await insert('acme', [{ id: 1, body: 'x' }]);
+      const idle = mod.tenantKeys(db, { kek: KEK, changeCheckEvery: 200 });
+      const table = defineKeyedTables(mod, d.builders, idle).notes;
+      const first = () => idle.withTenant('acme', () => db.select({ body: table.body }).from(table).where(eq(table.id, 1)));
+      assert.deepEqual(await first(), [{ body: 'x' }]);
+      await keys.shred('acme'); // the other process
+      await new Promise((r) => setTimeout(r, 400)); // nothing runs in `idle` meanwhile
+      assert.equal(await codeOf(first), 'ALE_KEY_SHREDDED');
+    });
+
     test('another process sees a rotation and a shred within the bound (recheckAfter, or sooner through the change check)', async () => {
       await insert('acme', [{ id: 1, body: 'watched', meta: null }]);
       const w = startWatcher(conn.target, 'acme');

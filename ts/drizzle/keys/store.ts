@@ -28,16 +28,16 @@ export interface TenantKeysOptions {
   /** Tenants kept in memory at once; past it, the least recently used is dropped. Default 10,000. */
   maxTenants?: number;
   /**
-   * Milliseconds after which a loaded tenant's rows are read again on its
-   * next use (in the background; load() and withTenant() wait for it). A
-   * shred or rotation by another process takes effect here within this
-   * bound. Default 60,000.
+   * Milliseconds after which a loaded tenant's rows are read again: on its
+   * next load() or withTenant(), which wait for the read, or in the
+   * background on its next use by a column. Default 60,000.
    */
   recheckAfter?: number;
   /**
    * Milliseconds between change checks: one query for the key rows changed
-   * since the last, on the next use after the interval, which re-reads the
-   * loaded tenants they belong to. 0 turns it off. Default 1,000.
+   * since the last, which re-reads the loaded tenants they belong to; run by
+   * the next load() after the interval (which waits for it), or in the
+   * background by the next use. 0 turns it off. Default 1,000.
    */
   changeCheckEvery?: number;
   /** IV length of the values sealed under tenant keys. Default 12 (v2 values are read by this package only). */
@@ -110,7 +110,8 @@ export class TenantKeys {
   /** Clock time of the next change check; never when change checks are off. */
   #nextCheck: number;
   #checkSince = 0;
-  #checking = false;
+  /** The change check under way, if any. */
+  #checking: Promise<void> | undefined;
 
   /** What `keys` columns call: the tenant's ring from memory, or a coded error. */
   readonly sealer: Sealer;
@@ -160,7 +161,10 @@ export class TenantKeys {
     const entry = this.#cache.get(tenantId);
     if (entry !== undefined && entry.staleAt > clock.now) {
       entry.used = true;
-      return SETTLED;
+      if (this.#nextCheck > clock.now) return SETTLED;
+      // A change check is due: wait for it (and for the re-reads it starts),
+      // so that work run through load() never uses keys older than the bound.
+      return this.#checkChanges().then(() => this.load(tenantId));
     }
     return this.#refresh(checkTenant(tenantId));
   }
@@ -205,7 +209,8 @@ export class TenantKeys {
   /**
    * Destroys every key of the tenant and leaves a tombstone: its rows stay,
    * with state 'shredded' and no key. Its values fail with ALE_KEY_SHREDDED
-   * from now on, here at once and in other processes within recheckAfter;
+   * from now on, here at once and in other processes within the bound of
+   * changeCheckEvery or recheckAfter;
    * its blind-index lookups match nothing. A backup taken before still
    * holds the wrapped keys: see rewrap().
    */
@@ -439,29 +444,41 @@ export class TenantKeys {
       entry.staleAt = clock.now + this.#recheckAfter;
       this.#refresh(tenant).catch(() => (entry.staleAt = clock.now));
     }
-    if (this.#nextCheck <= clock.now) this.#checkChanges();
+    if (this.#nextCheck <= clock.now) void this.#checkChanges();
     return entry;
   }
 
-  /** One query for rows changed since the last check; the loaded tenants among them are read again. */
-  #checkChanges(): void {
-    if (this.#checking) return;
-    this.#checking = true;
+  /**
+   * One query for rows changed since the last check; the loaded tenants
+   * among them are read again. Concurrent callers share one check; the
+   * promise settles once those re-reads have, and never rejects (a failed
+   * check leaves the entries as they were, to be checked again).
+   */
+  #checkChanges(): Promise<void> {
+    if (this.#checking) return this.#checking;
     this.#nextCheck = clock.now + this.#changeCheckEvery;
     // Another process's clock may lag ours: look back a minute, and let each entry's `seen` skip what it already has.
     const since = this.#checkSince - 60_000;
     const started = Date.now();
     const t = this.#table;
-    Promise.resolve(this.#db.select({ tenant: t.tenant, updatedAt: max(t.updatedAt) }).from(t).where(gt(t.updatedAt, since)).groupBy(t.tenant))
-      .then((changed: { tenant: string; updatedAt: number | string | null }[]) => {
-        this.#checkSince = started;
-        for (const { tenant, updatedAt } of changed) {
-          const entry = this.#cache.get(tenant);
-          if (entry && Number(updatedAt) > entry.seen) this.#refresh(tenant, true).catch(() => (entry.staleAt = clock.now));
-        }
-      })
+    const check = (async () => {
+      const changed: { tenant: string; updatedAt: number | string | null }[] = await this.#db
+        .select({ tenant: t.tenant, updatedAt: max(t.updatedAt) })
+        .from(t)
+        .where(gt(t.updatedAt, since))
+        .groupBy(t.tenant);
+      this.#checkSince = started;
+      const reads: Promise<void>[] = [];
+      for (const { tenant, updatedAt } of changed) {
+        const entry = this.#cache.get(tenant);
+        if (entry && Number(updatedAt) > entry.seen) reads.push(this.#refresh(tenant, true).catch(() => void (entry.staleAt = clock.now)));
+      }
+      await Promise.all(reads);
+    })()
       .catch(() => undefined)
-      .finally(() => (this.#checking = false));
+      .finally(() => (this.#checking = undefined));
+    this.#checking = check;
+    return check;
   }
 
   #makeSealer(): Sealer {
