@@ -20,7 +20,7 @@ const run = (workerData) =>
     w.once('error', reject);
   });
 
-test(`${WORKERS} workers × ${PER_WORKER.toLocaleString('en-US')} encryptions: no IV repeats`, async () => {
+test(`${WORKERS} workers × ${PER_WORKER.toLocaleString('en-US')} encryptions: no IV repeats`, { timeout: 120_000 }, async () => {
   ale.initKeyRing([SECRET]);
   const batches = await Promise.all(Array.from({ length: WORKERS }, () => run({ count: PER_WORKER })));
   const main = Array.from({ length: 50_000 }, () => ale.encrypt('payload', 't', 'c', 'f').slice(3, 19));
