@@ -17,6 +17,12 @@ const jsTests = readdirSync(join(root, '__test__'))
 
 process.env.ALE_TEST_PANIC_ADDON = join(root, 'target', 'test-panic', 'ale.test-panic.node');
 
+// bun test stops a test after 5 s; node --test has no limit. Tests that spawn
+// processes or loop a million times took 3.5–6.6 s on Bun's JS backend on a
+// 2-core host, and a busier CI host pushed two of them past 5 s. One limit for
+// every Bun run keeps both runtimes judging the same tests the same way.
+const bunTest = ['test', '--timeout', '120000'];
+
 const suites = [
   {
     name: 'cargo test (core, AWS-LC + RustCrypto backends)',
@@ -34,7 +40,7 @@ const suites = [
   {
     name: `JS suite on Bun ${run(join(bin, 'bun'), ['--version']).trim()}`,
     cmd: join(bin, 'bun'),
-    args: ['test', ...jsTests.map((f) => `./${f}`)],
+    args: [...bunTest, ...jsTests.map((f) => `./${f}`)],
     env: { ALE_BACKEND: 'native' },
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
@@ -42,7 +48,7 @@ const suites = [
   {
     name: `JS suite on Bun ${run(join(bin, 'bun'), ['--version']).trim()}, ALE_BUN_PATH=ffi`,
     cmd: join(bin, 'bun'),
-    args: ['test', ...jsTests.map((f) => `./${f}`)],
+    args: [...bunTest, ...jsTests.map((f) => `./${f}`)],
     env: { ALE_BACKEND: 'native', ALE_BUN_PATH: 'ffi' },
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
@@ -57,7 +63,7 @@ const suites = [
   {
     name: `JS suite on Bun ${run(join(bin, 'bun'), ['--version']).trim()}, ALE_BACKEND=js`,
     cmd: join(bin, 'bun'),
-    args: ['test', ...jsTests.map((f) => `./${f}`)],
+    args: [...bunTest, ...jsTests.map((f) => `./${f}`)],
     env: { ALE_BACKEND: 'js' },
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
@@ -89,13 +95,13 @@ const suites = [
   {
     name: 'forced panics on Bun',
     cmd: join(bin, 'bun'),
-    args: ['test', './__test__/panic.check.mjs'],
+    args: [...bunTest, './__test__/panic.check.mjs'],
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
   {
     name: 'forced panics on Bun, ALE_BUN_PATH=ffi',
     cmd: join(bin, 'bun'),
-    args: ['test', './__test__/panic.check.mjs'],
+    args: [...bunTest, './__test__/panic.check.mjs'],
     env: { ALE_BUN_PATH: 'ffi' },
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
@@ -189,6 +195,14 @@ function typeAssertions(configFile) {
   return { pass, fail };
 }
 
+// The names of failed tests, from either runner's output, so the summary at
+// the end of a long log says which ones failed.
+function failedNames(out) {
+  const names = [...out.matchAll(/^\(fail\) (.+?)(?: \[[\d.]+m?s\])?$/gm)].map((m) => m[1]);
+  for (const m of out.matchAll(/^\s*✖ (.+?)(?: \([\d.]+m?s\))?$/gm)) if (m[1] !== 'failing tests:' && !names.includes(m[1])) names.push(m[1]);
+  return names;
+}
+
 function run(cmd, args) {
   return spawnSync(cmd, args, { cwd: root, encoding: 'utf8' }).stdout ?? '';
 }
@@ -229,11 +243,14 @@ for (const suite of chosen) {
   const ok = r.status === 0 && fail === 0 && pass > 0;
   if (pass === 0) console.error(`!!! ${suite.name}: the runner found no tests`);
   if (!ok) failed = true;
-  summary.push({ suite: suite.name, pass, fail, exit: r.status, ok });
+  summary.push({ suite: suite.name, pass, fail, exit: r.status, ok, names: ok ? [] : failedNames(out) });
 }
 
 console.log('\n=== summary');
-for (const s of summary) console.log(`${s.ok ? 'ok  ' : 'FAIL'} ${s.suite}: ${s.pass} passed, ${s.fail} failed (exit ${s.exit})`);
+for (const s of summary) {
+  console.log(`${s.ok ? 'ok  ' : 'FAIL'} ${s.suite}: ${s.pass} passed, ${s.fail} failed (exit ${s.exit})`);
+  for (const name of s.names) console.log(`       failed: ${name}`);
+}
 const pass = summary.reduce((a, s) => a + s.pass, 0);
 const fail = summary.reduce((a, s) => a + s.fail, 0) + summary.filter((s) => !s.ok && s.fail === 0).length;
 console.log(`${pass} passed, ${fail} failed`);
