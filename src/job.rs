@@ -27,7 +27,13 @@ pub enum Direction {
 
 /// An encryption or decryption on the thread pool.
 pub struct Job {
+    /// The ring called: its IV-budget warning follows a seal.
     ring: Arc<CoreRing>,
+    /// The ring that does the work: for a ring of tenants, the tenant's
+    /// ring, taken when the job is made, so that the work on the pool holds
+    /// no lock of the ring of tenants (`None` when it holds none: the
+    /// promise rejects with `refused`).
+    target: Option<Arc<CoreRing>>,
     direction: Direction,
     context: [String; 3],
     bytes: Zeroizing<Vec<u8>>,
@@ -52,6 +58,7 @@ impl Job {
     ) -> Result<AsyncTask<Job>> {
         let mut job = Job {
             ring: ring.clone(),
+            target: None,
             direction,
             context: Default::default(),
             bytes: Zeroizing::new(Vec::new()),
@@ -98,6 +105,13 @@ impl Job {
         if direction == Direction::Seal {
             zeroize::Zeroize::zeroize(&mut *job.units);
         }
+        if job.refused.is_none() {
+            let [t, c, f] = &job.context;
+            match Context::new(t, c, f).and_then(|ctx| ring.resolve(&ctx)) {
+                Ok(target) => job.target = Some(target),
+                Err(e) => job.refused = Some(e),
+            }
+        }
         Ok(AsyncTask::new(job))
     }
 }
@@ -112,6 +126,9 @@ impl Task for Job {
         if let Some(refused) = self.refused.take() {
             return Ok(Err(refused));
         }
+        let Some(ring) = self.target.clone() else {
+            return Ok(Err(AleError::Internal));
+        };
         let run = || -> std::result::Result<Zeroizing<Vec<u8>>, AleError> {
             forced_compute_panic_point();
             let [t, c, f] = &self.context;
@@ -119,12 +136,9 @@ impl Task for Job {
             let (mut aad, mut out) = (Vec::new(), Zeroizing::new(Vec::new()));
             match self.direction {
                 Direction::Seal => {
-                    self.count = self
-                        .ring
-                        .seal_into(&mut self.bytes, &ctx, &mut aad, &mut out)?;
+                    self.count = ring.seal_into(&mut self.bytes, &ctx, &mut aad, &mut out)?;
                 }
-                Direction::Open => self
-                    .ring
+                Direction::Open => ring
                     .open_into(&self.units[..], &ctx, &mut aad, &mut out)
                     .map(drop)?,
             }

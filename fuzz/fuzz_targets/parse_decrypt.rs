@@ -5,6 +5,7 @@
 //! `v1` and (under [`KEYED`] with id [`KEY_ID`]) as `v2`.
 #![no_main]
 
+use ale_core::envelope;
 use ale_core::keys::{RingOptions, Secret};
 use ale_core::secret::SecretValue;
 use ale_core::{Context, KeyRing};
@@ -68,6 +69,17 @@ fuzz_target!(|data: &[u8]| {
     if as_units.is_ok() {
         assert!(out.starts_with(b"seed-"), "forged plaintext (UTF-16 path)");
     }
+    // A parse that knows some ids (the keyed ring's shortcut) gives what a
+    // plain parse gives, whichever id the input names.
+    let known = [
+        (KEY_ID, envelope::key_id_text(&KEY_ID)),
+        ([0u8; 16], envelope::key_id_text(&[0u8; 16])),
+    ];
+    assert_eq!(envelope::parse_with(data, &known), envelope::parse(data));
+    assert_eq!(
+        envelope::parse_with(&wide[..], &known),
+        envelope::parse(&wide[..])
+    );
     // The byte and UTF-16 parsers agree on ASCII input.
     if data.is_ascii() {
         let widened: Vec<u16> = data.iter().map(|&b| u16::from(b)).collect();

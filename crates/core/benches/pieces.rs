@@ -107,6 +107,23 @@ fn pieces(c: &mut Criterion) {
         )
         .and_then(|r| r.with_key_ids(&[[5; 16]]))
         .expect("keyed ring");
+        // The same key and IV length without an id: what v2 itself costs.
+        let unkeyed = KeyRing::new(
+            [Secret {
+                label: "tenant".into(),
+                value: SecretValue::Bytes(&secret),
+            }],
+            keyed.options(),
+        )
+        .expect("ring");
+        buf.copy_from_slice(&data);
+        unkeyed
+            .seal_into(&mut buf, &ctx, &mut aad, &mut sealed)
+            .expect("seal");
+        let env1 = sealed.clone();
+        g.bench_function("open_into, v1, 12-byte IV (for comparison)", |b| {
+            b.iter(|| unkeyed.open_into(black_box(&env1[..]), &ctx, &mut aad, &mut opened))
+        });
         g.bench_function("seal_into, v2 (keyed ring, 12-byte IV)", |b| {
             b.iter(|| {
                 buf.copy_from_slice(&data);

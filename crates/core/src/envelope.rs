@@ -156,16 +156,28 @@ pub fn write(
     tag: &[u8; TAG_LEN],
     ciphertext: &[u8],
 ) {
+    write_with(out, key_id.map(key_id_text).as_ref(), iv, tag, ciphertext);
+}
+
+/// [`write`], given the key id's text form ([`key_id_text`]), which a ring
+/// keeps rather than encode it for every value.
+pub fn write_with(
+    out: &mut Vec<u8>,
+    key_id_text: Option<&[u8; KEY_ID_B64_LEN]>,
+    iv: &Iv,
+    tag: &[u8; TAG_LEN],
+    ciphertext: &[u8],
+) {
     out.clear();
     crate::scratch::reserve(
         out,
-        encoded_len(iv.len(), key_id.is_some(), ciphertext.len()),
+        encoded_len(iv.len(), key_id_text.is_some(), ciphertext.len()),
     );
-    match key_id {
+    match key_id_text {
         None => out.extend_from_slice(PREFIX_V1),
-        Some(id) => {
+        Some(text) => {
             out.extend_from_slice(PREFIX_V2);
-            encode_append(id, out);
+            out.extend_from_slice(text);
             out.push(b':');
         }
     }
@@ -197,6 +209,17 @@ fn encode_append(src: &[u8], out: &mut Vec<u8>) {
 /// Splits and checks an envelope. The ciphertext part is checked by
 /// [`decode_ciphertext`].
 pub fn parse<C: CodeUnit>(envelope: &[C]) -> Result<Parts<'_, C>> {
+    parse_with(envelope, &[])
+}
+
+/// [`parse`], given the ids a ring holds with their text forms: a `v2` key
+/// id equal to one of those texts is taken without decoding it (a
+/// canonical text has one id, and a ring's ids are few). The result is
+/// [`parse`]'s, for every input; only the work differs.
+pub fn parse_with<'a, C: CodeUnit>(
+    envelope: &'a [C],
+    known: &[(KeyId, [u8; KEY_ID_B64_LEN])],
+) -> Result<Parts<'a, C>> {
     let (version, rest) = strip_version(envelope)?;
     let colon = |s: &[C]| s.iter().position(|c| c.ascii() == Some(b':'));
     let (key_id, rest) = match version {
@@ -210,12 +233,14 @@ pub fn parse<C: CodeUnit>(envelope: &[C]) -> Result<Parts<'_, C>> {
                     "the key id must be 22 base64url characters",
                 ));
             }
-            let mut id = [0u8; KEY_ID_LEN];
-            decode_exact(
-                &rest[..end],
-                &mut id,
-                "the key id is not canonical base64url",
-            )?;
+            let text = &rest[..end];
+            let same = |(_, t): &&(KeyId, [u8; KEY_ID_B64_LEN])| {
+                text.iter().zip(t).all(|(c, b)| c.ascii() == Some(*b))
+            };
+            let id = match known.iter().find(same) {
+                Some((id, _)) => *id,
+                None => parse_key_id(text)?,
+            };
             (Some(id), &rest[end + 1..])
         }
     };
@@ -265,6 +290,15 @@ pub fn parse_key_id<C: CodeUnit>(text: &[C]) -> Result<KeyId> {
     }
     decode_exact(text, &mut id, "the key id is not canonical base64url")?;
     Ok(id)
+}
+
+/// The text form of a key id, as an envelope writes it.
+pub fn key_id_text(id: &KeyId) -> [u8; KEY_ID_B64_LEN] {
+    let mut out = Vec::with_capacity(KEY_ID_B64_LEN);
+    encode_append(id, &mut out);
+    let mut text = [0u8; KEY_ID_B64_LEN];
+    text.copy_from_slice(&out);
+    text
 }
 
 /// Checks the ciphertext part without decoding it into memory we keep.
@@ -432,6 +466,45 @@ mod tests {
     }
 
     const IV16: &str = "AAECAwQFBgcICQoLDA0ODw"; // 00..0f
+
+    #[test]
+    fn a_parse_that_knows_ids_gives_what_a_plain_parse_gives() {
+        let id = [0xA5u8; KEY_ID_LEN];
+        let known = [(id, key_id_text(&id))];
+        let text = String::from_utf8(key_id_text(&id).to_vec()).expect("ASCII");
+        assert_eq!(text, "paWlpaWlpaWlpaWlpaWlpQ");
+        for envelope in [
+            format!("v2:{text}:{IV}:{TAG}:aGkhPw"),
+            // another id, a non-canonical spelling of the known one, a bad character
+            format!("v2:AAAAAAAAAAAAAAAAAAAAAA:{IV}:{TAG}:aGkhPw"),
+            format!("v2:paWlpaWlpaWlpaWlpaWlpR:{IV}:{TAG}:aGkhPw"),
+            format!("v2:paWlpaWlpaWlpaWlpaWlp=:{IV}:{TAG}:aGkhPw"),
+            format!("v2:{text}:{IV}:{TAG}"),
+            format!("v1:{IV}:{TAG}:aGkhPw"),
+        ] {
+            assert_eq!(
+                parse_with(envelope.as_bytes(), &known),
+                parse(envelope.as_bytes()),
+                "{envelope}"
+            );
+            let wide: Vec<u16> = envelope.encode_utf16().collect();
+            assert_eq!(
+                parse_with(&wide[..], &known),
+                parse(&wide[..]),
+                "{envelope}"
+            );
+        }
+        let named_envelope = format!("v2:{text}:{IV}:{TAG}:aGkhPw");
+        let named = parse_with(named_envelope.as_bytes(), &known).expect("parses");
+        assert_eq!(named.key_id, Some(id));
+        // A code unit above 0xFF where the id's text has an ASCII character.
+        let mut wide: Vec<u16> = format!("v2:{text}:{IV}:{TAG}:aGkhPw")
+            .encode_utf16()
+            .collect();
+        wide[3] = 0x170;
+        assert_eq!(parse_with(&wide[..], &known), parse(&wide[..]));
+        assert!(parse(&wide[..]).is_err());
+    }
 
     #[test]
     fn round_trips_the_layout() {

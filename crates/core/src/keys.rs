@@ -98,6 +98,11 @@ pub struct KeyRing {
     warned: AtomicBool,
     /// `Some` for a ring of tenants: the keyed ring of each tenant.
     tenants: Option<RwLock<TenantMap>>,
+    /// The key ids of a keyed ring with their text forms, in the order of
+    /// `keys`: seals copy the primary's text, and opens match a value's id
+    /// against them ([`envelope::parse_with`]), rather than encode or
+    /// decode an id for every value.
+    id_texts: Vec<(KeyId, [u8; envelope::KEY_ID_B64_LEN])>,
 }
 
 /// The rings of a ring of tenants, by tenant. foldhash (randomly seeded per
@@ -169,6 +174,7 @@ impl KeyRing {
             warn_at: AtomicU64::new(DEFAULT_WARN_AT),
             warned: AtomicBool::new(false),
             tenants: None,
+            id_texts: Vec::new(),
         })
     }
 
@@ -182,6 +188,7 @@ impl KeyRing {
             warn_at: AtomicU64::new(DEFAULT_WARN_AT),
             warned: AtomicBool::new(false),
             tenants: Some(RwLock::new(TenantMap::default())),
+            id_texts: Vec::new(),
         }
     }
 
@@ -235,22 +242,39 @@ impl KeyRing {
 
     /// For a ring of tenants, `op` on the ring of the context's tenant;
     /// `None` for any other ring.
+    ///
+    /// The read lock is held for the whole of `op`: an `Arc` clone instead
+    /// would add two atomic read-modify-writes to every call, a measurable
+    /// share of a 256 B one (docs/performance.md, "Keys per tenant"). A long
+    /// `op` holding it would delay `set_tenant`, so callers that run long
+    /// work off the calling thread take the tenant's ring first
+    /// ([`KeyRing::resolve`]) and run on that.
     fn delegate<R>(
         &self,
         ctx: &Context<'_>,
         op: impl FnOnce(&KeyRing) -> Result<R>,
     ) -> Option<Result<R>> {
         let tenants = self.tenants.as_ref()?;
-        // The lock is held for the lookup only, so that a long operation
-        // (an async job's large value) never holds up `set_tenant`.
-        let ring = match tenants.read() {
-            Ok(map) => map.get(ctx.parts()[0]).cloned(),
-            Err(_) => return Some(Err(AleError::Internal)),
+        let Ok(map) = tenants.read() else {
+            return Some(Err(AleError::Internal));
         };
-        Some(match ring {
-            Some(ring) => op(&ring),
+        Some(match map.get(ctx.parts()[0]) {
+            Some(ring) => op(ring),
             None => Err(AleError::KeyNotLoaded),
         })
+    }
+
+    /// The ring that serves `ctx`: for a ring of tenants, the ring of the
+    /// context's tenant (`ALE_KEY_NOT_LOADED` when it holds none); any other
+    /// ring serves every context itself.
+    pub fn resolve(self: &Arc<Self>, ctx: &Context<'_>) -> Result<Arc<KeyRing>> {
+        let Some(tenants) = self.tenants.as_ref() else {
+            return Ok(Arc::clone(self));
+        };
+        let map = tenants.read().map_err(|_| AleError::Internal)?;
+        map.get(ctx.parts()[0])
+            .cloned()
+            .ok_or(AleError::KeyNotLoaded)
     }
 
     /// Convenience for Rust callers: text secrets labelled by position.
@@ -283,6 +307,10 @@ impl KeyRing {
         for (key, id) in self.keys.iter_mut().zip(ids) {
             key.id = Some(*id);
         }
+        self.id_texts = ids
+            .iter()
+            .map(|id| (*id, envelope::key_id_text(id)))
+            .collect();
         Ok(self)
     }
 
@@ -358,7 +386,8 @@ impl KeyRing {
         let iv = Iv::random(self.options.iv_length)?;
         let tag = primary.aead.seal_in_place(&iv, aad, plaintext)?;
         let count = primary.encryptions.fetch_add(1, Ordering::Relaxed) + 1;
-        envelope::write(out, primary.id.as_ref(), &iv, &tag, plaintext);
+        let id_text = self.id_texts.first().map(|(_, text)| text);
+        envelope::write_with(out, id_text, &iv, &tag, plaintext);
         Ok(count)
     }
 
@@ -377,7 +406,7 @@ impl KeyRing {
         if let Some(done) = self.delegate(ctx, |r| r.open_into(envelope, ctx, aad, out)) {
             return done;
         }
-        let parts = envelope::parse(envelope)?;
+        let parts = envelope::parse_with(envelope, &self.id_texts)?;
         self.open_with(
             parts.key_id.as_ref(),
             &parts.iv,
