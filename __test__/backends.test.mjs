@@ -493,6 +493,27 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
     same((b) => pick(b).decrypt(acme, 'globex', 'c', 'f'), "a tenant's value in another tenant's context");
     same((b) => pick(b).encrypt('x', 'initech', 'c', 'f'), 'a tenant it does not hold');
     same((b) => pick(b).blindIndex('x', 'initech', 'c', 'f'), 'a blind index for a tenant it does not hold');
+    // Async calls take their tenant's keys when they are made: a tenant the
+    // ring does not hold rejects the promise, and a call made before its
+    // tenant is deleted completes with the keys it was made with.
+    for (const [what, call] of Object.entries({
+      'encryptAsync for a tenant it does not hold': (b) => pick(b).encryptAsync('x', 'initech', 'c', 'f'),
+      'decryptAsync for a tenant it does not hold': (b) => pick(b).decryptAsync(acme, 'initech', 'c', 'f'),
+      'decryptAsync of a tenant\'s value in another tenant\'s context': (b) => pick(b).decryptAsync(acme, 'globex', 'c', 'f'),
+    })) {
+      const [a, z] = [await asyncOutcome(() => call(native)), await asyncOutcome(() => call(js))];
+      assert.deepEqual(z, a, what);
+      assert.deepEqual(a, { rejected: 'ALE_KEY_NOT_LOADED' }, what);
+    }
+    for (const name of ['native', 'js']) {
+      const sealing = rings[name].encryptAsync('before', 'globex', 'c', 'f');
+      const opening = rings[name].decryptAsync(rings[name].encrypt('kept', 'globex', 'c', 'f'), 'globex', 'c', 'f');
+      const removed = rings[name].deleteTenant('globex');
+      assert.equal(removed, true);
+      assert.equal(await opening, 'kept', `${name}: a decryptAsync made before deleteTenant`);
+      assert.ok((await sealing).startsWith(`v2:${ids.globex[0]}:`), `${name}: an encryptAsync made before deleteTenant`);
+      rings[name].setTenant('globex', keys.globex, { ivLength: 12, keyIds: ids.globex, indexKey: Buffer.from(indexKey) });
+    }
     same((b) => pick(b).deleteTenant('acme'), 'deleteTenant');
     same((b) => pick(b).decrypt(acme, 'acme', 'c', 'f'), 'a deleted tenant');
     same((b) => pick(b).deleteTenant('acme'), 'deleteTenant again');

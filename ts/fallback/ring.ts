@@ -206,7 +206,14 @@ export class Ring {
 
   /** `seal` with the AEAD on WebCrypto, which runs off the main thread. */
   sealAsync(text: string, aad: string): Promise<string> {
-    const tenant = this.#delegate(aad);
+    // A tenant this ring does not hold rejects the promise, as the addon's
+    // job does; only argument errors throw.
+    let tenant: Ring | null;
+    try {
+      tenant = this.#delegate(aad);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     if (tenant) return tenant.sealAsync(text, aad);
     const plaintext = utf8(text);
     const iv = nextIv(this.#options.ivLength);
