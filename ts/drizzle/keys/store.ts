@@ -512,26 +512,33 @@ export class TenantKeys {
       }
       return e;
     };
-    type Open<V> = (stored: V, t: string, c: string, f: string) => string;
-    /** A decryption: a v1 value through the process-wide ring, any other through the tenant's keys. */
-    const opening =
-      <V>(isV1: (stored: V) => boolean, v1: Open<V>, own: Open<V>): Open<V> =>
-      (stored, t, c, f) => {
-        check(t);
-        if (isV1(stored)) return v1(stored, t, c, f);
-        try {
-          return own(stored, t, c, f);
-        } catch (e) {
-          throw missed(e, t);
-        }
-      };
+    // decrypt and decryptBinary are written out rather than made by one
+    // higher-order helper: closures of one literal share their call-site
+    // feedback, and the two-target call that made cost V8 more than the
+    // rest of the check (docs/performance.md, "Keys per tenant").
     /** Whether a blind index can be computed for the tenant: false once shredded (its lookups then match nothing). */
     const indexable = (tenant: string): boolean => this.#use(tenant).loaded;
     return {
       encrypt: (plaintext, t, c, f) => (check(t), rings.encrypt(plaintext, t, c, f)),
       encryptBinary: (plaintext, t, c, f) => (check(t), rings.encryptBinary(plaintext, t, c, f)),
-      decrypt: opening(legacyText, processRing.decrypt, (stored, t, c, f) => rings.decrypt(stored, t, c, f)),
-      decryptBinary: opening(legacyBytes, processRing.decryptBinary, (stored, t, c, f) => rings.decryptBinary(stored, t, c, f)),
+      decrypt: (stored, t, c, f) => {
+        check(t);
+        if (legacyText(stored)) return processRing.decrypt(stored, t, c, f);
+        try {
+          return rings.decrypt(stored, t, c, f);
+        } catch (e) {
+          throw missed(e, t);
+        }
+      },
+      decryptBinary: (stored, t, c, f) => {
+        check(t);
+        if (legacyBytes(stored)) return processRing.decryptBinary(stored, t, c, f);
+        try {
+          return rings.decryptBinary(stored, t, c, f);
+        } catch (e) {
+          throw missed(e, t);
+        }
+      },
       blindIndex: (value, t, c, f) => (indexable(t) ? rings.blindIndex(value, t, c, f) : nowhere(value, t, c, f)),
       blindIndexes: (value, t, c, f) => {
         if (!indexable(t)) return [nowhere(value, t, c, f)];
