@@ -212,10 +212,11 @@ pub fn parse<C: CodeUnit>(envelope: &[C]) -> Result<Parts<'_, C>> {
     parse_with(envelope, &[])
 }
 
-/// [`parse`], given the ids a ring holds with their text forms: a `v2` key
-/// id equal to one of those texts is taken without decoding it (a
-/// canonical text has one id, and a ring's ids are few). The result is
-/// [`parse`]'s, for every input; only the work differs.
+/// [`parse`], given the ids a ring holds with their text forms (each
+/// text `key_id_text` of its id): a `v2` key id equal to one of those
+/// texts is taken without decoding it (a canonical text has one id, and a
+/// ring's ids are few). The result is [`parse`]'s, for every input; only
+/// the work differs.
 pub fn parse_with<'a, C: CodeUnit>(
     envelope: &'a [C],
     known: &[(KeyId, [u8; KEY_ID_B64_LEN])],

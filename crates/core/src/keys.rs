@@ -387,6 +387,7 @@ impl KeyRing {
         let tag = primary.aead.seal_in_place(&iv, aad, plaintext)?;
         let count = primary.encryptions.fetch_add(1, Ordering::Relaxed) + 1;
         let id_text = self.id_texts.first().map(|(_, text)| text);
+        debug_assert_eq!(self.id_texts.first().map(|(id, _)| id), primary.id.as_ref());
         envelope::write_with(out, id_text, &iv, &tag, plaintext);
         Ok(count)
     }

@@ -484,7 +484,7 @@ export class TenantKeys {
   #makeSealer(): Sealer {
     const cache = this.#cache;
     const rings = this.#rings;
-    /** Throws unless the tenant is loaded; one lookup and two comparisons when it is fresh and no check is due, else #use(). */
+    /** Throws unless the tenant is loaded; a cache lookup (none for the last tenant) and three comparisons when it is fresh and no check is due, else #use(). */
     const check = (tenant: string): void => {
       const entry = cache.get(tenant);
       if (entry !== undefined && entry.loaded && entry.staleAt > clock.now && this.#nextCheck > clock.now) {
@@ -512,15 +512,15 @@ export class TenantKeys {
       }
       return e;
     };
-    // decrypt and decryptBinary are written out rather than made by one
-    // higher-order helper: closures of one literal share their call-site
-    // feedback, and the two-target call that made cost V8 more than the
-    // rest of the check (docs/performance.md, "Keys per tenant").
     /** Whether a blind index can be computed for the tenant: false once shredded (its lookups then match nothing). */
     const indexable = (tenant: string): boolean => this.#use(tenant).loaded;
     return {
       encrypt: (plaintext, t, c, f) => (check(t), rings.encrypt(plaintext, t, c, f)),
       encryptBinary: (plaintext, t, c, f) => (check(t), rings.encryptBinary(plaintext, t, c, f)),
+      // decrypt and decryptBinary are written out rather than made by one
+      // higher-order helper: closures of one literal share their call-site
+      // feedback, and the two-target call that made cost V8 more than the
+      // rest of the check (docs/performance.md, "Keys per tenant").
       decrypt: (stored, t, c, f) => {
         check(t);
         if (legacyText(stored)) return processRing.decrypt(stored, t, c, f);
