@@ -17,10 +17,23 @@ export interface KekProvider {
   readonly id: string;
   /** Whether it can unwrap a key stored with reference `ref`. */
   holds(ref: string): boolean;
-  /** Wraps `key` (32 bytes) bound to `aad`; returns the text to store. */
-  wrap(key: Uint8Array, aad: Uint8Array): Promise<string>;
-  /** Unwraps what `wrap` returned under `ref`; rejects when it does not authenticate. The caller wipes the result. */
-  unwrap(wrapped: string, ref: string, aad: Uint8Array): Promise<Buffer>;
+  /** Wraps `key` (32 bytes) of `tenant` bound to `aad`; returns the text to store. */
+  wrap(key: Uint8Array, aad: Uint8Array, tenant?: string): Promise<string>;
+  /**
+   * Unwraps what `wrap` returned under `ref`; rejects when it does not
+   * authenticate (ALE_AUTH_FAILED), or with its own code when it cannot
+   * try (a key service that does not answer: ALE_KEK_UNAVAILABLE). The
+   * caller wipes the result.
+   */
+  unwrap(wrapped: string, ref: string, aad: Uint8Array, tenant?: string): Promise<Buffer>;
+  /**
+   * Optional: moves a key wrapped under an older version of this KEK to its
+   * newest, without the key leaving the provider; null when it is newest
+   * already. rewrap() calls it for keys already under this KEK.
+   */
+  rewrap?(wrapped: string, ref: string, aad: Uint8Array, tenant?: string): Promise<string | null>;
+  /** Optional: destroys what this KEK holds for `tenant` alone (a KEK per tenant); shred() calls it. */
+  destroy?(tenant: string): Promise<void>;
 }
 
 /** A KEK as tenantKeys takes it: a provider, a secret, or `[current, ...previous]`. */
@@ -71,15 +84,19 @@ function localProvider(secret: string | Uint8Array, label: string): KekProvider 
 /** `[current, ...previous]`: wraps with the first, unwraps with whichever holds the reference. */
 function ringOf(providers: KekProvider[]): KekProvider {
   if (providers.length === 1) return providers[0];
+  const holder = (ref: string) => providers.find((p) => p.holds(ref));
+  const destroyers = providers.filter((p) => p.destroy);
   return {
     id: providers[0].id,
-    holds: (ref) => providers.some((p) => p.holds(ref)),
-    wrap: (key, aad) => providers[0].wrap(key, aad),
-    unwrap(wrapped, ref, aad) {
-      const holder = providers.find((p) => p.holds(ref));
-      if (!holder) return Promise.reject(codedError('ALE_INVALID_KEY', `no KEK of the ring is ${JSON.stringify(ref)}`));
-      return holder.unwrap(wrapped, ref, aad);
+    holds: (ref) => holder(ref) !== undefined,
+    wrap: (key, aad, tenant) => providers[0].wrap(key, aad, tenant),
+    unwrap(wrapped, ref, aad, tenant) {
+      const p = holder(ref);
+      if (!p) return Promise.reject(codedError('ALE_INVALID_KEY', `no KEK of the ring is ${JSON.stringify(ref)}`));
+      return p.unwrap(wrapped, ref, aad, tenant);
     },
+    rewrap: (wrapped, ref, aad, tenant) => holder(ref)?.rewrap?.(wrapped, ref, aad, tenant) ?? Promise.resolve(null),
+    destroy: destroyers.length === 0 ? undefined : async (tenant) => void (await Promise.all(destroyers.map((p) => p.destroy!(tenant)))),
   };
 }
 

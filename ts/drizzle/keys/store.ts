@@ -212,7 +212,9 @@ export class TenantKeys {
    * from now on, here at once and in other processes within the bound of
    * changeCheckEvery or recheckAfter;
    * its blind-index lookups match nothing. A backup taken before still
-   * holds the wrapped keys: see rewrap().
+   * holds the wrapped keys: see rewrap(). With a KEK per tenant
+   * (transitKek's keyPerTenant), the tenant's KEK is deleted too, and such
+   * a backup opens nothing of the tenant.
    */
   async shred(tenantId: string): Promise<void> {
     checkTenant(tenantId);
@@ -246,6 +248,10 @@ export class TenantKeys {
       }
     }
     this.#markShredded(tenantId, now);
+    // A KEK per tenant goes last, once no row can be unwrapped with it. If
+    // the key service fails here, the tenant is shredded in the database and
+    // its KEK remains: shred() again deletes it.
+    await this.#kek.destroy?.(tenantId);
   }
 
   /**
@@ -265,17 +271,23 @@ export class TenantKeys {
     let skipped = 0;
     for (const row of rows) {
       if (row.wrappedKey === null || row.kek === null) continue;
-      if (row.kek === next.id) {
-        skipped++;
-        continue;
-      }
       const aad = wrapAad(row.tenant, row.keyId, row.purpose);
-      const key = await this.#unwrap(row);
       let wrapped: string;
-      try {
-        wrapped = await next.wrap(key, aad);
-      } finally {
-        key.fill(0);
+      if (row.kek === next.id) {
+        // Under this KEK already: a key service may still move it to the KEK's newest version.
+        const moved = next.rewrap ? await next.rewrap(row.wrappedKey, row.kek, aad, row.tenant) : null;
+        if (moved === null) {
+          skipped++;
+          continue;
+        }
+        wrapped = moved;
+      } else {
+        const key = await this.#unwrap(row);
+        try {
+          wrapped = await next.wrap(key, aad, row.tenant);
+        } finally {
+          key.fill(0);
+        }
       }
       await this.#db
         .update(t)
@@ -403,7 +415,7 @@ export class TenantKeys {
     const key = randomBytes(KEY_BYTES);
     let wrappedKey: string;
     try {
-      wrappedKey = await this.#kek.wrap(key, wrapAad(tenant, keyId, purpose));
+      wrappedKey = await this.#kek.wrap(key, wrapAad(tenant, keyId, purpose), tenant);
     } finally {
       key.fill(0);
     }
@@ -415,7 +427,7 @@ export class TenantKeys {
     const ref = row.kek ?? '';
     if (row.wrappedKey === null || !this.#kek.holds(ref)) throw kekNotHeld(row.tenant, row.keyId, ref);
     try {
-      const key = await this.#kek.unwrap(row.wrappedKey, ref, wrapAad(row.tenant, row.keyId, row.purpose));
+      const key = await this.#kek.unwrap(row.wrappedKey, ref, wrapAad(row.tenant, row.keyId, row.purpose), row.tenant);
       if (key.length !== KEY_BYTES) {
         key.fill(0);
         throw new Error('wrong length');
