@@ -11,19 +11,9 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OLD_SECRET, SECRET } from './helpers.mjs';
-import { EXAMPLES, PAGES, example, pageBlocks, pageText, runExample } from './fixtures/readme-examples.mjs';
+import { EXAMPLES, PAGES, example, pageBlocks, pageText, runExample, sqliteExample } from './fixtures/readme-examples.mjs';
 
 const onBun = Boolean(process.versions.bun);
-const SQLITE_DRIVER = [
-  ["import Database from 'better-sqlite3';", "import { Database } from 'bun:sqlite';"],
-  ["'drizzle-orm/better-sqlite3'", "'drizzle-orm/bun-sqlite'"],
-];
-/** The SQLite example `id` for this runtime. */
-const sqliteExample = (id) => {
-  let code = example(id);
-  if (onBun) for (const [node, bun] of SQLITE_DRIVER) code = code.replace(node, bun);
-  return code;
-};
 const BAD_ENVELOPE = 'v1:AAAAAAAAAAAAAAAAAAAAAA:AAAAAAAAAAAAAAAAAAAAAA:AAAA';
 const MARK = '--- the SQLite example is done';
 /** Runs the SQLite example, then `code` in the same module; returns the lines `code` printed. */

@@ -12,6 +12,9 @@ import { ale, SECRET } from './helpers.mjs';
 
 export const KEK = 'kek-secret-0123456789-abcdefghijklmnop';
 export const NEW_KEK = 'new-kek-secret-0123456789-abcdefghijkl';
+
+/** A KEK from its description: a secret as it is, `{ transit: options }` as a transitKek. The shred watcher builds its own the same way. */
+export const kekFrom = (mod, spec) => (typeof spec === 'string' ? spec : mod.transitKek(spec.transit));
 const watcher = fileURLToPath(new URL('./fixtures/shred-watcher.mjs', import.meta.url));
 
 /** The tables of the suite, over a dialect's builders; `keys` is the store their columns use. */
@@ -38,8 +41,8 @@ export function defineKeyedTables(mod, { table, int, text }, keys) {
 export const keyedDdl = ({ int, text, envelope, index, binary }) => [`CREATE TABLE tk_notes (id ${int} PRIMARY KEY, tenant_id ${text} NOT NULL, body ${envelope}, body_index ${index}, meta ${binary})`];
 
 /** Runs the shred watcher in another process; resolves with what it printed once it is watching. */
-function startWatcher(target, tenant) {
-  const p = spawn(process.execPath, [watcher], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ALE_WATCH: JSON.stringify({ ...target, tenant, kek: KEK }) } });
+function startWatcher(target, tenant, kek) {
+  const p = spawn(process.execPath, [watcher], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ALE_WATCH: JSON.stringify({ ...target, tenant, kek }) } });
   let out = '';
   const lines = [];
   const waiters = [];
@@ -75,9 +78,13 @@ function startWatcher(target, tenant) {
  * @param {object} d.builders   { table, int, text }
  * @param {object} d.types      SQL types for keyedDdl
  * @param {() => Promise<{ db: any, query: (sql: string) => Promise<any[]>, close: () => any, target: object }>} d.connect
+ * @param {{ current: any, next: any }} [d.keks]  the KEK and the one rewrap moves to, as kekFrom takes them; local secrets by default
  */
 export function tenantKeysSuite(d) {
   const { mod } = d;
+  const specs = d.keks ?? { current: KEK, next: NEW_KEK };
+  const kek = () => kekFrom(mod, specs.current);
+  const newKek = () => kekFrom(mod, specs.next);
   let conn;
   let db;
   let keys;
@@ -103,7 +110,7 @@ export function tenantKeysSuite(d) {
     });
     beforeEach(async () => {
       for (const stmt of ['DROP TABLE IF EXISTS tk_notes', 'DROP TABLE IF EXISTS ale_keys', ...keyedDdl(d.types)]) await conn.query(stmt);
-      keys = mod.tenantKeys(db, { kek: KEK, changeCheckEvery: 0 });
+      keys = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
       t = defineKeyedTables(mod, d.builders, keys);
       await keys.ready();
       await keys.ready(); // a second time is a no-op
@@ -145,7 +152,7 @@ export function tenantKeysSuite(d) {
     });
 
     test('a tenant whose keys are not loaded: ALE_KEY_NOT_LOADED naming how to load them; concurrent loads create one set of keys', async () => {
-      const fresh = mod.tenantKeys(db, { kek: KEK, changeCheckEvery: 0 });
+      const fresh = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
       const table = defineKeyedTables(mod, d.builders, fresh).notes;
       let error;
       try {
@@ -164,10 +171,10 @@ export function tenantKeysSuite(d) {
           return typeof v === 'function' ? v.bind(target) : v;
         },
       });
-      const shared = mod.tenantKeys(counting, { kek: KEK, changeCheckEvery: 0 });
+      const shared = mod.tenantKeys(counting, { kek: kek(), changeCheckEvery: 0 });
       await Promise.all(Array.from({ length: 8 }, () => shared.load('initech')));
       assert.equal(selects, 1, 'eight concurrent loads made one read');
-      await Promise.all([fresh.load('initech'), mod.tenantKeys(db, { kek: KEK }).load('initech')]);
+      await Promise.all([fresh.load('initech'), mod.tenantKeys(db, { kek: kek() }).load('initech')]);
       const stored = await keys.describe('initech');
       assert.equal(stored.length, 2, 'one data key and one index key, whoever loaded first');
     });
@@ -248,7 +255,7 @@ export function tenantKeysSuite(d) {
       assert.ok(stored.every((r) => r.wrappedKey === null));
       assert.deepEqual((await read('globex')).map((r) => r.body), ['globex plans']);
       // another store, as a restarted process: acme stays shredded, and loading does not bring keys back
-      const restarted = mod.tenantKeys(db, { kek: KEK, changeCheckEvery: 0 });
+      const restarted = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
       await restarted.load('acme');
       assert.equal(restarted.isShredded('acme'), true);
       assert.equal(await codeOf(() => restarted.withTenant('acme', () => restarted.sealer.decrypt('v1:x', 'acme', 'notes', 'body'))), 'ALE_KEY_SHREDDED');
@@ -266,9 +273,9 @@ export function tenantKeysSuite(d) {
       await insert('globex', [{ id: 2, body: 'kept too', meta: null }]);
       const dataBefore = await conn.query('SELECT id, body FROM tk_notes ORDER BY id');
       const before = await db.select().from(mod.aleKeys);
-      const result = await keys.rewrap(NEW_KEK);
+      const result = await keys.rewrap(newKek());
       assert.deepEqual(result, { rewrapped: before.length, skipped: 0 });
-      assert.deepEqual(await keys.rewrap(NEW_KEK), { rewrapped: 0, skipped: before.length });
+      assert.deepEqual(await keys.rewrap(newKek()), { rewrapped: 0, skipped: before.length });
       const after = await db.select().from(mod.aleKeys);
       for (const row of after) {
         const old = before.find((r) => r.keyId === row.keyId);
@@ -276,11 +283,11 @@ export function tenantKeysSuite(d) {
         assert.notEqual(row.kek, old.kek);
       }
       assert.deepEqual(await conn.query('SELECT id, body FROM tk_notes ORDER BY id'), dataBefore);
-      const onlyNew = mod.tenantKeys(db, { kek: NEW_KEK, changeCheckEvery: 0 });
+      const onlyNew = mod.tenantKeys(db, { kek: newKek(), changeCheckEvery: 0 });
       const table = defineKeyedTables(mod, d.builders, onlyNew).notes;
       const bodies = await onlyNew.withTenant('acme', () => db.select({ body: table.body }).from(table).where(eq(table.tenantId, 'acme')));
       assert.deepEqual(bodies, [{ body: 'kept' }]);
-      const onlyOld = mod.tenantKeys(db, { kek: KEK, changeCheckEvery: 0 });
+      const onlyOld = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
       assert.equal(await codeOf(() => onlyOld.load('globex')), 'ALE_INVALID_KEY');
       // the old store, given [new, old], still wraps new tenants under the new KEK
       await keys.load('newco');
@@ -292,7 +299,7 @@ export function tenantKeysSuite(d) {
       await keys.load('globex');
       const [a] = await db.select().from(mod.aleKeys).where(and(eq(mod.aleKeys.tenant, 'acme'), eq(mod.aleKeys.purpose, 'data')));
       await db.update(mod.aleKeys).set({ wrappedKey: a.wrappedKey }).where(eq(mod.aleKeys.tenant, 'globex'));
-      const other = mod.tenantKeys(db, { kek: KEK, changeCheckEvery: 0 });
+      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
       assert.equal(await codeOf(() => other.load('globex')), 'ALE_AUTH_FAILED');
     });
 
@@ -306,14 +313,14 @@ export function tenantKeysSuite(d) {
       assert.deepEqual(await byId('acme', 1), [{ body: 'body of "acme"' }]);
       assert.deepEqual(await byId('acme ', 3), [{ body: 'body of "acme "' }]);
       assert.equal(await codeOf(() => byId('Acme', 2)), 'ALE_KEY_SHREDDED');
-      const fresh = mod.tenantKeys(db, { kek: KEK, changeCheckEvery: 0 });
+      const fresh = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
       await fresh.load('acme');
       assert.equal(fresh.isShredded('acme'), false);
     });
 
     test('a shred wins over a load that was reading when it happened', async () => {
       await insert('acme', [{ id: 1, body: 'x' }]);
-      const other = mod.tenantKeys(db, { kek: KEK, changeCheckEvery: 0 });
+      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
       const loading = other.load('acme'); // reads the rows now, unwraps after
       await other.shred('acme');
       await loading;
@@ -322,7 +329,7 @@ export function tenantKeysSuite(d) {
     });
 
     test('refusals: a column of another store or none in convertToTenantKeys, a tenant id too long, a table name that is not plain lower case', async () => {
-      const other = mod.tenantKeys(db, { kek: KEK });
+      const other = mod.tenantKeys(db, { kek: kek() });
       const base = { table: t.notes, key: t.notes.id, tenant: { column: t.notes.tenantId } };
       assert.equal(await codeOf(() => mod.convertToTenantKeys(db, { ...base, keys: other, columns: [{ column: t.notes.body }] })), 'ALE_INVALID_INPUT');
       assert.equal(await codeOf(() => mod.convertToTenantKeys(db, { ...base, keys, columns: [{ column: t.plainNotes.body }] })), 'ALE_INVALID_INPUT');
@@ -332,12 +339,12 @@ export function tenantKeysSuite(d) {
       );
       assert.equal(await codeOf(() => keys.load('t'.repeat(192))), 'ALE_INVALID_CONTEXT');
       await keys.load('t'.repeat(191));
-      for (const table of ['Ale_Keys', 'ale-keys', '1keys', 'x'.repeat(49)]) assert.equal(await codeOf(() => mod.tenantKeys(db, { kek: KEK, table })), 'ALE_INVALID_INPUT', table);
+      for (const table of ['Ale_Keys', 'ale-keys', '1keys', 'x'.repeat(49)]) assert.equal(await codeOf(() => mod.tenantKeys(db, { kek: kek(), table })), 'ALE_INVALID_INPUT', table);
       assert.equal(await codeOf(() => mod.tenantKeys(db, {})), 'ALE_INVALID_KEY');
     });
 
     test('the cache is bounded: past maxTenants a tenant not used since is dropped, its keys leave the ring, and it must be loaded again', async () => {
-      const small = mod.tenantKeys(db, { kek: KEK, maxTenants: 3, changeCheckEvery: 0 });
+      const small = mod.tenantKeys(db, { kek: kek(), maxTenants: 3, changeCheckEvery: 0 });
       for (const tenant of ['a', 'b', 'c', 'd', 'e']) await small.load(tenant);
       assert.equal(small.loadedTenants, 3);
       assert.equal(await codeOf(() => small.sealer.encrypt('x', 'a', 'notes', 'body')), 'ALE_KEY_NOT_LOADED');
@@ -347,7 +354,7 @@ export function tenantKeysSuite(d) {
 
     test('a process idle since before another one shredded a tenant sees the shred on its first withTenant after the change-check interval', async () => {
       await insert('acme', [{ id: 1, body: 'x' }]);
-      const idle = mod.tenantKeys(db, { kek: KEK, changeCheckEvery: 200 });
+      const idle = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 200 });
       const table = defineKeyedTables(mod, d.builders, idle).notes;
       const first = () => idle.withTenant('acme', () => db.select({ body: table.body }).from(table).where(eq(table.id, 1)));
       assert.deepEqual(await first(), [{ body: 'x' }]);
@@ -358,7 +365,7 @@ export function tenantKeysSuite(d) {
 
     test('another process sees a rotation and a shred within the bound (recheckAfter, or sooner through the change check)', async () => {
       await insert('acme', [{ id: 1, body: 'watched', meta: null }]);
-      const w = startWatcher(conn.target, 'acme');
+      const w = startWatcher(conn.target, 'acme', specs.current);
       try {
         await w.next('watching');
         const { keyId } = await keys.rotate('acme');
