@@ -12,6 +12,8 @@ export interface Entry {
   staleAt: number;
   /** The newest `updated_at` among the rows it was built from. */
   seen: number;
+  /** Values sealed under its active key (the first of keyIds) since its count was last taken. */
+  sealed: number;
 }
 
 /**
@@ -42,7 +44,7 @@ export class TenantCache {
 
   constructor(
     readonly limit: number,
-    private readonly evicted: (tenant: string) => void,
+    private readonly evicted: (tenant: string, entry: Entry) => void,
   ) {}
 
   get size(): number {
@@ -64,6 +66,11 @@ export class TenantCache {
       this.#lastEntry = entry;
     }
     return entry;
+  }
+
+  /** Every entry, oldest first. */
+  values(): IterableIterator<Entry> {
+    return this.#entries.values();
   }
 
   set(tenant: string, entry: Entry): void {
@@ -91,7 +98,7 @@ export class TenantCache {
         entry.used = false;
         this.#entries.set(tenant, entry);
       } else {
-        this.evicted(tenant);
+        this.evicted(tenant, entry);
       }
     }
   }

@@ -1,7 +1,7 @@
 // The key table on MySQL and MariaDB. MySQL has no CREATE INDEX IF NOT
 // EXISTS, so the indexes are part of CREATE TABLE IF NOT EXISTS.
 import { bigint, customType, index, int, mysqlTable, text, uniqueIndex, varchar } from 'drizzle-orm/mysql-core';
-import { DEFAULT_TABLE, type KeyRow, type KeyTableSpec } from './table.js';
+import { countColumn, DEFAULT_TABLE, type KeyRow, type KeyTableSpec } from './table.js';
 
 // Bytes, compared as they are: a `_bin` collation of MariaDB still ignores
 // trailing spaces. 764 bytes hold 191 characters of UTF-8 and fit the
@@ -27,6 +27,7 @@ export function keyTable(name: string = DEFAULT_TABLE) {
       kek: varchar('kek', { length: 255 }),
       createdAt: bigint('created_at', { mode: 'number' }).notNull(),
       updatedAt: bigint('updated_at', { mode: 'number' }).notNull(),
+      encryptions: bigint('encryptions', { mode: 'number' }).notNull().default(0),
     },
     (t) => [uniqueIndex(`${name}_generation`).on(t.tenant, t.purpose, t.generation), index(`${name}_updated`).on(t.updatedAt)],
   );
@@ -37,8 +38,9 @@ export const mysqlKeys: KeyTableSpec = {
   create: (name) => [
     `CREATE TABLE IF NOT EXISTS ${name} (key_id varchar(22) NOT NULL PRIMARY KEY, tenant ${TENANT_TYPE} NOT NULL, purpose varchar(16) NOT NULL, ` +
       `generation int NOT NULL, state varchar(16) NOT NULL, wrapped_key text, kek varchar(255), created_at bigint NOT NULL, updated_at bigint NOT NULL, ` +
-      `UNIQUE INDEX ${name}_generation (tenant, purpose, generation), INDEX ${name}_updated (updated_at))`,
+      `encryptions bigint NOT NULL DEFAULT 0, UNIQUE INDEX ${name}_generation (tenant, purpose, generation), INDEX ${name}_updated (updated_at))`,
   ],
+  upgrade: (name) => [countColumn(name, 'bigint')],
   execute: (db, statement) => db.execute(statement),
 };
 

@@ -1,6 +1,6 @@
 // The key table on PostgreSQL.
 import { bigint, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
-import { createStatements, DEFAULT_TABLE, type KeyRow, type KeyTableSpec } from './table.js';
+import { countColumn, createStatements, DEFAULT_TABLE, type KeyRow, type KeyTableSpec } from './table.js';
 
 /** The key table named `name` (default `ale_keys`), for queries and for drizzle-kit. */
 export function keyTable(name: string = DEFAULT_TABLE) {
@@ -16,6 +16,7 @@ export function keyTable(name: string = DEFAULT_TABLE) {
       kek: text('kek'),
       createdAt: bigint('created_at', { mode: 'number' }).notNull(),
       updatedAt: bigint('updated_at', { mode: 'number' }).notNull(),
+      encryptions: bigint('encryptions', { mode: 'number' }).notNull().default(0),
     },
     (t) => [uniqueIndex(`${name}_generation`).on(t.tenant, t.purpose, t.generation), index(`${name}_updated`).on(t.updatedAt)],
   );
@@ -24,6 +25,7 @@ export function keyTable(name: string = DEFAULT_TABLE) {
 export const pgKeys: KeyTableSpec = {
   table: keyTable,
   create: (name) => createStatements(name, 'bigint'),
+  upgrade: (name) => [countColumn(name, 'bigint', true)],
   execute: (db, statement) => db.execute(statement),
 };
 

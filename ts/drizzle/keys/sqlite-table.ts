@@ -1,6 +1,6 @@
 // The key table on SQLite, for every driver the package supports.
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
-import { createStatements, DEFAULT_TABLE, type KeyRow, type KeyTableSpec } from './table.js';
+import { countColumn, createStatements, DEFAULT_TABLE, type KeyRow, type KeyTableSpec } from './table.js';
 
 /** The key table named `name` (default `ale_keys`), for queries and for drizzle-kit. */
 export function keyTable(name: string = DEFAULT_TABLE) {
@@ -16,6 +16,7 @@ export function keyTable(name: string = DEFAULT_TABLE) {
       kek: text('kek'),
       createdAt: integer('created_at').notNull(),
       updatedAt: integer('updated_at').notNull(),
+      encryptions: integer('encryptions').notNull().default(0),
     },
     (t) => [uniqueIndex(`${name}_generation`).on(t.tenant, t.purpose, t.generation), index(`${name}_updated`).on(t.updatedAt)],
   );
@@ -24,6 +25,7 @@ export function keyTable(name: string = DEFAULT_TABLE) {
 export const sqliteKeys: KeyTableSpec = {
   table: keyTable,
   create: (name) => createStatements(name, 'integer'),
+  upgrade: (name) => [countColumn(name, 'integer')],
   execute: (db, statement) => db.run(statement),
 };
 

@@ -11,6 +11,7 @@ import { processRing, type Sealer } from '../process-ring.js';
 import { withTenant as inTenantScope } from '../scope.js';
 import { clock, startClock, TenantCache, type Entry } from './cache.js';
 import { incompleteKeys, kekNotHeld, keyNotLoaded, keyShredded, unwrapFailed } from './errors.js';
+import { PendingCounts } from './counts.js';
 import { kekOf, type KekInput, type KekProvider } from './kek.js';
 import { checkedTableName, DEFAULT_TABLE, type KeyRow, type KeyTableSpec, type Purpose } from './table.js';
 
@@ -42,6 +43,19 @@ export interface TenantKeysOptions {
   changeCheckEvery?: number;
   /** IV length of the values sealed under tenant keys. Default 12 (v2 values are read by this package only). */
   ivLength?: 12 | 16;
+  /**
+   * Milliseconds between writes of this process's encryption counts to the
+   * key table (flush()); 0 leaves them to flush() alone. Default 10,000.
+   */
+  flushEvery?: number;
+  /**
+   * A tenant's active data key is rotated by the first read of its rows
+   * after its fleet-wide count (the key table's, as flushed) reaches this;
+   * 0 turns it off. Default 2^30, a quarter of the 2^32 encryptions NIST
+   * SP 800-38D allows one key with random IVs, which leaves room for the
+   * counts not flushed yet.
+   */
+  rotateAfter?: number;
 }
 
 /** One key of a tenant, as keys.describe() reports it. */
@@ -53,6 +67,8 @@ export interface TenantKeyInfo {
   kek: string | null;
   createdAt: Date;
   updatedAt: Date;
+  /** Encryptions under the key over every process, as far as they have flushed their counts. */
+  encryptions: number;
 }
 
 const KEY_BYTES = 32;
@@ -112,6 +128,9 @@ export class TenantKeys {
   #checkSince = 0;
   /** The change check under way, if any. */
   #checking: Promise<void> | undefined;
+  /** Encryption counts taken from the entries, not written to the key table yet. */
+  readonly #counts = new PendingCounts();
+  readonly #rotateAfter: number;
 
   /** What `keys` columns call: the tenant's ring from memory, or a coded error. */
   readonly sealer: Sealer;
@@ -123,7 +142,10 @@ export class TenantKeys {
     this.#name = checkedTableName(options?.table ?? DEFAULT_TABLE);
     this.#table = spec.table(this.#name);
     this.#kek = kekOf(options?.kek);
-    this.#cache = new TenantCache(positive(options.maxTenants, 10_000, 'maxTenants'), (tenant) => this.#rings.deleteTenant(tenant));
+    this.#cache = new TenantCache(positive(options.maxTenants, 10_000, 'maxTenants'), (tenant, entry) => {
+      this.#takeCount(entry);
+      this.#rings.deleteTenant(tenant);
+    });
     this.#recheckAfter = positive(options.recheckAfter, 60_000, 'recheckAfter');
     this.#changeCheckEvery = positive(options.changeCheckEvery, 1_000, 'changeCheckEvery', true);
     this.#nextCheck = this.#changeCheckEvery > 0 ? 0 : Number.POSITIVE_INFINITY;
@@ -131,6 +153,12 @@ export class TenantKeys {
       throw codedError('ALE_INVALID_INPUT', 'tenantKeys: options.ivLength must be 12 or 16');
     }
     this.#ivLength = options.ivLength ?? 12;
+    this.#rotateAfter = positive(options.rotateAfter, 2 ** 30, 'rotateAfter', true);
+    const flushEvery = positive(options.flushEvery, 10_000, 'flushEvery', true);
+    if (flushEvery > 0) {
+      // Unref'd: counts never keep a process alive; a failed write stays pending for the next.
+      setInterval(() => this.flush().catch(() => undefined), flushEvery).unref?.();
+    }
     this.#rings = native.KeyRing.forTenants({ ivLength: this.#ivLength });
     startClock();
     this.sealer = this.#makeSealer();
@@ -146,9 +174,28 @@ export class TenantKeys {
     return this.#cache.size;
   }
 
-  /** Creates the key table and its indexes when they are missing. */
+  /** Creates the key table and its indexes when they are missing, and adds the columns a table made by an earlier version lacks. */
   async ready(): Promise<void> {
     for (const statement of this.#spec.create(this.#name)) await this.#spec.execute(this.#db, sql.raw(statement));
+    for (const statement of this.#spec.upgrade(this.#name)) {
+      try {
+        await this.#spec.execute(this.#db, sql.raw(statement));
+      } catch (e) {
+        if (!/duplicate column/i.test(`${(e as Error)?.message} ${(e as { cause?: Error })?.cause?.message}`)) throw e;
+      }
+    }
+  }
+
+  /**
+   * Adds this process's encryption counts to the key table (one UPDATE per
+   * key with new encryptions), as it also does every flushEvery ms. Run it
+   * before a process exits: counts not flushed are not in the fleet-wide
+   * count. Counts whose write fails stay for the next flush.
+   */
+  flush(): Promise<void> {
+    for (const entry of this.#cache.values()) this.#takeCount(entry);
+    const t = this.#table;
+    return this.#counts.flush((keyId, n) => this.#db.update(t).set({ encryptions: sql`${t.encryptions} + ${n}` }).where(eq(t.keyId, keyId)));
   }
 
   /**
@@ -187,23 +234,35 @@ export class TenantKeys {
     if (this.#shredded.has(tenantId)) throw keyShredded(tenantId);
     const t = this.#table;
     const rows: KeyRow[] = await this.#db.select().from(t).where(and(eq(t.tenant, tenantId), eq(t.purpose, 'data')));
-    const generation = Math.max(0, ...rows.map((r) => r.generation)) + 1;
-    const row = await this.#newRow(tenantId, 'data', generation, 'active');
+    let added: { keyId: string; generation: number };
     try {
-      await this.#db.insert(t).values(row);
+      added = await this.#addGeneration(tenantId, rows);
     } catch (e) {
       // A concurrent rotate took this generation (the unique index): its key is the new one.
       await this.#refresh(tenantId, true);
       const theirs = this.#cache.get(tenantId);
-      if (!theirs?.loaded || theirs.keyIds.split(',').length < generation) throw e;
+      if (!theirs?.loaded || theirs.keyIds.split(',').length <= rows.length) throw e;
       return { keyId: this.activeKeyId(tenantId) };
     }
+    await this.#refresh(tenantId, true);
+    return { keyId: added.keyId };
+  }
+
+  /**
+   * Stores the tenant's next data key as active and makes the older ones
+   * decrypt-only. Rejects with the insert's error when another process
+   * stored that generation first.
+   */
+  async #addGeneration(tenant: string, dataRows: KeyRow[]): Promise<{ keyId: string; generation: number }> {
+    const t = this.#table;
+    const generation = Math.max(0, ...dataRows.map((r) => Number(r.generation))) + 1;
+    const row = await this.#newRow(tenant, 'data', generation, 'active');
+    await this.#db.insert(t).values(row);
     await this.#db
       .update(t)
       .set({ state: 'decrypt-only', updatedAt: row.updatedAt })
-      .where(and(eq(t.tenant, tenantId), eq(t.purpose, 'data'), eq(t.state, 'active'), lt(t.generation, generation)));
-    await this.#refresh(tenantId, true);
-    return { keyId: row.keyId };
+      .where(and(eq(t.tenant, tenant), eq(t.purpose, 'data'), eq(t.state, 'active'), lt(t.generation, generation)));
+    return { keyId: row.keyId, generation };
   }
 
   /**
@@ -310,6 +369,7 @@ export class TenantKeys {
       generation: Number(r.generation),
       state: r.state,
       kek: r.kek,
+      encryptions: Number(r.encryptions),
       createdAt: new Date(Number(r.createdAt)),
       updatedAt: new Date(Number(r.updatedAt)),
     }));
@@ -333,6 +393,7 @@ export class TenantKeys {
 
   /** Drops the tenant's keys from memory (not from the table). */
   forget(tenantId: string): void {
+    this.#takeCount(this.#cache.get(tenantId));
     this.#cache.delete(tenantId);
     this.#rings.deleteTenant(tenantId);
   }
@@ -371,6 +432,11 @@ export class TenantKeys {
     const index = rows.find((r) => r.purpose === 'index');
     if (data.length === 0) throw incompleteKeys(tenant, 'data key');
     if (!index) throw incompleteKeys(tenant, 'index key');
+    if (this.#rotateAfter > 0 && data[0].state === 'active' && Number(data[0].encryptions) >= this.#rotateAfter) {
+      // The active key has sealed its share of values across the fleet: a new one, then read again.
+      await this.#addGeneration(tenant, data).catch(() => undefined); // another process may have rotated it first
+      return this.#read(tenant, latest);
+    }
     const keyIds = data.map((r) => r.keyId);
     const joined = keyIds.join();
     const current = this.#cache.get(tenant);
@@ -391,7 +457,15 @@ export class TenantKeys {
     } finally {
       for (const key of keys) key.fill(0);
     }
-    this.#cache.set(tenant, { loaded: true, keyIds: joined, used: true, staleAt, seen });
+    this.#takeCount(current);
+    this.#cache.set(tenant, { loaded: true, keyIds: joined, used: true, staleAt, seen, sealed: 0 });
+  }
+
+  /** Moves what an entry has sealed into the pending counts of its active key. */
+  #takeCount(entry: Entry | undefined): void {
+    if (entry === undefined || entry.sealed === 0 || !entry.loaded) return;
+    this.#counts.add(entry.keyIds.split(',')[0], entry.sealed);
+    entry.sealed = 0;
   }
 
   /** A tenant's first keys: a data key and an index key at generation 1, or whatever a concurrent creator stored. */
@@ -420,7 +494,7 @@ export class TenantKeys {
       key.fill(0);
     }
     const now = Date.now();
-    return { keyId, tenant, purpose, generation, state, wrappedKey, kek: this.#kek.id, createdAt: now, updatedAt: now };
+    return { keyId, tenant, purpose, generation, state, wrappedKey, kek: this.#kek.id, createdAt: now, updatedAt: now, encryptions: 0 };
   }
 
   async #unwrap(row: KeyRow): Promise<Buffer> {
@@ -444,7 +518,8 @@ export class TenantKeys {
   #markShredded(tenant: string, seen: number): void {
     this.#shredded.add(tenant);
     this.#rings.deleteTenant(tenant);
-    this.#cache.set(tenant, { loaded: false, keyIds: '', used: true, staleAt: Number.POSITIVE_INFINITY, seen });
+    this.#takeCount(this.#cache.get(tenant));
+    this.#cache.set(tenant, { loaded: false, keyIds: '', used: true, staleAt: Number.POSITIVE_INFINITY, seen, sealed: 0 });
   }
 
   /** The tenant's entry for a synchronous use; starts a background re-read when it is stale, and a change check when one is due. */
@@ -496,14 +571,16 @@ export class TenantKeys {
   #makeSealer(): Sealer {
     const cache = this.#cache;
     const rings = this.#rings;
-    /** Throws unless the tenant is loaded; a cache lookup (none for the last tenant) and three comparisons when it is fresh and no check is due, else #use(). */
-    const check = (tenant: string): void => {
+    /** The tenant's entry, or a throw unless it is loaded; a cache lookup (none for the last tenant) and three comparisons when it is fresh and no check is due, else #use(). */
+    const check = (tenant: string): Entry => {
       const entry = cache.get(tenant);
       if (entry !== undefined && entry.loaded && entry.staleAt > clock.now && this.#nextCheck > clock.now) {
         entry.used = true;
-        return;
+        return entry;
       }
-      if (!this.#use(tenant).loaded) throw keyShredded(tenant);
+      const used = this.#use(tenant);
+      if (!used.loaded) throw keyShredded(tenant);
+      return used;
     };
     /** A v1 value predates the tenant keys: the process-wide ring reads it, once the tenant is known not to be shredded. */
     const legacyText = (stored: string) => typeof stored === 'string' && stored.charCodeAt(1) === 0x31 && stored.startsWith('v1:');
@@ -527,8 +604,9 @@ export class TenantKeys {
     /** Whether a blind index can be computed for the tenant: false once shredded (its lookups then match nothing). */
     const indexable = (tenant: string): boolean => this.#use(tenant).loaded;
     return {
-      encrypt: (plaintext, t, c, f) => (check(t), rings.encrypt(plaintext, t, c, f)),
-      encryptBinary: (plaintext, t, c, f) => (check(t), rings.encryptBinary(plaintext, t, c, f)),
+      // Counted before the seal: a seal that then fails counts too, which errs on the safe side.
+      encrypt: (plaintext, t, c, f) => (check(t).sealed++, rings.encrypt(plaintext, t, c, f)),
+      encryptBinary: (plaintext, t, c, f) => (check(t).sealed++, rings.encryptBinary(plaintext, t, c, f)),
       // decrypt and decryptBinary are written out rather than made by one
       // higher-order helper: closures of one literal share their call-site
       // feedback, and the two-target call that made cost V8 more than the

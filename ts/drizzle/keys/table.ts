@@ -24,6 +24,8 @@ export interface KeyRow {
   /** Milliseconds since the epoch. */
   createdAt: number;
   updatedAt: number;
+  /** Encryptions under this key, summed over every process that has flushed its counts (tenantKeys' flushEvery). */
+  encryptions: number;
 }
 
 /** A dialect's key table and the statements that create it. */
@@ -32,6 +34,12 @@ export interface KeyTableSpec {
   table(name: string): unknown;
   /** CREATE TABLE / CREATE INDEX statements, each safe to run again. */
   create(name: string): string[];
+  /**
+   * What brings a key table made before a column existed up to date: ALTER
+   * statements that either succeed or fail because the column is there
+   * already (`duplicate column`), which ready() takes as done.
+   */
+  upgrade(name: string): string[];
   /** Runs one statement on `db`. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   execute(db: any, statement: SQL): unknown;
@@ -59,8 +67,13 @@ export function checkedTableName(name: string): string {
 export function createStatements(name: string, timestamp: 'integer' | 'bigint'): string[] {
   return [
     `CREATE TABLE IF NOT EXISTS ${name} (key_id text PRIMARY KEY NOT NULL, tenant text NOT NULL, purpose text NOT NULL, generation integer NOT NULL, ` +
-      `state text NOT NULL, wrapped_key text, kek text, created_at ${timestamp} NOT NULL, updated_at ${timestamp} NOT NULL)`,
+      `state text NOT NULL, wrapped_key text, kek text, created_at ${timestamp} NOT NULL, updated_at ${timestamp} NOT NULL, ` +
+      `encryptions ${timestamp} NOT NULL DEFAULT 0)`,
     `CREATE UNIQUE INDEX IF NOT EXISTS ${name}_generation ON ${name} (tenant, purpose, generation)`,
     `CREATE INDEX IF NOT EXISTS ${name}_updated ON ${name} (updated_at)`,
   ];
 }
+
+/** The encryption-count column, for tables made before it; `IF NOT EXISTS` where the dialect has it (PostgreSQL). */
+export const countColumn = (name: string, type: 'integer' | 'bigint', ifNotExists = false): string =>
+  `ALTER TABLE ${name} ADD COLUMN ${ifNotExists ? 'IF NOT EXISTS ' : ''}encryptions ${type} NOT NULL DEFAULT 0`;
