@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { TenantCache } from '../dist/esm/drizzle/keys/cache.js';
 
-const entry = (keyIds) => ({ loaded: true, keyIds, used: false, staleAt: Number.POSITIVE_INFINITY, seen: 0 });
+const entry = (keyIds) => ({ loaded: true, keyIds, used: false, staleAt: Number.POSITIVE_INFINITY, seen: 0, sealed: 0 });
 
 test('a tenant looked up, then deleted, replaced or evicted, is never answered from the memo', () => {
   const evicted = [];

@@ -328,6 +328,25 @@ export function tenantKeysSuite(d) {
       assert.equal(await codeOf(() => other.withTenant('acme', () => other.sealer.encrypt('x', 'acme', 'notes', 'body'))), 'ALE_KEY_SHREDDED');
     });
 
+    test('ready() adds the encryption-count column to a key table made before it, and runs again harmlessly; flush() adds counts to it', async () => {
+      await conn.query('DROP TABLE IF EXISTS upgraded_keys');
+      const old = mod.tenantKeys(db, { kek: kek(), table: 'upgraded_keys', changeCheckEvery: 0, flushEvery: 0 });
+      await old.ready();
+      await conn.query('ALTER TABLE upgraded_keys DROP COLUMN encryptions');
+      const store = mod.tenantKeys(db, { kek: kek(), table: 'upgraded_keys', changeCheckEvery: 0, flushEvery: 0 });
+      await store.ready();
+      await store.ready();
+      await store.load('acme');
+      for (let i = 0; i < 3; i++) store.sealer.encrypt('x', 'acme', 'notes', 'body');
+      store.sealer.encryptBinary('x', 'acme', 'notes', 'body');
+      store.sealer.decrypt(store.sealer.encrypt('y', 'acme', 'notes', 'body'), 'acme', 'notes', 'body');
+      await store.flush();
+      await store.flush();
+      const counts = (await store.describe('acme')).map((k) => [k.purpose, k.encryptions]);
+      assert.deepEqual(counts.sort(), [['data', 5], ['index', 0]]);
+      await conn.query('DROP TABLE upgraded_keys');
+    });
+
     test('refusals: a column of another store or none in convertToTenantKeys, a tenant id too long, a table name that is not plain lower case', async () => {
       const other = mod.tenantKeys(db, { kek: kek() });
       const base = { table: t.notes, key: t.notes.id, tenant: { column: t.notes.tenantId } };
