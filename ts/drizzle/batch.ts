@@ -1,10 +1,11 @@
 // Builds a BatchDriver from Drizzle's dialect-neutral query builder. Values
 // are read and written as raw SQL expressions, so the encrypted columns'
 // own mappers (which would encrypt or decrypt) stay out of the way.
-import { and, asc, eq, getTableColumns, getTableName, gt, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, getTableName, gt, isNull, lte, sql, type SQL } from 'drizzle-orm';
 import type { KeyRing } from '../../index.js';
 import { codedError } from '../shared/json.js';
-import { eachCell, encryptPlaintext, moveToOtherStorage, reencryptUnderPrimary, requireRing, runBatches } from './operations.js';
+import { runJob, type JobTableSpec, type LeaseOptions } from './leases.js';
+import { eachCell, encryptPlaintext, moveToOtherStorage, reencryptUnderPrimary, requireRing } from './operations.js';
 import type { BatchDriver, Cell, CellSpec, LoopOptions, Progress, RowUpdate } from './operations.js';
 import { columnInfo, type ColumnInfo } from './probe.js';
 
@@ -42,11 +43,11 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
   const value = (v: Cell) => (v === null ? sql`null` : sql`${v}`);
 
   return {
-    async fetch(afterKey, limit) {
+    async fetch(afterKey, limit, upTo) {
       const rows: Record<string, unknown>[] = await db
         .select(selection)
         .from(table)
-        .where(afterKey === undefined ? undefined : gt(keyCol, afterKey))
+        .where(and(afterKey === undefined ? undefined : gt(keyCol, afterKey), upTo === undefined ? undefined : lte(keyCol, upTo)))
         .orderBy(asc(keyCol))
         .limit(limit);
       return rows.map((r) => ({
@@ -66,6 +67,10 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
         updates,
       );
     },
+    async keyAt(offset) {
+      const [row] = await db.select({ key: keyCol }).from(table).orderBy(asc(keyCol)).limit(1).offset(offset);
+      return row?.key;
+    },
   };
 }
 
@@ -83,6 +88,12 @@ export interface ColumnSpec {
 }
 
 export interface BatchOptions extends LoopOptions {
+  /**
+   * Run as one of several workers on this job (PostgreSQL, MySQL/MariaDB):
+   * each takes leases on ranges of the primary key, kept in a job table of
+   * the same database, and a range whose worker died is taken over.
+   */
+  workers?: LeaseOptions;
   /** Tenant of a row: a fixed id, or read from a column of the row. */
   tenant: string | { column: unknown };
   /** Default: the process-wide ring. */
@@ -107,6 +118,8 @@ export interface StoragePair {
 }
 
 export interface ConvertOptions extends LoopOptions {
+  /** As BatchOptions.workers. */
+  workers?: LeaseOptions;
   /** The table to walk. */
   table: object;
   /** Its primary-key column: rows are visited in its order. */
@@ -116,7 +129,7 @@ export interface ConvertOptions extends LoopOptions {
 }
 
 /** migratePlaintext, rotateKeys and convertStorage for one dialect, given how it runs a transaction. */
-export function batchHelpers(transact: Transact) {
+export function batchHelpers(transact: Transact, jobs: JobTableSpec | undefined) {
   const specOf = (table: object, column: unknown, collection: string, field: string | undefined): CellSpec => {
     const name = (column as { name: string }).name;
     const info = columnInfo(column);
@@ -145,7 +158,7 @@ export function batchHelpers(transact: Transact) {
      */
     async migratePlaintext(db: AnyDb, options: MigrateOptions): Promise<Progress> {
       const driver = driverFor(db, options);
-      return runBatches(driver, options, eachCell(specsOf(options), encryptPlaintext(options.keyRing)));
+      return runJob(db, jobs, driver, options, eachCell(specsOf(options), encryptPlaintext(options.keyRing)));
     },
     /**
      * Re-encrypts under the primary key every value that only a previous key
@@ -154,7 +167,7 @@ export function batchHelpers(transact: Transact) {
     async rotateKeys(db: AnyDb, options: MigrateOptions): Promise<Progress> {
       const ring = requireRing(options.keyRing, 'rotateKeys');
       const driver = driverFor(db, options);
-      return runBatches(driver, options, eachCell(specsOf(options), reencryptUnderPrimary(ring)));
+      return runJob(db, jobs, driver, options, eachCell(specsOf(options), reencryptUnderPrimary(ring)));
     },
     /**
      * Moves each `from` column's envelopes into its `to` column, of the other
@@ -183,7 +196,7 @@ export function batchHelpers(transact: Transact) {
         return { from: specOf(table, from, source.collection, source.field), to: specOf(table, to, target.collection, target.field) };
       });
       const driver = drizzleDriver(db, table, key, columns.flatMap((c) => [c.from, c.to]), undefined, transact);
-      return runBatches(driver, options, moveToOtherStorage(pairs));
+      return runJob(db, jobs, driver, options, moveToOtherStorage(pairs));
     },
   };
 }

@@ -9,6 +9,7 @@ import { fieldCodec, jsonMappers, textMappers, type EncryptedColumnOptions, type
 import { tenantConversion } from './keys/convert.js';
 import { TenantKeys, type TenantKeysOptions } from './keys/store.js';
 import type { KeyTableSpec } from './keys/table.js';
+import type { JobTableSpec } from './leases.js';
 import { CODEC_PROBE, codecOf, COLUMN_PROBE, type ColumnInfo } from './probe.js';
 import { storageOf, type Storage } from './storage.js';
 
@@ -44,7 +45,7 @@ type CustomType = (params: { dataType: () => string; toDriver: (value: any) => u
  * the dialect whose `customType` is passed, so that the column builders keep
  * Drizzle's types; `keyTable` is its key table.
  */
-export function dialect<D extends Dialect>(customType: CustomType, sqlType: SqlTypes, transact: Transact, keyTable: KeyTableSpec) {
+export function dialect<D extends Dialect>(customType: CustomType, sqlType: SqlTypes, transact: Transact, keyTable: KeyTableSpec, jobs?: JobTableSpec) {
   const column = <T, TName extends string, S extends Storage>(name: TName, type: string, toDriver: Mappers<T>['toDriver'], fromDriver: Mappers<T>['fromDriver']) =>
     customType({ dataType: () => type, toDriver, fromDriver })(name) as ColumnBuilders<TName, T, S>[D];
   /** An encrypted column: its mappers, and its ColumnInfo when asked with COLUMN_PROBE. */
@@ -89,8 +90,8 @@ export function dialect<D extends Dialect>(customType: CustomType, sqlType: SqlT
       const toDriver = (value: string) => ((value as unknown) === CODEC_PROBE ? codec : codec.blindIndex(value));
       return column<string, TName, 'text'>(name, sqlType.index, toDriver, (stored: string) => stored);
     },
-    ...batchHelpers(transact),
-    convertToTenantKeys: tenantConversion(transact),
+    ...batchHelpers(transact, jobs),
+    convertToTenantKeys: tenantConversion(transact, jobs),
     /**
      * The tenant key store of `db`: each tenant's data and index keys, wrapped
      * by `options.kek`, in the key table (default `ale_keys`; `await

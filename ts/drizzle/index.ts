@@ -9,6 +9,7 @@ export type { EncryptedColumnOptions, FieldCodec, TenantSource } from './codec.j
 export type { Storage } from './storage.js';
 export type { Progress, LoopOptions } from './operations.js';
 export type { MigrateOptions, ConvertOptions, StoragePair, ColumnSpec, BatchOptions } from './batch.js';
+export type { LeaseOptions } from './leases.js';
 export { matchBlindIndex } from './dialect.js';
 export { localKek } from './keys/kek.js';
 export { transitKek } from './keys/transit.js';

@@ -61,8 +61,11 @@ export interface FetchedRow {
  * batch of compare-and-set updates in one transaction.
  */
 export interface BatchDriver {
-  fetch(afterKey: unknown, limit: number): Promise<FetchedRow[]>;
+  /** Up to `limit` rows with a key above `afterKey` (all when undefined) and at most `upTo` (no bound when undefined), by key. */
+  fetch(afterKey: unknown, limit: number, upTo?: unknown): Promise<FetchedRow[]>;
   apply(updates: RowUpdate[]): Promise<void>;
+  /** The key of the row at `offset` in key order, or undefined past the end: where several workers cut the table into ranges. */
+  keyAt?(offset: number): Promise<unknown>;
 }
 
 /** The updates one row needs; what it leaves alone is counted in `progress`. */
@@ -75,13 +78,29 @@ export type Plan = (row: FetchedRow, progress: Progress) => RowUpdate[];
  * else since it was read is left alone (the compare fails).
  */
 export async function runBatches(driver: BatchDriver, options: LoopOptions, plan: Plan): Promise<Progress> {
+  const progress: Progress = { scanned: 0, written: 0, skipped: 0, nulls: 0, batches: 0, lastKey: undefined };
+  await batchLoop(driver, options, plan, progress);
+  return progress;
+}
+
+/**
+ * The loop itself, from the row after `options.after`, adding to
+ * `progress`. `afterBatch` (the lease runner's) runs after each committed
+ * batch; the loop stops when it answers false.
+ */
+export async function batchLoop(
+  driver: BatchDriver,
+  options: LoopOptions & { after?: unknown },
+  plan: Plan,
+  progress: Progress,
+  afterBatch?: (lastKey: unknown) => Promise<boolean>,
+): Promise<void> {
   const batchSize = options.batchSize ?? 500;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new TypeError('batchSize must be a positive integer');
-  const progress: Progress = { scanned: 0, written: 0, skipped: 0, nulls: 0, batches: 0, lastKey: undefined };
-  let after: unknown = undefined;
+  let after: unknown = options.after;
   for (;;) {
     const rows = await driver.fetch(after, batchSize);
-    if (rows.length === 0) break;
+    if (rows.length === 0) return;
     const updates = rows.flatMap((row) => plan(row, progress));
     await driver.apply(updates);
     progress.scanned += rows.length;
@@ -89,8 +108,8 @@ export async function runBatches(driver: BatchDriver, options: LoopOptions, plan
     progress.batches++;
     progress.lastKey = after = rows[rows.length - 1].key;
     options.onProgress?.({ ...progress });
+    if (afterBatch && !(await afterBatch(after))) return;
   }
-  return progress;
 }
 
 /** Where a cell sits: for the AAD, its storage, and an error's message. */

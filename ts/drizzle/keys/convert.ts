@@ -8,7 +8,8 @@ import { getTableName } from 'drizzle-orm';
 import { codedError } from '../../shared/json.js';
 import { drizzleDriver, type ColumnSpec, type Transact } from '../batch.js';
 import { atColumn } from '../failures.js';
-import { runBatches, type BatchDriver, type Cell, type LoopOptions, type Plan, type Progress, type RowUpdate } from '../operations.js';
+import { runJob, type JobTableSpec, type LeaseOptions } from '../leases.js';
+import type { BatchDriver, Cell, LoopOptions, Plan, Progress, RowUpdate } from '../operations.js';
 import { codecOf, columnInfo } from '../probe.js';
 import { bytesOnly, textOnly, type Storage } from '../storage.js';
 import type { TenantKeys } from './store.js';
@@ -22,6 +23,8 @@ export interface IndexSpec {
 }
 
 export interface TenantConversionOptions extends LoopOptions {
+  /** Run as one of several workers (PostgreSQL, MySQL/MariaDB): see rotateKeys' `workers`. */
+  workers?: LeaseOptions;
   /** The table to walk. */
   table: object;
   /** Its primary-key column: rows are visited in its order. */
@@ -109,17 +112,18 @@ const notThisStore = (name: string) =>
 /** Loads the tenants of each batch before the plan, which is synchronous, runs on it. */
 function loadingTenants(driver: BatchDriver, keys: TenantKeys): BatchDriver {
   return {
-    async fetch(afterKey, limit) {
-      const rows = await driver.fetch(afterKey, limit);
+    async fetch(afterKey, limit, upTo) {
+      const rows = await driver.fetch(afterKey, limit, upTo);
       await Promise.all([...new Set(rows.map((r) => r.tenant as string))].map((t) => keys.load(t)));
       return rows;
     },
     apply: (updates) => driver.apply(updates),
+    keyAt: driver.keyAt && ((offset) => driver.keyAt!(offset)),
   };
 }
 
 /** convertToTenantKeys for one dialect, given how it runs a transaction. */
-export function tenantConversion(transact: Transact) {
+export function tenantConversion(transact: Transact, jobs: JobTableSpec | undefined) {
   /**
    * Moves every value of `columns` under its tenant's active data key, and
    * recomputes `indexes` under the tenant's index key, batch by batch, each
@@ -158,6 +162,6 @@ export function tenantConversion(transact: Transact) {
       cells.indexes.push({ at, source: from, collection: codec.collection, field: codec.field });
     });
     const driver = drizzleDriver(db, table, key, [...columns.map((c) => c.column), ...indexes.map((i) => i.index)], options.tenant, transact);
-    return runBatches(loadingTenants(driver, keys), options, plan(keys, cells));
+    return runJob(db, jobs, loadingTenants(driver, keys), options, plan(keys, cells));
   };
 }

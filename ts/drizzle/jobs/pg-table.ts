@@ -1,0 +1,29 @@
+// The job table of several workers (options.workers) on PostgreSQL.
+import { bigint, integer, pgTable, primaryKey, text, varchar } from 'drizzle-orm/pg-core';
+import type { JobTableSpec } from '../leases.js';
+
+export function jobTable(name: string) {
+  return pgTable(
+    name,
+    {
+      job: varchar('job', { length: 64 }).notNull(),
+      idx: integer('idx').notNull(),
+      startKey: text('start_key'),
+      endKey: text('end_key'),
+      state: varchar('state', { length: 16 }).notNull(),
+      owner: varchar('owner', { length: 128 }),
+      leaseUntil: bigint('lease_until', { mode: 'number' }).notNull(),
+      doneUpto: text('done_upto'),
+    },
+    (t) => [primaryKey({ columns: [t.job, t.idx] })],
+  );
+}
+
+export const pgJobs: JobTableSpec = {
+  table: jobTable,
+  create: (name) => [
+    `CREATE TABLE IF NOT EXISTS ${name} (job varchar(64) NOT NULL, idx integer NOT NULL, start_key text, end_key text, state varchar(16) NOT NULL, ` +
+      `owner varchar(128), lease_until bigint NOT NULL, done_upto text, PRIMARY KEY (job, idx))`,
+  ],
+  execute: (db, statement) => db.execute(statement),
+};
