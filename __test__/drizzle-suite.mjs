@@ -356,6 +356,19 @@ export function drizzleSuite(d) {
       assert.equal(await raw(users, users.email, 1), 'a@plain.test');
     });
 
+    test('options.workers: refused on SQLite (one writer), and checked before anything is written elsewhere', async () => {
+      await db.insert(users).values({ id: 1, tenantId: 'acme', email: sql`${'a@plain.test'}` });
+      const columns = [{ column: users.email, collection: 'users' }];
+      const bad = await mod.rotateKeys(db, { table: users, key: users.id, columns, tenant: 'acme', keyRing: newRing, workers: { job: '' } }).catch((e) => e);
+      assert.equal(bad?.code, 'ALE_INVALID_INPUT', String(bad));
+      if (d.name.startsWith('sqlite')) {
+        const e = await mod.rotateKeys(db, { table: users, key: users.id, columns, tenant: 'acme', keyRing: newRing, workers: { job: 'rotate' } }).catch((e) => e);
+        assert.equal(e?.code, 'ALE_INVALID_INPUT', String(e));
+        assert.match(e.message, /SQLite has one writer/);
+      }
+      assert.equal(await raw(users, users.email, 1), 'a@plain.test');
+    });
+
     test('rotateKeys re-encrypts only what is under a previous key', async () => {
       for (let id = 1; id <= 12; id++) {
         const ring = id % 3 ? oldRing : newRing;

@@ -106,6 +106,14 @@ const suites = [
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
   {
+    // 200,000 rows × 2 jobs × 2 servers take minutes: once, on Node, rather
+    // than in each of the five runs of the JS suite above.
+    name: 'several workers on one table: rotateKeys and convertToTenantKeys on PostgreSQL and MariaDB, one worker killed (Node 24)',
+    cmd: join(bin, 'node'),
+    args: ['--test', '--test-reporter=spec', '__test__/lease-workers.check.mjs'],
+    count: (out) => last(out, /ℹ pass (\d+)[\s\S]*?ℹ fail (\d+)/g),
+  },
+  {
     name: 'the SvelteKit 3 example from packed tarballs (vite build with no key, node build, bun build/index.js, vite dev)',
     cmd: join(bin, 'node'),
     args: ['--test', '--test-reporter=spec', '__test__/sveltekit.check.mjs'],
