@@ -11,8 +11,10 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { createPool } from 'mysql2/promise';
+import { rmSync, writeFileSync } from 'node:fs';
 import { ale, SECRET, OLD_SECRET } from './helpers.mjs';
 import { serverUrl } from './servers.mjs';
+import { example } from './fixtures/readme-examples.mjs';
 
 const worker = fileURLToPath(new URL('./fixtures/lease-worker.mjs', import.meta.url));
 const ROWS = 200_000;
@@ -144,6 +146,45 @@ for (const [dialect, { url, connect }] of Object.entries(dialects)) {
         const [{ open: ranges }] = await conn.run("SELECT count(*) AS open FROM ale_jobs WHERE state <> 'done'");
         assert.equal(Number(ranges), 0, 'every range is done');
       });
+    }
+  });
+}
+
+const pgUrl = dialects.pg.url;
+if (pgUrl) {
+  test("README: the several-workers example, run as two processes at once, re-encrypts every row under the primary key", { timeout: 120_000 }, async () => {
+    const c = postgres(pgUrl, { max: 2, onnotice: () => {} });
+    try {
+      await c.unsafe('DROP TABLE IF EXISTS notes');
+      await c.unsafe('DROP TABLE IF EXISTS ale_jobs');
+      await c.unsafe('CREATE TABLE notes (id integer PRIMARY KEY, tenant_id text NOT NULL, body text)');
+      const old = new ale.KeyRing([OLD_SECRET]);
+      const rows = Array.from({ length: 3_000 }, (_, i) => ({ id: i + 1, tenant_id: TENANTS[i % 3], body: old.encrypt(`note ${i + 1}`, TENANTS[i % 3], 'notes', 'body') }));
+      await c`INSERT INTO notes ${c(rows, 'id', 'tenant_id', 'body')}`;
+      const file = fileURLToPath(new URL(`./.readme-several-workers-${process.pid}.mjs`, import.meta.url));
+      writeFileSync(file, example('several-workers'));
+      try {
+        const env = { ...process.env, DATABASE_URL: pgUrl, ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS: OLD_SECRET };
+        const run = () =>
+          new Promise((resolve, reject) => {
+            const p = spawn(process.execPath, [file], { stdio: ['ignore', 'pipe', 'inherit'], env });
+            let out = '';
+            p.stdout.on('data', (d) => (out += d));
+            p.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}: ${out}`))));
+          });
+        const outs = await Promise.all([run(), run()]);
+        const written = outs.map((o) => Number(/re-encrypted (\d+) values/.exec(o)?.[1]));
+        assert.equal(written[0] + written[1], rows.length, `the two workers split the rows: ${written}`);
+      } finally {
+        rmSync(file, { force: true });
+      }
+      const ring = new ale.KeyRing([SECRET], { legacyFallbacks: false });
+      const stored = await c.unsafe('SELECT id, tenant_id, body FROM notes ORDER BY id');
+      assert.deepEqual(stored.map((r) => ring.decrypt(r.body, r.tenant_id, 'notes', 'body')), rows.map((r) => `note ${r.id}`));
+    } finally {
+      await c.unsafe('DROP TABLE IF EXISTS notes');
+      await c.unsafe('DROP TABLE IF EXISTS ale_jobs');
+      await c.end();
     }
   });
 }
