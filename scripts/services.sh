@@ -61,9 +61,16 @@ stop() {
     for _ in $(seq 50); do [ -e "$root/myrun/mysql.sock" ] || break; sleep 0.2; done
   fi
   if [ -f "$root/bao.pid" ]; then
-    # A server left stopped by an interrupted outage test must be resumed to die.
-    kill -CONT "$(cat "$root/bao.pid")" 2>/dev/null || true
-    kill "$(cat "$root/bao.pid")" 2>/dev/null || true
+    local pid
+    pid=$(cat "$root/bao.pid")
+    # Only our own server (a pid file can outlive its process), resumed
+    # first: an interrupted outage test may have left it stopped.
+    if grep -q "dev-listen-address=127.0.0.1:$bao_port" "/proc/$pid/cmdline" 2>/dev/null; then
+      kill -CONT "$pid" 2>/dev/null || true
+      kill "$pid" 2>/dev/null || true
+      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    fi
+    rm -f "$root/bao.pid"
   fi
 }
 
@@ -122,8 +129,10 @@ fresh() {
     "CREATE DATABASE ale_test; CREATE USER 'ale'@'127.0.0.1' IDENTIFIED BY 'ale'; GRANT ALL ON ale_test.* TO 'ale'@'127.0.0.1';"
 
   log "OpenBao $bao_version (dev mode, transit) on 127.0.0.1:$bao_port"
-  (umask 077 && python3 -c 'import secrets; print(secrets.token_hex(16))' >"$root/bao.token")
-  "$bao" server -dev -dev-listen-address="127.0.0.1:$bao_port" -dev-root-token-id="$(cat "$root/bao.token")" \
+  # The token goes through the environment, not the command line (which
+  # `ps` shows); the log, where dev mode prints it, is private too.
+  (umask 077 && python3 -c 'import secrets; print(secrets.token_hex(16))' >"$root/bao.token" && : >"$root/bao.log")
+  BAO_DEV_ROOT_TOKEN_ID="$(cat "$root/bao.token")" "$bao" server -dev -dev-listen-address="127.0.0.1:$bao_port" \
     -dev-no-store-token >"$root/bao.log" 2>&1 &
   echo $! >"$root/bao.pid"
   for _ in $(seq 100); do

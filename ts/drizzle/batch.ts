@@ -4,7 +4,8 @@
 import { and, asc, eq, getTableColumns, getTableName, gt, isNull, lte, sql, type SQL } from 'drizzle-orm';
 import type { KeyRing } from '../../index.js';
 import { codedError } from '../shared/json.js';
-import { runJob, type JobTableSpec, type LeaseOptions } from './leases.js';
+import type { JobTableSpec } from './jobs/table.js';
+import { runJob, type LeaseOptions } from './leases.js';
 import { eachCell, encryptPlaintext, moveToOtherStorage, reencryptUnderPrimary, requireRing } from './operations.js';
 import type { BatchDriver, Cell, CellSpec, LoopOptions, Progress, RowUpdate } from './operations.js';
 import { columnInfo, type ColumnInfo } from './probe.js';
@@ -67,8 +68,14 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
         updates,
       );
     },
-    async keyAt(offset) {
-      const [row] = await db.select({ key: keyCol }).from(table).orderBy(asc(keyCol)).limit(1).offset(offset);
+    async keyAt(afterKey, offset) {
+      const [row] = await db
+        .select({ key: keyCol })
+        .from(table)
+        .where(afterKey === undefined ? undefined : gt(keyCol, afterKey))
+        .orderBy(asc(keyCol))
+        .limit(1)
+        .offset(offset);
       return row?.key;
     },
   };

@@ -9,7 +9,7 @@ import { fieldCodec, jsonMappers, textMappers, type EncryptedColumnOptions, type
 import { tenantConversion } from './keys/convert.js';
 import { TenantKeys, type TenantKeysOptions } from './keys/store.js';
 import type { KeyTableSpec } from './keys/table.js';
-import type { JobTableSpec } from './leases.js';
+import type { JobTableSpec } from './jobs/table.js';
 import { CODEC_PROBE, codecOf, COLUMN_PROBE, type ColumnInfo } from './probe.js';
 import { storageOf, type Storage } from './storage.js';
 

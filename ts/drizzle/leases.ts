@@ -1,5 +1,6 @@
-// Several workers on one batch job (rotateKeys, convertToTenantKeys), in one
-// process or many, on PostgreSQL or MySQL/MariaDB. The table's primary key is
+// Several workers on one batch job (rotateKeys, convertToTenantKeys,
+// migratePlaintext, convertStorage), in one process or many, on PostgreSQL
+// or MySQL/MariaDB. The table's primary key is
 // cut into ranges of about `rangeRows` rows, kept in a job table of the same
 // database; a worker leases one range at a time (SELECT … FOR UPDATE SKIP
 // LOCKED, so two workers never take one range), runs the ordinary batch loop
@@ -11,6 +12,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { and, asc, eq, lt, ne, or, sql } from 'drizzle-orm';
 import { codedError } from '../shared/json.js';
+import type { JobTableSpec } from './jobs/table.js';
 import type { BatchDriver, LoopOptions, Plan, Progress } from './operations.js';
 import { batchLoop, runBatches } from './operations.js';
 
@@ -27,13 +29,6 @@ export interface LeaseOptions {
   worker?: string;
 }
 
-/** What a dialect gives the lease runner: its job table, its DDL, and its transactions. */
-export interface JobTableSpec {
-  table(name: string): unknown;
-  create(name: string): string[];
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  execute(db: any, statement: ReturnType<typeof sql.raw>): Promise<unknown>;
-}
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = any;
@@ -51,7 +46,11 @@ interface RangeRow {
 }
 
 /** Keys travel through the job table as JSON: numbers and strings as they are, bigints as decimal strings. */
-const keyText = (key: unknown): string => JSON.stringify(typeof key === 'bigint' ? key.toString() : key);
+function keyText(key: unknown): string {
+  if (typeof key === 'number' || typeof key === 'string') return JSON.stringify(key);
+  if (typeof key === 'bigint') return JSON.stringify(key.toString());
+  throw codedError('ALE_INVALID_INPUT', 'options.workers: the primary key must be a number, a bigint or a string to be cut into ranges');
+}
 const keyOf = (text: string | null): unknown => (text === null ? undefined : JSON.parse(text));
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -90,16 +89,16 @@ export async function runLeased(db: AnyDb, spec: JobTableSpec, driver: BatchDriv
   // cuts at the same time loses on the primary key and uses the first's.
   const [{ n }] = await db.select({ n: sql<number>`count(*)` }).from(jt).where(ofJob);
   if (Number(n) === 0) {
+    // Each cut starts from the last one, so the index is read once over.
     const bounds: string[] = [];
-    for (let at = o.rangeRows - 1; ; at += o.rangeRows) {
-      const key = await driver.keyAt(at);
-      if (key === undefined) break;
-      bounds.push(keyText(key));
-    }
+    for (let key = await driver.keyAt(undefined, o.rangeRows - 1); key !== undefined; key = await driver.keyAt(key, o.rangeRows - 1)) bounds.push(keyText(key));
     const starts = [null, ...bounds];
     const rows = starts.map((startKey, idx) => ({ job: o.job, idx, startKey, endKey: bounds[idx] ?? null, state: 'pending', owner: null, leaseUntil: 0, doneUpto: null }));
     try {
-      await db.insert(jt).values(rows);
+      // All ranges or none: a job with only some of them would leave rows out. In chunks, for the drivers' parameter limits.
+      await db.transaction(async (tx: AnyDb) => {
+        for (let i = 0; i < rows.length; i += 1_000) await tx.insert(jt).values(rows.slice(i, i + 1_000));
+      });
     } catch (e) {
       const [{ n: now }] = await db.select({ n: sql<number>`count(*)` }).from(jt).where(ofJob);
       if (Number(now) === 0) throw e;

@@ -64,8 +64,8 @@ export interface BatchDriver {
   /** Up to `limit` rows with a key above `afterKey` (all when undefined) and at most `upTo` (no bound when undefined), by key. */
   fetch(afterKey: unknown, limit: number, upTo?: unknown): Promise<FetchedRow[]>;
   apply(updates: RowUpdate[]): Promise<void>;
-  /** The key of the row at `offset` in key order, or undefined past the end: where several workers cut the table into ranges. */
-  keyAt?(offset: number): Promise<unknown>;
+  /** The key `offset` rows after the first key above `afterKey` (the start when undefined), or undefined past the end: where several workers cut the table into ranges. */
+  keyAt?(afterKey: unknown, offset: number): Promise<unknown>;
 }
 
 /** The updates one row needs; what it leaves alone is counted in `progress`. */

@@ -1,6 +1,6 @@
 // The job table of several workers (options.workers) on MySQL and MariaDB.
 import { bigint, int, mysqlTable, primaryKey, text, varchar } from 'drizzle-orm/mysql-core';
-import type { JobTableSpec } from '../leases.js';
+import type { JobTableSpec } from './table.js';
 
 export function jobTable(name: string) {
   return mysqlTable(

@@ -1,6 +1,6 @@
 // The job table of several workers (options.workers) on PostgreSQL.
 import { bigint, integer, pgTable, primaryKey, text, varchar } from 'drizzle-orm/pg-core';
-import type { JobTableSpec } from '../leases.js';
+import type { JobTableSpec } from './table.js';
 
 export function jobTable(name: string) {
   return pgTable(

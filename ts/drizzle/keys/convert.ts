@@ -8,7 +8,8 @@ import { getTableName } from 'drizzle-orm';
 import { codedError } from '../../shared/json.js';
 import { drizzleDriver, type ColumnSpec, type Transact } from '../batch.js';
 import { atColumn } from '../failures.js';
-import { runJob, type JobTableSpec, type LeaseOptions } from '../leases.js';
+import type { JobTableSpec } from '../jobs/table.js';
+import { runJob, type LeaseOptions } from '../leases.js';
 import type { BatchDriver, Cell, LoopOptions, Plan, Progress, RowUpdate } from '../operations.js';
 import { codecOf, columnInfo } from '../probe.js';
 import { bytesOnly, textOnly, type Storage } from '../storage.js';
@@ -118,7 +119,7 @@ function loadingTenants(driver: BatchDriver, keys: TenantKeys): BatchDriver {
       return rows;
     },
     apply: (updates) => driver.apply(updates),
-    keyAt: driver.keyAt && ((offset) => driver.keyAt!(offset)),
+    keyAt: driver.keyAt && ((afterKey, offset) => driver.keyAt!(afterKey, offset)),
   };
 }
 

@@ -156,8 +156,15 @@ export class TenantKeys {
     this.#rotateAfter = positive(options.rotateAfter, 2 ** 30, 'rotateAfter', true);
     const flushEvery = positive(options.flushEvery, 10_000, 'flushEvery', true);
     if (flushEvery > 0) {
-      // Unref'd: counts never keep a process alive; a failed write stays pending for the next.
-      setInterval(() => this.flush().catch(() => undefined), flushEvery).unref?.();
+      // Unref'd, and holding the store weakly: counts never keep a process
+      // or a dropped store alive. A failed write stays pending for the next.
+      const store = new WeakRef(this);
+      const timer = setInterval(() => {
+        const s = store.deref();
+        if (s === undefined) clearInterval(timer);
+        else s.flush().catch(() => undefined);
+      }, flushEvery);
+      timer.unref?.();
     }
     this.#rings = native.KeyRing.forTenants({ ivLength: this.#ivLength });
     startClock();
@@ -234,7 +241,7 @@ export class TenantKeys {
     if (this.#shredded.has(tenantId)) throw keyShredded(tenantId);
     const t = this.#table;
     const rows: KeyRow[] = await this.#db.select().from(t).where(and(eq(t.tenant, tenantId), eq(t.purpose, 'data')));
-    let added: { keyId: string; generation: number };
+    let added: KeyRow;
     try {
       added = await this.#addGeneration(tenantId, rows);
     } catch (e) {
@@ -244,25 +251,29 @@ export class TenantKeys {
       if (!theirs?.loaded || theirs.keyIds.split(',').length <= rows.length) throw e;
       return { keyId: this.activeKeyId(tenantId) };
     }
+    await this.#retireBefore(added);
     await this.#refresh(tenantId, true);
     return { keyId: added.keyId };
   }
 
   /**
-   * Stores the tenant's next data key as active and makes the older ones
-   * decrypt-only. Rejects with the insert's error when another process
-   * stored that generation first.
+   * Stores the tenant's next data key, active. Rejects with the insert's
+   * error when another process stored that generation first.
    */
-  async #addGeneration(tenant: string, dataRows: KeyRow[]): Promise<{ keyId: string; generation: number }> {
-    const t = this.#table;
+  async #addGeneration(tenant: string, dataRows: KeyRow[]): Promise<KeyRow> {
     const generation = Math.max(0, ...dataRows.map((r) => Number(r.generation))) + 1;
     const row = await this.#newRow(tenant, 'data', generation, 'active');
-    await this.#db.insert(t).values(row);
+    await this.#db.insert(this.#table).values(row);
+    return row;
+  }
+
+  /** Makes the data keys older than `row` decrypt-only. */
+  async #retireBefore(row: KeyRow): Promise<void> {
+    const t = this.#table;
     await this.#db
       .update(t)
       .set({ state: 'decrypt-only', updatedAt: row.updatedAt })
-      .where(and(eq(t.tenant, tenant), eq(t.purpose, 'data'), eq(t.state, 'active'), lt(t.generation, generation)));
-    return { keyId: row.keyId, generation };
+      .where(and(eq(t.tenant, row.tenant), eq(t.purpose, 'data'), eq(t.state, 'active'), lt(t.generation, row.generation)));
   }
 
   /**
@@ -415,7 +426,7 @@ export class TenantKeys {
    * after a newer one, or a read that ends after a shred here, changes
    * nothing.
    */
-  async #read(tenant: string, latest: () => boolean): Promise<void> {
+  async #read(tenant: string, latest: () => boolean, mayRotate = true): Promise<void> {
     const t = this.#table;
     // Exactly this tenant's rows, whatever the column's collation compares as equal.
     const own = (rows: KeyRow[]) => rows.filter((r) => r.tenant === tenant);
@@ -432,10 +443,17 @@ export class TenantKeys {
     const index = rows.find((r) => r.purpose === 'index');
     if (data.length === 0) throw incompleteKeys(tenant, 'data key');
     if (!index) throw incompleteKeys(tenant, 'index key');
-    if (this.#rotateAfter > 0 && data[0].state === 'active' && Number(data[0].encryptions) >= this.#rotateAfter) {
-      // The active key has sealed its share of values across the fleet: a new one, then read again.
-      await this.#addGeneration(tenant, data).catch(() => undefined); // another process may have rotated it first
-      return this.#read(tenant, latest);
+    if (mayRotate && this.#rotateAfter > 0 && data[0].state === 'active' && Number(data[0].encryptions) >= this.#rotateAfter) {
+      // The active key has sealed its share of values across the fleet: a
+      // new one, then one more read. If the rotation fails (another process
+      // rotated first, or the KEK or the table refused), that read finds
+      // what there is, and the tenant's next read tries again.
+      try {
+        await this.#retireBefore(await this.#addGeneration(tenant, data));
+      } catch {
+        // as above
+      }
+      return this.#read(tenant, latest, false);
     }
     const keyIds = data.map((r) => r.keyId);
     const joined = keyIds.join();

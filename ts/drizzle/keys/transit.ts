@@ -18,7 +18,7 @@ import type { KekProvider } from './kek.js';
 export interface TransitKekOptions {
   /** The service's address, e.g. `https://bao.internal:8200`. */
   address: string;
-  /** A token whose policy allows encrypt, decrypt and rewrap on the key (and, with `keyPerTenant`, creating and deleting keys). */
+  /** A token whose policy allows encrypt and decrypt on the key, read on keys/<name> (for rewrap), and with `keyPerTenant` creating keys and updating and deleting keys/<name>(/config). */
   token: string;
   /** Where the transit engine is mounted. Default `transit`. */
   mount?: string;
@@ -47,6 +47,16 @@ const retryable = (status: number) => status === 429 || status >= 500;
 
 /** The engine's key version a ciphertext names (`vault:v3:…` → 3); 0 for anything else. */
 const versionOf = (ciphertext: string) => Number(/^vault:v(\d+):/.exec(ciphertext)?.[1] ?? 0);
+
+/** The `errors` of an error answer; none when it has none or is not JSON. */
+function errorsOf(text: string): string[] {
+  try {
+    const errors = (JSON.parse(text) as { errors?: unknown }).errors;
+    return Array.isArray(errors) ? errors.filter((e): e is string => typeof e === 'string') : [];
+  } catch {
+    return [];
+  }
+}
 
 /** Key names may hold letters, digits, `-`, `_` and `.`; a prefix must too. */
 const NAME = /^[A-Za-z0-9._-]+$/;
@@ -77,30 +87,43 @@ export function transitKek(options: TransitKekOptions): KekProvider {
   const headers: Record<string, string> = { 'X-Vault-Token': token, 'Content-Type': 'application/json' };
   if (namespace) headers['X-Vault-Namespace'] = namespace;
 
-  /** One call, retried; the parsed `data` of the answer, or null for a 404. */
+  /** One call, retried; the parsed `data` of the answer, or null when the transit key does not exist. */
   async function call(method: string, path: string, body?: object): Promise<Record<string, unknown> | null> {
     const url = new URL(`/v1/${mount}/${path}`, base);
+    const what = path.split('/')[0];
     let last = 'did not answer';
     for (let attempt = 0; attempt <= retries; attempt++) {
       if (attempt > 0) await backoff(attempt - 1);
       let res: Response;
+      let text: string;
       try {
-        res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+        // Redirects are not followed: the token (and a key being wrapped) would go to wherever they point.
+        res = await fetch(url, { method, headers, redirect: 'manual', body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+        text = await res.text();
       } catch (e) {
         last = (e as Error)?.name === 'TimeoutError' ? `did not answer within ${timeoutMs} ms` : 'could not be reached';
         continue;
       }
-      const text = await res.text().catch(() => '');
-      if (res.ok) return text ? ((JSON.parse(text) as { data?: Record<string, unknown> }).data ?? {}) : {};
+      if (res.ok) {
+        try {
+          return text ? ((JSON.parse(text) as { data?: Record<string, unknown> }).data ?? {}) : {};
+        } catch {
+          last = 'answered with something other than JSON';
+          continue;
+        }
+      }
       if (retryable(res.status)) {
         last = `answered HTTP ${res.status}`;
         continue;
       }
-      // A key that does not exist: 404, or a 400 that says so (a key deleted by shred, or never made).
-      if (res.status === 404 || (res.status === 400 && /not found|no existing key/i.test(text))) return null;
-      if (res.status === 401 || res.status === 403) throw unavailable(where, `refused the request (HTTP ${res.status}): check the token and that its policy allows ${path.split('/')[0]} on ${mount}`);
-      // 400: the engine refused the input; its own words name no key material, but the caller's message is enough.
-      throw codedError('ALE_AUTH_FAILED', `the key service refused to ${path.split('/')[0]} (HTTP ${res.status})`);
+      if (res.status >= 300 && res.status < 400) throw unavailable(where, `answered with a redirect (HTTP ${res.status}), which is not followed: give the address of the active node`);
+      if (res.status === 401 || res.status === 403) throw unavailable(where, `refused the request (HTTP ${res.status}): check the token and that its policy allows ${what} on ${mount}`);
+      const errors = errorsOf(text);
+      // The transit key does not exist (deleted by shred, or never made): a 404 without errors, or a 400 that says so.
+      if ((res.status === 404 && errors.length === 0) || (res.status === 400 && errors.some((e) => /no existing key|key not found|not found$/i.test(e)))) return null;
+      if (res.status === 404) throw unavailable(where, `has no such path (HTTP 404): check options.mount ("${mount}") and the namespace`);
+      // 400: the engine refused the input (the wrong key, altered associated data).
+      throw codedError('ALE_AUTH_FAILED', `the key service refused to ${what} (HTTP ${res.status})`);
     }
     throw unavailable(where, `${last} (${retries + 1} attempts)`);
   }
