@@ -119,18 +119,28 @@ if (address) {
       assert.equal(keys.sealer.decrypt(keys.sealer.encrypt('after', 'globex', 'notes', 'body'), 'globex', 'notes', 'body'), 'after');
     });
 
-    test('concurrent loads of one tenant make the key service calls of one load', async () => {
+    test('concurrent loads of one tenant make the calls of one load, and a load makes one request', async () => {
       const inner = mod.transitKek({ address, token, key: `${run}-count` });
       const calls = { wrap: 0, unwrap: 0 };
       const counting = { ...inner, id: inner.id, holds: inner.holds, wrap: (...a) => (calls.wrap++, inner.wrap(...a)), unwrap: (...a) => (calls.unwrap++, inner.unwrap(...a)) };
       const keys = mod.tenantKeys(s.db, { kek: counting, table: 'count_keys', changeCheckEvery: 0 });
       await keys.ready();
-      await Promise.all(Array.from({ length: 10 }, () => keys.load('acme')));
-      // first use: the data key and the index key are made and wrapped, then unwrapped, once each
-      assert.deepEqual(calls, { wrap: 2, unwrap: 2 });
-      const again = mod.tenantKeys(s.db, { kek: counting, table: 'count_keys', changeCheckEvery: 0 });
-      await Promise.all(Array.from({ length: 10 }, () => again.load('acme')));
-      assert.deepEqual(calls, { wrap: 2, unwrap: 4 });
+      // requests to the service, counted where they leave the process
+      const realFetch = globalThis.fetch;
+      const requests = [];
+      globalThis.fetch = (url, init) => (requests.push(`${init?.method} ${new URL(url).pathname}`), realFetch(url, init));
+      try {
+        await Promise.all(Array.from({ length: 10 }, () => keys.load('acme')));
+        // first use: the data key and the index key are made and wrapped, then unwrapped, once each, in one request each way
+        assert.deepEqual(calls, { wrap: 2, unwrap: 2 });
+        assert.deepEqual(requests, [`POST /v1/transit/encrypt/${run}-count`, `POST /v1/transit/decrypt/${run}-count`]);
+        const again = mod.tenantKeys(s.db, { kek: counting, table: 'count_keys', changeCheckEvery: 0 });
+        await Promise.all(Array.from({ length: 10 }, () => again.load('acme')));
+        assert.deepEqual(calls, { wrap: 2, unwrap: 4 });
+        assert.equal(requests.length, 3, 'a load from the table: one request');
+      } finally {
+        globalThis.fetch = realFetch;
+      }
     });
 
     test('a key per tenant: a backup restored after the shred holds nothing that opens the tenant, and the other tenants open', async () => {

@@ -54,11 +54,11 @@ test('a body that is not JSON is retried, then ALE_KEK_UNAVAILABLE; a good answe
   assert.equal(r.code, 'ALE_KEK_UNAVAILABLE');
   assert.match(r.message, /other than JSON \(2 attempts\)/);
   assert.equal(seen.length, 2);
-  answer = (req, n) => (n === 1 ? [503, ''] : [200, JSON.stringify({ data: { ciphertext: 'vault:v1:abc' } })]);
+  answer = (req, n) => (n === 1 ? [503, ''] : [200, JSON.stringify({ data: { batch_results: [{ ciphertext: 'vault:v1:abc' }] } })]);
   assert.deepEqual(await attempt(kek()), { ok: 'vault:v1:abc' });
   assert.equal(seen.length, 2);
   assert.equal(seen[1].token, token, 'the token travels in X-Vault-Token');
-  assert.deepEqual(Object.keys(JSON.parse(seen[1].body)).sort(), ['associated_data', 'plaintext']);
+  assert.deepEqual(Object.keys(JSON.parse(seen[1].body).batch_input[0]).sort(), ['associated_data', 'plaintext']);
 });
 
 test('a path with no engine behind it (a wrong mount) is ALE_KEK_UNAVAILABLE, not a missing key', async () => {
@@ -80,4 +80,25 @@ test('a refused token fails at once, naming the status and not the token', async
   assert.equal(r.code, 'ALE_KEK_UNAVAILABLE');
   assert.match(r.message, /HTTP 403/);
   assert.equal(seen.length, 1);
+});
+
+test('unwraps asked for together go out as one batch request; each gets its own result or its own failure', async () => {
+  answer = (req) => {
+    const items = JSON.parse(seen.at(-1).body).batch_input;
+    return [200, JSON.stringify({ data: { batch_results: items.map((i) => (i.ciphertext === 'vault:v1:bad' ? { error: 'cipher: message authentication failed' } : { plaintext: Buffer.alloc(32, i.ciphertext.length).toString('base64') })) } })];
+  };
+  const p = kek();
+  seen.length = 0;
+  const aad = new Uint8Array(4);
+  const results = await Promise.allSettled([p.unwrap('vault:v1:a', p.id, aad, 'acme'), p.unwrap('vault:v1:bad', p.id, aad, 'acme'), p.unwrap('vault:v1:abc', p.id, aad, 'acme')]);
+  assert.equal(seen.length, 1, 'one request');
+  assert.equal(JSON.parse(seen[0].body).batch_input.length, 3);
+  assert.equal(results[0].value.length, 32);
+  assert.equal(results[1].reason.code, 'ALE_AUTH_FAILED');
+  assert.equal(results[2].value[0], 'vault:v1:abc'.length);
+  // asked for in separate turns: separate requests
+  seen.length = 0;
+  await p.unwrap('vault:v1:a', p.id, aad, 'acme');
+  await p.unwrap('vault:v1:a', p.id, aad, 'acme');
+  assert.equal(seen.length, 2);
 });

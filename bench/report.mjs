@@ -133,7 +133,7 @@ export function tenantTable(results) {
     const k = t.transit;
     if (k?.skipped) rows.push([r.runtime.version, 'first load (OpenBao transit KEK)', 'not run', '', k.skipped]);
     else if (k) {
-      rows.push([r.runtime.version, `first load (${t.driver}, OpenBao transit KEK)`, `median ${us(k.firstMedianUs)}, p99 ${us(k.firstP99Us)}`, '', `${k.firstLoads} tenants, each 2 wraps and 2 unwraps at ${k.address}`]);
+      rows.push([r.runtime.version, `first load (${t.driver}, OpenBao transit KEK)`, `median ${us(k.firstMedianUs)}, p99 ${us(k.firstP99Us)}`, '', `${k.firstLoads} tenants, each one wrap request and one unwrap request (2 keys each) to ${k.address}`]);
       rows.push([r.runtime.version, 'cached load (OpenBao transit KEK)', `${(k.cachedCallNs / 1000).toFixed(3)} µs a call; awaited ${(k.cachedAwaitNs / 1000).toFixed(3)} µs`, '', 'no call to the key service']);
     }
     const mem = t.memory;

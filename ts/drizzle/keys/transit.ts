@@ -8,9 +8,9 @@
 // newest. It unwraps and wraps again: OpenBao 2.7.2's /rewrap refuses a
 // ciphertext made with `associated_data` ("message authentication failed").
 //
-// Each call has a timeout and a bounded retry; past that bound it fails with
-// ALE_KEK_UNAVAILABLE. The token is sent in a header and appears in no
-// message.
+// Each request has a timeout and a bounded retry; past that bound it fails
+// with ALE_KEK_UNAVAILABLE. The token is sent in a header and appears in no
+// message. Wraps and unwraps asked for together go out as one request.
 import { createHash } from 'node:crypto';
 import { codedError, type CodedError } from '../../shared/json.js';
 import type { KekProvider } from './kek.js';
@@ -130,8 +130,40 @@ export function transitKek(options: TransitKekOptions): KekProvider {
 
   const b64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 
+  /**
+   * Encrypts and decrypts asked for in one turn of the event loop, for one
+   * transit key, go out as one request (the engine's batch_input): a
+   * tenant's load wraps or unwraps its data and index keys at once, so it
+   * makes one call, which concurrent loads of the tenant share. Each answer
+   * is the item's result; null when the transit key does not exist.
+   */
+  const queued = new Map<string, { input: Record<string, string>; done: (result: Record<string, unknown> | null | Error) => void }[]>();
+  function batched(path: string, input: Record<string, string>): Promise<Record<string, unknown> | null> {
+    return new Promise((resolve, reject) => {
+      let items = queued.get(path);
+      if (items === undefined) {
+        queued.set(path, (items = []));
+        queueMicrotask(() => {
+          const batch = queued.get(path)!;
+          queued.delete(path);
+          call('POST', path, { batch_input: batch.map((i) => i.input) }).then(
+            (data) => {
+              const results = data === null ? [] : (data.batch_results as Record<string, unknown>[] | undefined);
+              batch.forEach((item, k) => {
+                const r = data === null ? null : results?.[k];
+                item.done(r === undefined || (r !== null && typeof r.error === 'string' && r.error !== '') ? codedError('ALE_AUTH_FAILED', `the key service refused to ${path.split('/')[0]} a key`) : r);
+              });
+            },
+            (e) => batch.forEach((item) => item.done(e as Error)),
+          );
+        });
+      }
+      items.push({ input, done: (r) => (r instanceof Error ? reject(r) : resolve(r)) });
+    });
+  }
+
   async function wrap(plain: Uint8Array, aad: Uint8Array, tenant = ''): Promise<string> {
-    const data = await call('POST', `encrypt/${nameOf(tenant)}`, { plaintext: b64(plain), associated_data: b64(aad) });
+    const data = await batched(`encrypt/${nameOf(tenant)}`, { plaintext: b64(plain), associated_data: b64(aad) });
     const ciphertext = data?.ciphertext;
     if (typeof ciphertext !== 'string') throw unavailable(where, 'answered an encrypt without a ciphertext');
     return ciphertext;
@@ -140,7 +172,7 @@ export function transitKek(options: TransitKekOptions): KekProvider {
   async function unwrap(wrapped: string, ref: string, aad: Uint8Array, tenant = ''): Promise<Buffer> {
     if (ref !== id) throw codedError('ALE_INVALID_KEY', `the KEK ${JSON.stringify(ref)} is not this one`);
     // A transit key deleted by shred answers as missing (null): the key does not unwrap.
-    const data = await call('POST', `decrypt/${nameOf(tenant)}`, { ciphertext: wrapped, associated_data: b64(aad) });
+    const data = await batched(`decrypt/${nameOf(tenant)}`, { ciphertext: wrapped, associated_data: b64(aad) });
     const plaintext = data?.plaintext;
     if (typeof plaintext !== 'string') throw codedError('ALE_AUTH_FAILED', 'the key service did not unwrap the key');
     return Buffer.from(plaintext, 'base64');
