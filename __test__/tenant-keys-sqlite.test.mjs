@@ -13,6 +13,7 @@ import * as mod from '@sveltycms/ale/drizzle/sqlite';
 import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
 import { defineKeyedTables, keyedDdl, KEK, NEW_KEK, tenantKeysSuite } from './tenant-keys-suite.mjs';
 import { ale, SECRET } from './helpers.mjs';
+import { sqliteConnection } from './fixtures/connect.mjs';
 
 const builders = { table: sqliteTable, int: integer, text };
 const types = { int: 'INTEGER', text: 'TEXT', envelope: 'TEXT', index: 'TEXT', binary: 'BLOB' };
@@ -23,20 +24,7 @@ for (const driver of SQLITE_DRIVERS) {
     mod,
     builders,
     types,
-    async connect() {
-      const dir = mkdtempSync(join(tmpdir(), 'ale-tk-'));
-      const file = join(dir, 'test.db');
-      const s = await openSqlite(file, { driver });
-      return {
-        db: s.db,
-        query: async (q) => (/^\s*select/i.test(q) ? s.all(q) : (s.exec(q), [])),
-        close() {
-          s.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-        target: { dialect: 'sqlite', file },
-      };
-    },
+    connect: () => sqliteConnection(driver),
   });
 }
 

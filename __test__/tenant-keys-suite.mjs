@@ -17,6 +17,16 @@ export const NEW_KEK = 'new-kek-secret-0123456789-abcdefghijkl';
 export const kekFrom = (mod, spec) => (typeof spec === 'string' ? spec : mod.transitKek(spec.transit));
 const watcher = fileURLToPath(new URL('./fixtures/shred-watcher.mjs', import.meta.url));
 
+/** The code of what `fn` throws or rejects with; 'no error' when it succeeds. */
+export async function codeOf(fn) {
+  try {
+    await fn();
+  } catch (e) {
+    return e.code;
+  }
+  return 'no error';
+}
+
 /** The tables of the suite, over a dialect's builders; `keys` is the store their columns use. */
 export function defineKeyedTables(mod, { table, int, text }, keys) {
   return {
@@ -90,14 +100,6 @@ export function tenantKeysSuite(d) {
   let keys;
   let t;
 
-  const codeOf = async (fn) => {
-    try {
-      await fn();
-    } catch (e) {
-      return e.code;
-    }
-    return 'no error';
-  };
   const raw = async (id, column = 'body') => (await conn.query(`SELECT ${column} AS v FROM tk_notes WHERE id = ${id}`))[0]?.v;
   const insert = (tenant, rows) => keys.withTenant(tenant, () => db.insert(t.notes).values(rows.map((r) => ({ tenantId: tenant, bodyIndex: r.body, ...r }))));
   const read = (tenant) => keys.withTenant(tenant, () => db.select().from(t.notes).where(eq(t.notes.tenantId, tenant)).orderBy(t.notes.id));

@@ -15,7 +15,8 @@ import { eq } from 'drizzle-orm';
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import * as mod from '@sveltycms/ale/drizzle/sqlite';
 import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
-import { defineKeyedTables, keyedDdl, tenantKeysSuite } from './tenant-keys-suite.mjs';
+import { codeOf, defineKeyedTables, keyedDdl, tenantKeysSuite } from './tenant-keys-suite.mjs';
+import { sqliteConnection } from './fixtures/connect.mjs';
 import { ale, SECRET } from './helpers.mjs';
 import { serverUrl } from './servers.mjs';
 import { runExample, sqliteExample } from './fixtures/readme-examples.mjs';
@@ -42,14 +43,6 @@ async function bao(method, path, body) {
   return text ? JSON.parse(text).data : undefined;
 }
 
-const codeOf = async (fn) => {
-  try {
-    await fn();
-  } catch (e) {
-    return e.code;
-  }
-  return 'no error';
-};
 
 if (address) {
   const transit = (extra) => ({ transit: { address, token, ...extra } });
@@ -63,18 +56,7 @@ if (address) {
       builders,
       types,
       keks,
-      async connect() {
-        const { s, dir, file } = await sqliteFile();
-        return {
-          db: s.db,
-          query: async (q) => (/^\s*select/i.test(q) ? s.all(q) : (s.exec(q), [])),
-          close() {
-            s.close();
-            rmSync(dir, { recursive: true, force: true });
-          },
-          target: { dialect: 'sqlite', file },
-        };
-      },
+      connect: () => sqliteConnection(SQLITE_DRIVERS[0]),
     });
   }
 
