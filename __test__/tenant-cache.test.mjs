@@ -44,3 +44,21 @@ test('second chance: a used tenant survives one pass of eviction, an unused one 
   assert.equal(cache.get('b'), undefined);
   assert.equal(cache.get('c').keyIds, 'c1');
 });
+
+test('the version moves on every change that can make an entry unusable, and only then', () => {
+  const cache = new TenantCache(1, () => undefined);
+  const moved = (f) => {
+    const before = cache.version;
+    f();
+    return cache.version !== before;
+  };
+  const a = entry('a1');
+  assert.ok(moved(() => cache.set('a', a)), 'set');
+  assert.ok(!moved(() => cache.get('a')), 'get');
+  assert.ok(!moved(() => cache.get('b')), 'a miss');
+  assert.ok(moved(() => cache.expire(a, 0)), 'expire');
+  assert.equal(a.staleAt, 0);
+  assert.ok(moved(() => cache.set('b', entry('b1'))), 'set, evicting a');
+  assert.equal(cache.get('a'), undefined);
+  assert.ok(moved(() => cache.delete('b')), 'delete');
+});

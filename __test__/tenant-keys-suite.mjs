@@ -373,6 +373,22 @@ export function tenantKeysSuite(d) {
       assert.ok(small.sealer.encrypt('x', 'a', 'notes', 'body').startsWith('v2:'));
     });
 
+    test('the sealer remembers the tenant it served last, but a forget, an eviction or a shred of that tenant is seen on its next value', async () => {
+      const small = mod.tenantKeys(db, { kek: kek(), maxTenants: 1, changeCheckEvery: 0 });
+      const seal = (tenant) => small.sealer.encrypt('x', tenant, 'notes', 'body');
+      await small.load('m1');
+      assert.ok(seal('m1').startsWith('v2:') && seal('m1').startsWith('v2:'));
+      small.forget('m1');
+      assert.equal(await codeOf(() => seal('m1')), 'ALE_KEY_NOT_LOADED', 'forgotten');
+      await small.load('m1');
+      assert.ok(seal('m1').startsWith('v2:'));
+      await small.load('m2'); // evicts m1
+      assert.equal(await codeOf(() => seal('m1')), 'ALE_KEY_NOT_LOADED', 'evicted');
+      assert.ok(seal('m2').startsWith('v2:'));
+      await small.shred('m2');
+      assert.equal(await codeOf(() => seal('m2')), 'ALE_KEY_SHREDDED', 'shredded');
+    });
+
     test('a process idle since before another one shredded a tenant sees the shred on its first withTenant after the change-check interval', async () => {
       await insert('acme', [{ id: 1, body: 'x' }]);
       const idle = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 200 });

@@ -51,6 +51,13 @@ export class TenantCache {
     return this.#entries.size;
   }
 
+  /**
+   * Moves on whenever an entry may have stopped being usable: one was set,
+   * deleted or evicted, or an entry's staleAt was moved earlier (expire).
+   * The sealer's memo of its last tenant is valid while it stays.
+   */
+  version = 0;
+
   // The last tenant looked up and its entry: a request's values are all
   // one tenant's, and comparing a string is cheaper than a Map lookup on a
   // path that runs once per value. Cleared by every change of the map
@@ -73,6 +80,12 @@ export class TenantCache {
     return this.#entries.values();
   }
 
+  /** Makes `entry` stale from `at` on (earlier than it was). */
+  expire(entry: Entry, at: number): void {
+    entry.staleAt = at;
+    this.version++;
+  }
+
   set(tenant: string, entry: Entry): void {
     this.#forgetLast();
     if (!this.#entries.delete(tenant)) this.#makeRoom();
@@ -85,6 +98,7 @@ export class TenantCache {
   }
 
   #forgetLast(): void {
+    this.version++;
     this.#lastTenant = undefined;
     this.#lastEntry = undefined;
   }

@@ -547,7 +547,7 @@ export class TenantKeys {
     entry.used = true;
     if (entry.staleAt <= clock.now) {
       entry.staleAt = clock.now + this.#recheckAfter;
-      this.#refresh(tenant).catch(() => (entry.staleAt = clock.now));
+      this.#refresh(tenant).catch(() => this.#cache.expire(entry, clock.now));
     }
     if (this.#nextCheck <= clock.now) void this.#checkChanges();
     return entry;
@@ -576,7 +576,7 @@ export class TenantKeys {
       const reads: Promise<void>[] = [];
       for (const { tenant, updatedAt } of changed) {
         const entry = this.#cache.get(tenant);
-        if (entry && Number(updatedAt) > entry.seen) reads.push(this.#refresh(tenant, true).catch(() => void (entry.staleAt = clock.now)));
+        if (entry && Number(updatedAt) > entry.seen) reads.push(this.#refresh(tenant, true).catch(() => this.#cache.expire(entry, clock.now)));
       }
       await Promise.all(reads);
     })()
@@ -589,11 +589,25 @@ export class TenantKeys {
   #makeSealer(): Sealer {
     const cache = this.#cache;
     const rings = this.#rings;
-    /** The tenant's entry, or a throw unless it is loaded; a cache lookup (none for the last tenant) and three comparisons when it is fresh and no check is due, else #use(). */
+    // The last tenant that passed the check, and the clock time until which
+    // it passes again with three comparisons: the earlier of its staleAt and
+    // the next change check, as long as the cache's version stays (every
+    // change that could make the entry unusable moves it on, eviction's
+    // passes included, so that a hot tenant gets its `used` bit back).
+    let lastTenant: string | undefined;
+    let lastEntry: Entry | undefined;
+    let lastUntil = 0;
+    let lastVersion = -1;
+    /** The tenant's entry, or a throw unless it is loaded; the memo above, a cache lookup and three comparisons when it is fresh and no check is due, else #use(). */
     const check = (tenant: string): Entry => {
+      if (tenant === lastTenant && lastUntil > clock.now && cache.version === lastVersion) return lastEntry as Entry;
       const entry = cache.get(tenant);
       if (entry !== undefined && entry.loaded && entry.staleAt > clock.now && this.#nextCheck > clock.now) {
         entry.used = true;
+        lastTenant = tenant;
+        lastEntry = entry;
+        lastUntil = Math.min(entry.staleAt, this.#nextCheck);
+        lastVersion = cache.version;
         return entry;
       }
       const used = this.#use(tenant);
@@ -614,7 +628,7 @@ export class TenantKeys {
     const missed = (e: unknown, tenant: string): unknown => {
       const entry = cache.get(tenant);
       if ((e as { code?: string })?.code === 'ALE_KEY_NOT_LOADED' && entry?.loaded) {
-        entry.staleAt = 0;
+        cache.expire(entry, 0);
         this.#refresh(tenant).catch(() => undefined);
       }
       return e;
