@@ -131,9 +131,10 @@ async function memory(dir, { tenants }) {
     const out = execFileSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
     return JSON.parse(out.trim().split('\n').pop());
   };
-  // Three of each, alternating; the medians are compared.
+  // Five of each, alternating; the medians are compared. Resident memory
+  // moves by MiBs between identical runs (docs/performance.md).
   const runs = { keep: [], forget: [] };
-  for (let i = 0; i < 3; i++) for (const mode of ['keep', 'forget']) runs[mode].push(run(mode));
+  for (let i = 0; i < 5; i++) for (const mode of ['keep', 'forget']) runs[mode].push(run(mode));
   const mib = (x) => x / 2 ** 20;
   const med = (mode, field) => median(runs[mode].map((r) => r[field]));
   return { tenants, heldMiB: mib(med('keep', 'held') - med('forget', 'held')), heapMiB: mib(med('keep', 'heapUsed') - med('forget', 'heapUsed')), keepRssMiB: mib(med('keep', 'rss')), forgetRssMiB: mib(med('forget', 'rss')) };
