@@ -371,9 +371,9 @@ enum Version {
 /// followed by `:` where its length puts it. The separators are looked at
 /// where they must be instead of scanned for. `None` for anything else,
 /// which the scan then parses (or refuses, with its message). When this
-/// succeeds, every part before the ciphertext decoded as base64url, which
-/// has no `:`, so the scan would have found the same separators: the
-/// result is the same.
+/// succeeds, the key id equals a text the ring holds and the IV and tag
+/// decoded as base64url, none of which has a `:`, so the scan would have
+/// found the same separators: the result is the same.
 fn v2_in_place<'a, C: CodeUnit>(
     rest: &'a [C],
     known: &[(KeyId, [u8; KEY_ID_B64_LEN])],

@@ -51,12 +51,16 @@ export class TenantCache {
     return this.#entries.size;
   }
 
+  #version = 0;
+
   /**
    * Moves on whenever an entry may have stopped being usable: one was set,
    * deleted or evicted, or an entry's staleAt was moved earlier (expire).
    * The sealer's memo of its last tenant is valid while it stays.
    */
-  version = 0;
+  get version(): number {
+    return this.#version;
+  }
 
   // The last tenant looked up and its entry: a request's values are all
   // one tenant's, and comparing a string is cheaper than a Map lookup on a
@@ -83,7 +87,7 @@ export class TenantCache {
   /** Makes `entry` stale from `at` on (earlier than it was). */
   expire(entry: Entry, at: number): void {
     entry.staleAt = at;
-    this.version++;
+    this.#version++;
   }
 
   set(tenant: string, entry: Entry): void {
@@ -98,7 +102,7 @@ export class TenantCache {
   }
 
   #forgetLast(): void {
-    this.version++;
+    this.#version++;
     this.#lastTenant = undefined;
     this.#lastEntry = undefined;
   }

@@ -598,7 +598,7 @@ export class TenantKeys {
     let lastEntry: Entry | undefined;
     let lastUntil = 0;
     let lastVersion = -1;
-    /** The tenant's entry, or a throw unless it is loaded; the memo above, a cache lookup and three comparisons when it is fresh and no check is due, else #use(). */
+    /** The tenant's entry, or a throw unless it is loaded: the memo above (three comparisons), else a cache lookup and four comparisons when it is fresh and no check is due, else #use(). */
     const check = (tenant: string): Entry => {
       if (tenant === lastTenant && lastUntil > clock.now && cache.version === lastVersion) return lastEntry as Entry;
       const entry = cache.get(tenant);
