@@ -130,8 +130,10 @@ export function collect() {
 
 /**
  * Median ns/op over `rounds` batches, and CPU µs per 1,000 ops, for `fn(i)`,
- * after a full collection. `samples[r]` of every contender is round r's, so
- * the contenders' samples pair up by round (stats.mjs, pairedOverhead).
+ * after a full collection. Rounds alternate forward and backward order, so
+ * each contender runs before each other one as often as after it.
+ * `samples[r]` of every contender is round r's: the contenders' samples
+ * pair up by round (stats.mjs, pairedOverhead).
  */
 export function timeBatches(fns, { iterations, rounds }) {
   collect();
@@ -139,9 +141,7 @@ export function timeBatches(fns, { iterations, rounds }) {
   const samples = fns.map(() => []);
   const cpu = fns.map(() => 0);
   for (let r = 0; r < rounds; r++) {
-    // Each round starts one contender later, so every contender takes each
-    // place in the order equally often (for two: forward, then backward).
-    const order = fns.map((_, i) => (i + r) % fns.length);
+    const order = r % 2 === 0 ? fns.map((_, i) => i) : fns.map((_, i) => fns.length - 1 - i);
     for (const k of order) {
       const fn = fns[k];
       const c0 = process.cpuUsage();

@@ -1,5 +1,6 @@
-// Statistics for the bench: medians, a seeded bootstrap confidence interval
-// for the overhead (ratio of medians), and the gate's verdict.
+// Statistics for the bench: medians, seeded bootstrap confidence intervals
+// for an overhead (a ratio of medians, or of paired rounds), and the gate's
+// verdict.
 import { median, quantile, sampleWithReplacement } from 'simple-statistics';
 
 export { median };
@@ -34,16 +35,22 @@ export function overhead(base, treated, { resamples = 2000, seed = 42 } = {}) {
 }
 
 /**
- * Overhead of `treated` over `base` from samples taken in pairs: sample i
- * of each side comes from the same round, moments apart. The estimate is
- * the median of the rounds' ratios less 1, with a 95% percentile-bootstrap
- * interval over rounds. A host whose speed drifts between rounds moves
- * both sides of a round alike, so the drift leaves the ratios alone where
- * a ratio of medians (overhead()) would take it in.
+ * Overhead of `treated` over `base` from samples timed in rounds
+ * (timeBatches): sample r of each side is round r's, and rounds alternate
+ * forward and backward order. Each unit is a forward round with the
+ * backward one after it, so neither side always runs first in a unit; its
+ * ratio is the treated side's time over the base side's. The estimate is
+ * the median of the units' ratios less 1, with a 95% percentile-bootstrap
+ * interval over units. A host whose speed drifts moves both sides of a
+ * unit alike, so the drift leaves the ratios alone where a ratio of
+ * medians (overhead()) takes it in.
  */
 export function pairedOverhead(base, treated, { resamples = 2000, seed = 42 } = {}) {
-  if (base.length !== treated.length || base.length === 0) throw new Error('pairedOverhead: the two sides need the same, non-zero number of samples');
-  const ratios = base.map((b, i) => treated[i] / b);
+  if (base.length !== treated.length || base.length < 2 || base.length % 2 !== 0) {
+    throw new Error('pairedOverhead: both sides need the same, even number of rounds');
+  }
+  const ratios = [];
+  for (let r = 0; r < base.length; r += 2) ratios.push((treated[r] + treated[r + 1]) / (base[r] + base[r + 1]));
   const random = seededRandom(seed);
   const boots = new Float64Array(resamples);
   for (let i = 0; i < resamples; i++) boots[i] = median(sampleWithReplacement(ratios, ratios.length, random)) - 1;

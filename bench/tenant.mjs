@@ -20,6 +20,8 @@ const KEK = 'bench-kek-0123456789-abcdefghijklmnopqrs';
 const [C, F] = ['content_nodes', 'data'];
 /** Calls of each micro contender before timing. */
 const WARMUP_CALLS = 20_000;
+/** The tenant the micro rows take turns with. */
+const SECOND_TENANT = `${TENANT}-2`;
 
 /** A key store on a fresh SQLite file through the CMS's adapter; a local KEK unless `options.kek` is given. */
 async function freshStore(dir, name, options = {}) {
@@ -36,40 +38,70 @@ const quantile = (xs, q) => {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 };
 
-/** Static ring against the tenant's ring at 256 B, encrypt and decrypt, with a second static contender as the A/A control. */
+/**
+ * Static ring against the tenant's ring at 256 B, encrypt and decrypt, with
+ * a second static contender as the A/A control; and the same two with each
+ * value for another tenant than the one before (TENANT and SECOND_TENANT in
+ * turn), where the sealer's memo of its last tenant never holds.
+ */
 function micro(ale, keys, { iterations, rounds, secret }) {
   const ring = new ale.KeyRing([secret]);
   const twin = new ale.KeyRing([secret]);
   const sealer = keys.sealer;
   const text256 = payload(256);
-  const envelopes = { static: ring.encrypt(text256, TENANT, C, F), twin: twin.encrypt(text256, TENANT, C, F), tenant: sealer.encrypt(text256, TENANT, C, F) };
-  if (!envelopes.tenant.startsWith('v2:')) throw new Error('the tenant ring did not write v2');
-  for (const [name, env] of Object.entries(envelopes)) {
+  const two = [TENANT, SECOND_TENANT];
+  const sealed = (r) => two.map((t) => r.encrypt(text256, t, C, F));
+  const envelopes = { static: sealed(ring), twin: sealed(twin), tenant: sealed(sealer) };
+  if (!envelopes.tenant.every((e) => e.startsWith('v2:'))) throw new Error('the tenant ring did not write v2');
+  for (const [name, pair] of Object.entries(envelopes)) {
     const reader = name === 'tenant' ? sealer : name === 'twin' ? twin : ring;
-    if (reader.decrypt(env, TENANT, C, F) !== text256) throw new Error(`${name} round trip failed`);
+    pair.forEach((env, k) => {
+      if (reader.decrypt(env, two[k], C, F) !== text256) throw new Error(`${name} round trip failed`);
+    });
   }
   let sink = 0;
-  const enc = [() => (sink += ring.encrypt(text256, TENANT, C, F).length), () => (sink += sealer.encrypt(text256, TENANT, C, F).length), () => (sink += twin.encrypt(text256, TENANT, C, F).length)];
-  const dec = [() => (sink += ring.decrypt(envelopes.static, TENANT, C, F).length), () => (sink += sealer.decrypt(envelopes.tenant, TENANT, C, F).length), () => (sink += twin.decrypt(envelopes.twin, TENANT, C, F).length)];
-  // A long warm-up, so that every contender runs its optimized code when
-  // timed (the tenant path has more JS for the engine to compile), then
-  // many short rounds: the whole row takes well under a second, and each
-  // round pairs the contenders moments apart, so the host's drift cancels
-  // in the paired ratios. docs/performance.md, "Keys per tenant", has the
-  // figures of the shorter runs this replaced.
-  for (let i = 0; i < WARMUP_CALLS; i++) for (const f of [...enc, ...dec]) f();
-  const e = timeBatches(enc, { iterations: iterations * 10, rounds: rounds * 10 });
-  const d = timeBatches(dec, { iterations: iterations * 10, rounds: rounds * 10 });
+  let turn = 0;
+  const enc = [
+    () => (sink += ring.encrypt(text256, TENANT, C, F).length),
+    () => (sink += sealer.encrypt(text256, TENANT, C, F).length),
+    () => (sink += twin.encrypt(text256, TENANT, C, F).length),
+    () => (sink += ring.encrypt(text256, two[(turn ^= 1)], C, F).length),
+    () => (sink += sealer.encrypt(text256, two[(turn ^= 1)], C, F).length),
+  ];
+  const dec = [
+    () => (sink += ring.decrypt(envelopes.static[0], TENANT, C, F).length),
+    () => (sink += sealer.decrypt(envelopes.tenant[0], TENANT, C, F).length),
+    () => (sink += twin.decrypt(envelopes.twin[0], TENANT, C, F).length),
+    () => (sink += ring.decrypt(envelopes.static[(turn ^= 1)], two[turn], C, F).length),
+    () => (sink += sealer.decrypt(envelopes.tenant[(turn ^= 1)], two[turn], C, F).length),
+  ];
+  // One tenant first, then two in turn, each set after its own warm-up: a
+  // long one, so that every contender runs the engine's optimized code when
+  // timed (the tenant path has more JS to compile), then many short rounds,
+  // each pairing the contenders moments apart (stats.mjs, pairedOverhead).
+  // Timed together, the two-tenant contenders' feedback would reach the
+  // one-tenant rows through the shared sealer.
+  const timed = (fns) => {
+    for (let i = 0; i < WARMUP_CALLS; i++) for (const f of fns) f();
+    return timeBatches(fns, { iterations: iterations * 10, rounds: rounds * 10 });
+  };
+  const [e, d] = [enc.slice(0, 3), dec.slice(0, 3)].map(timed);
+  const [e2, d2] = [enc.slice(3), dec.slice(3)].map(timed);
+  e.push(...e2);
+  d.push(...d2);
   if (sink === 0) throw new Error('benchmark produced no output');
   const side = (t) => t.map((x) => x.nsPerOp / 1000);
+  const names = ['static', 'tenant', 'static (A/A)', 'static, two tenants', 'tenant, two tenants'];
   return {
     tier: '256 B',
-    encryptUs: Object.fromEntries(['static', 'tenant', 'static (A/A)'].map((n, k) => [n, side(e)[k]])),
-    decryptUs: Object.fromEntries(['static', 'tenant', 'static (A/A)'].map((n, k) => [n, side(d)[k]])),
+    encryptUs: Object.fromEntries(names.map((n, k) => [n, side(e)[k]])),
+    decryptUs: Object.fromEntries(names.map((n, k) => [n, side(d)[k]])),
     encryptOverhead: pairedOverhead(e[0].samples, e[1].samples),
     decryptOverhead: pairedOverhead(d[0].samples, d[1].samples),
     encryptAA: pairedOverhead(e[0].samples, e[2].samples),
     decryptAA: pairedOverhead(d[0].samples, d[2].samples),
+    encryptTwoTenants: pairedOverhead(e[3].samples, e[4].samples),
+    decryptTwoTenants: pairedOverhead(d[3].samples, d[4].samples),
   };
 }
 
@@ -131,8 +163,8 @@ async function memory(dir, { tenants }) {
     const out = execFileSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
     return JSON.parse(out.trim().split('\n').pop());
   };
-  // Five of each, alternating; the medians are compared. Resident memory
-  // moves by MiBs between identical runs (docs/performance.md).
+  // Five of each, alternating; the medians are compared, since resident
+  // memory moves between identical runs.
   const runs = { keep: [], forget: [] };
   for (let i = 0; i < 5; i++) for (const mode of ['keep', 'forget']) runs[mode].push(run(mode));
   const mib = (x) => x / 2 ** 20;
@@ -201,6 +233,7 @@ export async function runTenant(ale, { iterations, rounds, dbIterations, dbRound
     const { s, keys } = await freshStore(dir, 'keys');
     try {
       await keys.load(TENANT);
+      await keys.load(SECOND_TENANT);
       const load = await loading(keys, { firstLoads: quick ? 50 : 500 });
       onStep?.('tenant keys: loading');
       const m = micro(ale, keys, { iterations, rounds, secret });
