@@ -196,7 +196,7 @@ ${extrasTable(results)}
 
 ${tenantTable(results)}
 
-The micro rows time a \`keys: store\` column's sealer (the tenant's ring, v2 envelopes, 12-byte IVs) against a static KeyRing (v1, 16-byte IVs) at 256 B, interleaved; the A/A control is a second static ring timed the same way. The µs are each side's median; the overhead is the median of the rounds' paired ratios, so the two need not agree exactly. "Two tenants in turn" seals each value for another tenant than the one before, on both sides, so the sealer's memo of its last tenant never holds. The write rows insert one row per transaction into three tables side by side: plain, static ring, tenant keys.
+The micro rows time a \`keys: store\` column's sealer (the tenant's ring, v2 envelopes, 12-byte IVs) against a static KeyRing (v1, 16-byte IVs) at 256 B, interleaved; the A/A control is a second static ring timed the same way. The µs are each side's median; the overhead is the median ratio over pairs of a forward and a backward round, so the two need not agree exactly. "Two tenants in turn" seals or opens each value for another tenant than the one before, on both sides, so the sealer's memo of its last tenant never holds; those rows are timed in a set of their own. The write rows insert one row per transaction into three tables side by side: plain, static ring, tenant keys.
 
 ## Batching (256 B values, one context)
 
