@@ -80,6 +80,13 @@ fuzz_target!(|data: &[u8]| {
         envelope::parse_with(&wide[..], &known),
         envelope::parse(&wide[..])
     );
+    // Both give what the scan alone gives (the in-place shortcut changes
+    // only the work).
+    assert_eq!(envelope::parse(data), envelope::parse_by_scan(data, &[]));
+    assert_eq!(
+        envelope::parse_with(&wide[..], &known),
+        envelope::parse_by_scan(&wide[..], &known)
+    );
     // The byte and UTF-16 parsers agree on ASCII input.
     if data.is_ascii() {
         let widened: Vec<u16> = data.iter().map(|&b| u16::from(b)).collect();

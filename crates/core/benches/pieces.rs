@@ -63,6 +63,9 @@ fn pieces(c: &mut Criterion) {
         envelope::write(&mut env, None, &iv, &[2; 16], &data);
         let parts = envelope::parse(&env[..]).expect("parse");
         let mut decoded = Vec::new();
+        g.bench_function("envelope parse (IV and tag decoded)", |b| {
+            b.iter(|| envelope::parse(black_box(&env[..])).map(|p| p.tag[0]))
+        });
         g.bench_function("base64 decode", |b| {
             b.iter(|| envelope::decode_ciphertext(black_box(parts.ciphertext_b64), &mut decoded))
         });
@@ -186,9 +189,7 @@ fn pieces(c: &mut Criterion) {
             b.iter(|| fold_map.get(black_box("tenant-4242")))
         });
     }
-    c.bench_function("iv (pooled getrandom)", |b| {
-        b.iter(|| Iv::random(IvLength::Bits128))
-    });
+    c.bench_function("iv (pooled)", |b| b.iter(|| Iv::random(IvLength::Bits128)));
     c.bench_function("iv (one getrandom syscall, for comparison)", |b| {
         b.iter(|| {
             let mut iv = [0u8; 16];
