@@ -1,11 +1,16 @@
 //! IVs: 96 or 128 random bits for every encryption, without a syscall per call.
 //!
-//! Each thread keeps a pool of bytes drawn from the OS CSPRNG (`getrandom(2)`)
-//! and hands out 12 or 16 of them per IV, refilling when the pool runs dry.
+//! Each thread keeps a pool of random bytes and hands out 12 or 16 of them
+//! per IV, refilling when the pool runs dry. A refill is the ChaCha20
+//! keystream under a key of 32 fresh bytes from the OS CSPRNG
+//! (`getrandom(2)`): the construction of the kernel's own generator, run
+//! here with SIMD. Asking the kernel for the whole pool ran its generic
+//! ChaCha20 and cost about 50 ns per IV (docs/performance.md, "Bun: the
+//! bun:ffi path").
 //!
 //! Uniqueness, which AES-GCM requires, rests on three facts:
-//! - every byte comes from the OS generator and is handed out once, then the
-//!   cursor moves past it;
+//! - every pool is keyed afresh by the OS generator, and every byte is
+//!   handed out once, then the cursor moves past it;
 //! - pools are per thread (`thread_local!`), so worker threads never share one;
 //! - a `fork()` child must not replay the pool it inherited from its parent.
 //!   A pool filled under an older process-wide generation is thrown away
@@ -99,8 +104,22 @@ impl Iv {
     }
 }
 
-/// Bytes per refill: one `getrandom` call, 341 IVs of 12 bytes or 256 of 16.
+/// Bytes per refill: 341 IVs of 12 bytes or 256 of 16.
 const POOL_LEN: usize = 4096;
+
+/// Fills `pool` with the ChaCha20 keystream under a fresh key from the OS
+/// generator. The key lives in the generator, which wipes itself when
+/// dropped, and in `seed`, wiped here.
+fn refill(pool: &mut [u8; POOL_LEN]) -> Result<()> {
+    use chacha20::rand_core::{Rng, SeedableRng};
+    use zeroize::Zeroize;
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed).map_err(|_| AleError::RngUnavailable)?;
+    let mut generator = chacha20::ChaCha20Rng::from_seed(seed);
+    seed.zeroize();
+    generator.fill_bytes(pool);
+    Ok(())
+}
 
 static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
 
@@ -211,7 +230,7 @@ fn take_from_pool(dst: &mut [u8]) -> Result<()> {
         // any code of ours, so an Acquire load sees its increment.
         let generation = FORK_GENERATION.load(Ordering::Acquire);
         if pool.generation != generation || pool.cursor + dst.len() > POOL_LEN {
-            getrandom::fill(&mut pool.bytes).map_err(|_| AleError::RngUnavailable)?;
+            refill(&mut pool.bytes)?;
             pool.cursor = 0;
             pool.generation = generation;
         }
