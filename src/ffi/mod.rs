@@ -4,4 +4,5 @@
 //! library's path).
 
 pub mod entry;
+pub mod last;
 pub mod registry;

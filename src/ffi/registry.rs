@@ -6,12 +6,16 @@
 //! nothing, and JS never holds a pointer. A slot's first generation is
 //! random, so a made-up token almost surely names nothing either. A registration lives as long as
 //! the handle that owns it (an external the engine collects), and dropping
-//! it empties the slot and moves its generation on.
+//! it empties the slot and moves its generation on, and moves the
+//! registry's removal count, which lets a thread reuse its last lookup
+//! (`last.rs`) while the count stays.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use ale_core::keys::KeyRing as CoreRing;
 
+use super::last;
 use crate::scratch::OwnedContext;
 
 /// Rings named by bun:ffi calls.
@@ -33,6 +37,8 @@ struct Slot<T> {
 pub struct Registry<T> {
     slots: RwLock<Vec<Slot<T>>>,
     free: Mutex<Vec<u32>>,
+    /// How many values were removed so far.
+    removals: AtomicU64,
 }
 
 impl<T> Registry<T> {
@@ -40,7 +46,14 @@ impl<T> Registry<T> {
         Registry {
             slots: RwLock::new(Vec::new()),
             free: Mutex::new(Vec::new()),
+            removals: AtomicU64::new(0),
         }
+    }
+
+    /// How many values were removed so far. Read before a lookup, it dates
+    /// the lookup: while it stays, the token names what the lookup found.
+    pub fn removals(&self) -> u64 {
+        self.removals.load(Ordering::Acquire)
     }
 
     /// Registers `value`; `None` when every slot is taken.
@@ -115,21 +128,29 @@ impl<T> Token<T> {
 
 impl<T> Drop for Token<T> {
     fn drop(&mut self) {
-        let mut slots = self
-            .registry
-            .slots
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
-        if let Some(entry) = slots.get_mut(self.slot as usize) {
-            if entry.generation == self.generation {
-                entry.value = None;
-                entry.generation = entry.generation.wrapping_add(1);
-                self.registry
-                    .free
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(self.slot);
+        let removed = {
+            let mut slots = self
+                .registry
+                .slots
+                .write()
+                .unwrap_or_else(|p| p.into_inner());
+            match slots.get_mut(self.slot as usize) {
+                Some(entry) if entry.generation == self.generation => {
+                    entry.generation = entry.generation.wrapping_add(1);
+                    // What a thread remembers of this slot is stale from now.
+                    self.registry.removals.fetch_add(1, Ordering::AcqRel);
+                    self.registry
+                        .free
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(self.slot);
+                    entry.value.take()
+                }
+                _ => None,
             }
-        }
+        };
+        // Dropped outside the lock, with what this thread remembers.
+        drop(removed);
+        last::forget();
     }
 }
