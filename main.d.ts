@@ -12,8 +12,8 @@ export declare const backend: 'native' | 'js';
 
 /**
  * How the hot calls (`encrypt`, `decrypt`, `decryptBinary` and the ring
- * methods of the same names) cross into the addon: `'bun:ffi'` on Bun with
- * `ALE_BUN_PATH=ffi`, otherwise `'node-api'`; `'node:crypto'` when
+ * methods of the same names) cross into the addon: `'bun:ffi'` on Bun
+ * unless `ALE_BUN_PATH=napi`, otherwise `'node-api'`; `'node:crypto'` when
  * `backend` is `'js'`.
  */
 export declare const hotPath: 'node-api' | 'bun:ffi' | 'node:crypto';

@@ -1,5 +1,5 @@
-// The hot path on Bun: Node-API, or bun:ffi into the addon's own library
-// with ALE_BUN_PATH=ffi; Node-API on Node. npm test runs every suite on
+// The hot path on Bun: bun:ffi into the addon's own library, or Node-API
+// with ALE_BUN_PATH=napi; Node-API on Node. npm test runs every suite on
 // Bun both ways. Here: which path runs, that both give the same results, and
 // that ale_ffi, which any code could dlopen, names rings and contexts only
 // by registry tokens, so a forged one reaches nothing.
@@ -11,8 +11,8 @@ import { ale, CTX, SECRET } from './helpers.mjs';
 const onBun = Boolean(process.versions.bun);
 const native = ale.backend === 'native';
 
-test('the hot path is bun:ffi on Bun with ALE_BUN_PATH=ffi, Node-API otherwise, node:crypto on the js backend', () => {
-  const expected = !native ? 'node:crypto' : onBun && process.env.ALE_BUN_PATH === 'ffi' ? 'bun:ffi' : 'node-api';
+test('the hot path is bun:ffi on Bun unless ALE_BUN_PATH=napi, Node-API on Node, node:crypto on the js backend', () => {
+  const expected = !native ? 'node:crypto' : onBun && process.env.ALE_BUN_PATH !== 'napi' ? 'bun:ffi' : 'node-api';
   assert.equal(ale.hotPath, expected);
 });
 

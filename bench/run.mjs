@@ -57,7 +57,8 @@ const config = {
 };
 for (const [k, v] of Object.entries(config)) if (typeof v === 'number' && !(v > 0)) throw new Error(`--${k} must be positive`);
 
-const runtime = process.versions.bun ? { name: 'bun', version: `Bun ${process.versions.bun}` } : { name: 'node', version: `Node ${process.version}` };
+// hotPath: how the addon's hot calls are made (bun:ffi or Node-API on Bun; ALE_BUN_PATH=napi).
+const runtime = { ...(process.versions.bun ? { name: 'bun', version: `Bun ${process.versions.bun}` } : { name: 'node', version: `Node ${process.version}` }), hotPath: ale.hotPath };
 const cpuInfo = (() => {
   try {
     return readFileSync('/proc/cpuinfo', 'utf8');

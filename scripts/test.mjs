@@ -44,12 +44,13 @@ const suites = [
     env: { ALE_BACKEND: 'native' },
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
-  // The same suites on Bun's opt-in bun:ffi path (ALE_BUN_PATH=ffi).
+  // The same suites on Bun's Node-API path, which ALE_BUN_PATH=napi keeps
+  // (the run above takes the default, bun:ffi).
   {
-    name: `JS suite on Bun ${run(join(bin, 'bun'), ['--version']).trim()}, ALE_BUN_PATH=ffi`,
+    name: `JS suite on Bun ${run(join(bin, 'bun'), ['--version']).trim()}, ALE_BUN_PATH=napi`,
     cmd: join(bin, 'bun'),
     args: [...bunTest, ...jsTests.map((f) => `./${f}`)],
-    env: { ALE_BACKEND: 'native', ALE_BUN_PATH: 'ffi' },
+    env: { ALE_BACKEND: 'native', ALE_BUN_PATH: 'napi' },
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
   // The same suites on the node:crypto fallback (docs/platforms.md, "When no native binary loads").
@@ -99,10 +100,10 @@ const suites = [
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
   {
-    name: 'forced panics on Bun, ALE_BUN_PATH=ffi',
+    name: 'forced panics on Bun, ALE_BUN_PATH=napi',
     cmd: join(bin, 'bun'),
     args: [...bunTest, './__test__/panic.check.mjs'],
-    env: { ALE_BUN_PATH: 'ffi' },
+    env: { ALE_BUN_PATH: 'napi' },
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
   {

@@ -63,7 +63,7 @@ fn missing() -> napi::Error<&'static str> {
 /// Defines the hot prototype methods and process-wide functions: evaluates
 /// [`PROTOTYPE_METHODS`] and calls the function it evaluates to with the
 /// prototype, the exports, the native functions that only it receives, and,
-/// on Bun with `ALE_BUN_PATH=ffi`, the path of this library for bun:ffi.
+/// on Bun unless `ALE_BUN_PATH=napi`, the path of this library for bun:ffi.
 ///
 /// # Safety
 /// `env`, `prototype` and `exports` must be valid during module registration.
@@ -131,9 +131,10 @@ unsafe fn define_hot_functions(
     }
 }
 
-/// Whether `process.env.ALE_BUN_PATH` is `ffi`. The bun:ffi path is opt-in
-/// until the bench shows it ahead of Node-API (docs/performance.md, "Bun:
-/// the bun:ffi path").
+/// Whether the bun:ffi path runs: on Bun, unless `process.env.ALE_BUN_PATH`
+/// is `napi`, which keeps the Node-API path (for comparison, and as a way
+/// out). Any other value, or none, chooses bun:ffi, the faster of the two in
+/// the bench (docs/performance.md, "Bun: the bun:ffi path").
 ///
 /// # Safety
 /// `env` must be valid during module registration.
@@ -141,15 +142,15 @@ unsafe fn ffi_chosen(env: sys::napi_env) -> Result<bool> {
     // SAFETY: property reads on live values of the current env.
     unsafe {
         let Some(vars) = raw::process_property(env, c"env")? else {
-            return Ok(false);
+            return Ok(true);
         };
         let Some(value) = raw::property(env, vars, c"ALE_BUN_PATH")? else {
-            return Ok(false);
+            return Ok(true);
         };
         let (mut wide, mut bytes) = (Vec::new(), Vec::new());
         Ok(
-            text::read_utf8(env, value, &mut wide, &mut bytes, "ALE_BUN_PATH").is_ok()
-                && bytes == b"ffi",
+            text::read_utf8(env, value, &mut wide, &mut bytes, "ALE_BUN_PATH").is_err()
+                || bytes != b"napi",
         )
     }
 }
