@@ -22,10 +22,10 @@ if (choice !== '' && choice !== 'native' && choice !== 'js') {
   throw error;
 }
 
-// ALE_BUN_PATH=ffi makes the addon's hot calls go through bun:ffi on Bun
-// (it reads the variable itself at load; `napi`, the default, keeps
-// Node-API); checked here, with ALE_BACKEND, so that a typo is refused
-// instead of ignored.
+// On Bun the addon's hot calls go through bun:ffi unless ALE_BUN_PATH=napi,
+// which keeps Node-API (`ffi`, the default, may be given too; the addon
+// reads the variable itself at load); checked here, with ALE_BACKEND, so
+// that a typo is refused instead of ignored.
 const bunPath = process.env.ALE_BUN_PATH ?? '';
 if (bunPath !== '' && bunPath !== 'napi' && bunPath !== 'ffi') {
   const error = new Error(`ALE_BUN_PATH must be 'napi', 'ffi' or unset; it is ${JSON.stringify(bunPath)}`);
@@ -97,8 +97,8 @@ function warnOnce(loadError) {
 // One assignment per name, so that Node's CommonJS-to-ESM bridge sees every
 // export (`import { KeyRing } from '@sveltycms/ale'`).
 exports.backend = backend;
-// How the hot calls cross into the addon: 'node-api', or 'bun:ffi' on Bun
-// with ALE_BUN_PATH=ffi; 'node:crypto' on the js backend.
+// How the hot calls cross into the addon: 'bun:ffi' on Bun unless
+// ALE_BUN_PATH=napi, 'node-api' otherwise; 'node:crypto' on the js backend.
 exports.hotPath = backend === 'native' ? impl.hotPath : 'node:crypto';
 exports.KeyRing = impl.KeyRing;
 exports.initKeyRing = impl.initKeyRing;

@@ -177,4 +177,54 @@ describe('the hot methods: encrypt, decrypt and their binary forms', () => {
     assert.equal(fresh.decrypt(sealed, ...a), 'for a');
     throwsCode(assert, () => fresh.decrypt(sealed, ...b), 'ALE_AUTH_FAILED');
   });
+
+  test('code that patches the encoder, Buffer or typed-array built-ins afterwards changes nothing a hot call does, on either path', { skip: ale.backend !== 'native' && 'the fallback calls them as it finds them' }, () => {
+    const ring = new ale.KeyRing([SECRET]);
+    const c = ['tenant-a', 'users', 'email'];
+    const value = 'héllo ✓ '.repeat(40);
+    for (let i = 0; i < 3; i++) ring.decrypt(ring.encrypt('warm', ...c), ...c); // the context has its handle
+    const typedProto = Object.getPrototypeOf(Uint8Array.prototype);
+    const saved = {
+      encodeInto: TextEncoder.prototype.encodeInto,
+      latin1Slice: Buffer.prototype.latin1Slice,
+      utf8Slice: Buffer.prototype.utf8Slice,
+      fill: Uint8Array.prototype.fill,
+      length: Object.getOwnPropertyDescriptor(typedProto, 'length'),
+      allocUnsafeSlow: Buffer.allocUnsafeSlow,
+      setPrototypeOf: Object.setPrototypeOf,
+    };
+    const seen = [];
+    let sealed, opened, long;
+    try {
+      TextEncoder.prototype.encodeInto = () => ({ read: 0, written: 0 });
+      Buffer.prototype.latin1Slice = Buffer.prototype.utf8Slice = () => 'patched';
+      Uint8Array.prototype.fill = function () {
+        seen.push(Buffer.from(this).toString('latin1'));
+        return this;
+      };
+      Object.defineProperty(typedProto, 'length', { get: () => 1 << 30, configurable: true });
+      Buffer.allocUnsafeSlow = (n) => {
+        const b = saved.allocUnsafeSlow(n);
+        seen.push(b);
+        return b;
+      };
+      Object.setPrototypeOf = (o) => o;
+      sealed = ring.encrypt(value, ...c);
+      opened = ring.decrypt(sealed, ...c);
+      // Longer than the scratch memory: the path makes new scratch Buffers.
+      long = ring.decrypt(ring.encrypt('x'.repeat(9000), ...c), ...c);
+    } finally {
+      TextEncoder.prototype.encodeInto = saved.encodeInto;
+      Buffer.prototype.latin1Slice = saved.latin1Slice;
+      Buffer.prototype.utf8Slice = saved.utf8Slice;
+      Uint8Array.prototype.fill = saved.fill;
+      Object.defineProperty(typedProto, 'length', saved.length);
+      Buffer.allocUnsafeSlow = saved.allocUnsafeSlow;
+      Object.setPrototypeOf = saved.setPrototypeOf;
+    }
+    assert.equal(opened, value);
+    assert.equal(long, 'x'.repeat(9000));
+    assert.equal(ring.decrypt(sealed, ...c), value);
+    assert.deepEqual(seen, [], 'no patched built-in was called, and no scratch Buffer was handed out');
+  });
 });

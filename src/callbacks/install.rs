@@ -133,8 +133,9 @@ unsafe fn define_hot_functions(
 
 /// Whether the bun:ffi path runs: on Bun, unless `process.env.ALE_BUN_PATH`
 /// is `napi`, which keeps the Node-API path (for comparison, and as a way
-/// out). Any other value, or none, chooses bun:ffi, the faster of the two in
-/// the bench (docs/performance.md, "Bun: the bun:ffi path").
+/// out); `main.cjs` refuses values other than `napi` and `ffi`. bun:ffi is
+/// the default because it is the faster of the two in the bench's micro
+/// tier (docs/performance.md, "Bun: the bun:ffi path").
 ///
 /// # Safety
 /// `env` must be valid during module registration.

@@ -165,8 +165,12 @@
     // The encoder and the two scratch Buffers are this closure's own, so
     // their methods come from frozen prototypes made here: a plain method
     // call, which the JIT inlines, where an uncurried built-in (as for the
-    // caller's bytes below) cost about 35 ns a call on Bun 1.4.5.
+    // caller's bytes below) costs more (docs/performance.md, "Figures
+    // behind code comments"). Their sizes are kept here too, not read back
+    // through the typed arrays' patchable getters.
     const encoder = new (safe(TextEncoder, ['encodeInto']))();
+    const setPrototypeOf = Object.setPrototypeOf;
+    const allocUnsafeSlow = Buffer.allocUnsafeSlow;
     const scratchProto = Object.freeze(
       Object.create(Buffer.prototype, {
         latin1Slice: { value: Buffer.prototype.latin1Slice },
@@ -174,7 +178,7 @@
         fill: { value: Uint8Array.prototype.fill },
       }),
     );
-    const scratch = (bytes) => Object.setPrototypeOf(Buffer.allocUnsafeSlow(bytes), scratchProto);
+    const scratch = (bytes) => setPrototypeOf(allocUnsafeSlow(bytes), scratchProto);
     const tagOf = uncurry(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag).get);
     const lengthOf = uncurry(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'length').get);
     // Longer values take the Node-API path, which reads them without a copy here.
@@ -182,19 +186,23 @@
     const NODE_API = -1;
     const FAILED = -2;
 
-    let input = scratch(4096);
+    let inputSize = 4096;
+    let input = scratch(inputSize);
     let inputPtr = ptr(input);
-    let output = scratch(4096);
+    let outputSize = 4096;
+    let output = scratch(outputSize);
     let outputPtr = ptr(output);
     const room = (bytes) => {
-      if (input.length < bytes) {
-        input = scratch(2 ** Math.ceil(Math.log2(bytes)));
+      if (inputSize < bytes) {
+        inputSize = 2 ** Math.ceil(Math.log2(bytes));
+        input = scratch(inputSize);
         inputPtr = ptr(input);
       }
     };
     const outRoom = (bytes) => {
-      if (output.length < bytes) {
-        output = scratch(2 ** Math.ceil(Math.log2(bytes)));
+      if (outputSize < bytes) {
+        outputSize = 2 ** Math.ceil(Math.log2(bytes));
+        output = scratch(outputSize);
         outputPtr = ptr(output);
       }
     };
@@ -214,24 +222,29 @@
       output.fill(0, 0, n);
       return text;
     };
-    // UTF-8 of a string into `input`; its length, or -1 when it takes the Node-API path.
+    // UTF-8 of a string into `input`; its length, or -1 when it takes the
+    // Node-API path (also for an encoding that stopped short, which room()
+    // rules out).
     const encode = (value) => {
       if (typeof value !== 'string' || value.length > MAX_UNITS) return -1;
       room(value.length * 3);
-      return encoder.encodeInto(value, input).written;
+      const { read, written } = encoder.encodeInto(value, input);
+      if (read === value.length) return written;
+      input.fill(0, 0, written);
+      return -1;
     };
     const sealText = (ring, context, value) => {
       const n = encode(value);
       if (n < 0) return undefined;
       outRoom(4 * Math.ceil(n / 3) + 64);
-      const result = done(call(0, ring, context, inputPtr, n, outputPtr, output.length));
+      const result = done(call(0, ring, context, inputPtr, n, outputPtr, outputSize));
       return result === undefined ? undefined : output.latin1Slice(0, result >>> 2);
     };
     const openText = (ring, context, envelope) => {
       const n = encode(envelope);
       if (n < 0) return undefined;
       outRoom(n);
-      const result = done(call(1, ring, context, inputPtr, n, outputPtr, output.length));
+      const result = done(call(1, ring, context, inputPtr, n, outputPtr, outputSize));
       return result === undefined ? undefined : plaintext(result);
     };
     const openBytes = (ring, context, bytes) => {
@@ -239,7 +252,7 @@
       const n = lengthOf(bytes);
       if (n === 0 || n > MAX_UNITS) return undefined;
       outRoom(n);
-      const result = done(call(3, ring, context, bytes, n, outputPtr, output.length));
+      const result = done(call(3, ring, context, bytes, n, outputPtr, outputSize));
       return result === undefined ? undefined : plaintext(result);
     };
     // encryptBinary keeps the Node-API path: its Buffers come from the

@@ -1,8 +1,8 @@
 //! The ring and the context this thread's last bun:ffi call named, kept so
 //! that the next call naming the same tokens finds them without the
 //! registries' locks and reference counts: eight atomic read-modify-writes
-//! a call, about a tenth of a 256 B `encrypt` on Bun 1.4.5 in a `perf`
-//! profile (docs/performance.md, "Bun: the bun:ffi path").
+//! a call (their cost: docs/performance.md, "Figures behind code
+//! comments").
 //!
 //! A remembered value is used only while its registry's removal count is
 //! the one read before it was looked up. A slot's generation moves only

@@ -42,7 +42,7 @@ pub struct Registry<T> {
 }
 
 impl<T> Registry<T> {
-    const fn new() -> Self {
+    pub const fn new() -> Self {
         Registry {
             slots: RwLock::new(Vec::new()),
             free: Mutex::new(Vec::new()),

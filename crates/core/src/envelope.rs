@@ -387,8 +387,8 @@ enum Version {
 /// The common case of [`parse_with`], after the version: for `v2`, a key id
 /// the ring holds; then an IV of either length and the tag, each followed
 /// by `:` where its length puts it. The separators are looked at where they
-/// must be instead of scanned for (a scan for the two or three of them was
-/// about a tenth of a 256 B decrypt on Bun 1.4.5). `None` for anything
+/// must be instead of scanned for (docs/performance.md, "Figures behind
+/// code comments": the scan's cost). `None` for anything
 /// else, which the scan then parses (or refuses, with its message). When
 /// this succeeds, the key id equals a text the ring holds and the IV and
 /// tag decoded as base64url, none of which has a `:`, so the scan would have
@@ -542,7 +542,7 @@ mod tests {
     const IV16: &str = "AAECAwQFBgcICQoLDA0ODw"; // 00..0f
 
     #[test]
-    fn a_parse_that_knows_ids_gives_what_a_plain_parse_gives() {
+    fn a_parse_with_or_without_ids_gives_what_the_scan_gives() {
         let id = [0xA5u8; KEY_ID_LEN];
         let known = [(id, key_id_text(&id))];
         let text = String::from_utf8(key_id_text(&id).to_vec()).expect("ASCII");

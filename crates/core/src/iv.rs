@@ -4,9 +4,8 @@
 //! per IV, refilling when the pool runs dry. A refill is the ChaCha20
 //! keystream under a key of 32 fresh bytes from the OS CSPRNG
 //! (`getrandom(2)`): the construction of the kernel's own generator, run
-//! here with SIMD. Asking the kernel for the whole pool ran its generic
-//! ChaCha20 and cost about 50 ns per IV (docs/performance.md, "Bun: the
-//! bun:ffi path").
+//! here with SIMD, where asking the kernel for the whole pool ran its
+//! generic ChaCha20 (docs/performance.md, "Why these dependencies").
 //!
 //! Uniqueness, which AES-GCM requires, rests on three facts:
 //! - every pool is keyed afresh by the OS generator, and every byte is
@@ -108,8 +107,9 @@ impl Iv {
 const POOL_LEN: usize = 4096;
 
 /// Fills `pool` with the ChaCha20 keystream under a fresh key from the OS
-/// generator. The key lives in the generator, which wipes itself when
-/// dropped, and in `seed`, wiped here.
+/// generator. The generator wipes its state when dropped and `seed` is
+/// wiped here; the copy `from_seed` takes by value is not, which is fine
+/// for a key that only makes public IVs.
 fn refill(pool: &mut [u8; POOL_LEN]) -> Result<()> {
     use chacha20::rand_core::{Rng, SeedableRng};
     use zeroize::Zeroize;
