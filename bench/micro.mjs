@@ -10,7 +10,7 @@
 import { createRequire } from 'node:module';
 import { NodeCryptoAle } from './reference.mjs';
 import * as cms from '../__test__/fixtures/sveltycms-reference.mjs';
-import { median } from './stats.mjs';
+import { median, pairedOverhead } from './stats.mjs';
 
 const require = createRequire(import.meta.url);
 const dropIn = require('@sveltycms/ale/sveltycms');
@@ -174,13 +174,20 @@ export function runMicro(ale, { warmup, iterations, rounds, secret, onStep }) {
     for (let i = 0; i < warmup; i++) for (const f of [...enc, ...dec]) f(i);
     // Each pair is timed on its own, interleaved within the pair, so one
     // pair's allocations (the CMS module's JSON, Buffers) do not land in the
-    // other pair's timings.
+    // other pair's timings. Ten times the calls in ten times the rounds, as
+    // the tenant rows do: fewer moved the speed-ups too much from run to
+    // run (bench/README.md).
     const e = [];
     const d = [];
+    const speedups = [];
+    const timing = { iterations: iterations * 10, rounds: rounds * 10 };
     for (const pair of pairsOf(list)) {
-      const te = timeBatches(pair.map((k) => enc[k]), { iterations, rounds });
-      const td = timeBatches(pair.map((k) => dec[k]), { iterations, rounds });
+      const te = timeBatches(pair.map((k) => enc[k]), timing);
+      const td = timeBatches(pair.map((k) => dec[k]), timing);
       pair.forEach((k, j) => ((e[k] = te[j]), (d[k] = td[j])));
+      // The baseline's time over the contender's, per unit of a forward and
+      // a backward round: the drift within a unit hits both alike.
+      speedups[pair[0]] = { encrypt: ratio(te[0], te[1]), decrypt: ratio(td[0], td[1]) };
     }
     if (sink === 0) throw new Error('benchmark produced no output');
     list.forEach((c, k) => {
@@ -202,13 +209,23 @@ export function runMicro(ale, { warmup, iterations, rounds, secret, onStep }) {
     const tierRows = rows.slice(-list.length);
     list.forEach((c, k) => {
       if (!c.baseline) return;
-      const base = tierRows.find((r) => r.contender === c.baseline);
-      tierRows[k].encryptSpeedup = base.encryptUs / tierRows[k].encryptUs;
-      tierRows[k].decryptSpeedup = base.decryptUs / tierRows[k].decryptUs;
+      const { encrypt, decrypt } = speedups[k];
+      Object.assign(tierRows[k], {
+        encryptSpeedup: encrypt.point,
+        encryptSpeedupInterval: [encrypt.low, encrypt.high],
+        decryptSpeedup: decrypt.point,
+        decryptSpeedupInterval: [decrypt.low, decrypt.high],
+      });
     });
     onStep?.(`micro ${tier.name}`);
   }
   return rows;
+}
+
+/** The baseline's time over the contender's: the median over paired units, with its 95% interval. */
+function ratio(contender, baseline) {
+  const p = pairedOverhead(contender.samples, baseline.samples);
+  return { point: 1 + p.point, low: 1 + p.low, high: 1 + p.high };
 }
 
 /** Per-value cost of encryptMany/decryptMany against single calls, at 256 B. */

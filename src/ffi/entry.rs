@@ -212,11 +212,12 @@ unsafe fn run(
 /// The plaintext in `b.out` copied to `output`; refused, and wiped, when it
 /// is not UTF-8, as the Node-API path refuses it.
 fn plaintext_out(b: &mut Buffers, output: &mut [u8]) -> Result<Outcome> {
-    if !simdutf::validate_utf8(&b.out) {
+    // ASCII is UTF-8: the second pass only for the rest.
+    let ascii = simdutf::validate_ascii(&b.out);
+    if !ascii && !simdutf::validate_utf8(&b.out) {
         zeroize::Zeroize::zeroize(&mut b.out);
         return Err(to_js(keys::not_utf8()));
     }
-    let ascii = simdutf::validate_ascii(&b.out);
     copy_out(&b.out, output, ascii, false)
 }
 
