@@ -7,7 +7,11 @@
 //   node --expose-gc bench/experiments/builds.mjs --addon /tmp/old/index.js --addon ./index.js [--rounds 5]
 //   bun bench/experiments/builds.mjs --addon … --addon …
 //
-// Each --addon is a loader (index.js) next to its ale.<platform>.node.
+// Each --addon is a loader (index.js) next to its ale.<platform>.node. On
+// Bun, `--addon path@napi` or `path@ffi` loads that build with
+// ALE_BUN_PATH set so (docs/performance.md, "Bun: the bun:ffi path"); give
+// each build its own directory, and not this checkout's, which the bench's
+// modules have loaded already.
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,7 +23,14 @@ const { values: flags } = parseArgs({
 });
 if (!flags.addon || flags.addon.length < 2) throw new Error('give two or more --addon paths');
 const require = createRequire(import.meta.url);
-const builds = flags.addon.map((path) => ({ path, ale: require(resolve(path)) }));
+const bunPath = process.env.ALE_BUN_PATH;
+const builds = flags.addon.map((spec) => {
+  const [path, hot = bunPath] = spec.split('@');
+  if (hot === undefined) delete process.env.ALE_BUN_PATH;
+  else process.env.ALE_BUN_PATH = hot;
+  const ale = require(resolve(path));
+  return { path: `${path} (${ale.hotPath})`, ale };
+});
 const rounds = Number(flags.rounds);
 const loop = Number(flags.loop);
 const secret = 'bench-secret-0123456789-abcdefghijklmnop';

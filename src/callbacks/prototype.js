@@ -181,8 +181,11 @@
     const scratch = (bytes) => setPrototypeOf(allocUnsafeSlow(bytes), scratchProto);
     const tagOf = uncurry(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag).get);
     const lengthOf = uncurry(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'length').get);
-    // Longer values take the Node-API path, which reads them without a copy here.
-    const MAX_UNITS = 1 << 16;
+    // Longer values take the Node-API path, which reads them without a copy
+    // here and makes the result without one through the scratch memory: it
+    // was the faster of the two at 64 KB, bun:ffi at 4 KB
+    // (docs/performance.md, "Bun: the bun:ffi path").
+    const MAX_UNITS = 1 << 13;
     const NODE_API = -1;
     const FAILED = -2;
 
