@@ -65,6 +65,13 @@ export function useSecretForCms(secret) {
   dropIn.resetFieldEncryptionKeyCache();
 }
 
+/**
+ * The micro tiers (and the tenant rows) time this many times --iterations
+ * in this many times --rounds: fewer moved the speed-ups too much from run
+ * to run (bench/README.md).
+ */
+export const TIMED_SCALE = 10;
+
 /** The contenders; `baseline` names the one a contender's speed-up is measured against. */
 function contenders(ale, secret) {
   useSecretForCms(secret);
@@ -174,13 +181,11 @@ export function runMicro(ale, { warmup, iterations, rounds, secret, onStep }) {
     for (let i = 0; i < warmup; i++) for (const f of [...enc, ...dec]) f(i);
     // Each pair is timed on its own, interleaved within the pair, so one
     // pair's allocations (the CMS module's JSON, Buffers) do not land in the
-    // other pair's timings. Ten times the calls in ten times the rounds, as
-    // the tenant rows do: fewer moved the speed-ups too much from run to
-    // run (bench/README.md).
+    // other pair's timings.
     const e = [];
     const d = [];
     const speedups = [];
-    const timing = { iterations: iterations * 10, rounds: rounds * 10 };
+    const timing = { iterations: iterations * TIMED_SCALE, rounds: rounds * TIMED_SCALE };
     for (const pair of pairsOf(list)) {
       const te = timeBatches(pair.map((k) => enc[k]), timing);
       const td = timeBatches(pair.map((k) => dec[k]), timing);

@@ -160,7 +160,7 @@ export function batchTable(results) {
 
 export function environment(results) {
   return results
-    .map((r) => `- **${r.runtime.name}** ${r.runtime.version}${r.runtime.hotPath ? ` (${r.runtime.hotPath})` : ''} · ${r.machine.cpu} · AES-NI ${r.machine.aesni ? 'yes' : 'no'} · SQLite ${r.db.sqliteVersion} (${[r.db.driver, ...(r.db.otherAdapters ?? []).map((a) => a.driver)].join(', ')}; the first is the gate's) · micro ${r.config.warmup}+${r.config.iterations} cycles in ${r.config.rounds} rounds · DB ${r.config.dbIterations} iterations × ${r.config.dbRounds} rounds (256 B and 4 KB: up to ${r.config.dbMaxRounds ?? r.config.dbRounds}, until ±1 point) · ${r.startedAt}`)
+    .map((r) => `- **${r.runtime.name}** ${r.runtime.version}${r.runtime.hotPath ? ` (${r.runtime.hotPath})` : ''} · ${r.machine.cpu} · AES-NI ${r.machine.aesni ? 'yes' : 'no'} · SQLite ${r.db.sqliteVersion} (${[r.db.driver, ...(r.db.otherAdapters ?? []).map((a) => a.driver)].join(', ')}; the first is the gate's) · micro ${r.config.warmup}+${r.config.iterations * (r.config.timedScale ?? 1)} cycles in ${r.config.rounds * (r.config.timedScale ?? 1)} rounds · DB ${r.config.dbIterations} iterations × ${r.config.dbRounds} rounds (256 B and 4 KB: up to ${r.config.dbMaxRounds ?? r.config.dbRounds}, until ±1 point) · ${r.startedAt}`)
     .join('\n');
 }
 

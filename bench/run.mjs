@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
-import { runMicro, runBatchCost, runDocument, TIERS } from './micro.mjs';
+import { runMicro, runBatchCost, runDocument, TIERS, TIMED_SCALE } from './micro.mjs';
 import { runDb, SCENARIOS } from './db.mjs';
 import { SQLITE_DRIVERS } from './sqlite.mjs';
 import { runTenant } from './tenant.mjs';
@@ -46,6 +46,8 @@ if (flags.help) {
 const int = (v, d) => (v === undefined ? d : Number.parseInt(v, 10));
 const config = {
   quick: flags.quick,
+  // The micro tiers and the tenant rows time this many times the calls and rounds below.
+  timedScale: TIMED_SCALE,
   warmup: int(flags.warmup, flags.quick ? 200 : 1000),
   iterations: int(flags.iterations, flags.quick ? 400 : 1000),
   rounds: int(flags.rounds, flags.quick ? 10 : 20),

@@ -12,7 +12,7 @@ import { eq } from 'drizzle-orm';
 import { text } from 'drizzle-orm/sqlite-core';
 import { encryptedText, tenantKeys, transitKek } from '@sveltycms/ale/drizzle/sqlite';
 import { contentNodes, ddl, ns, row, statements, TENANT } from './db.mjs';
-import { collect, payload, timeBatches } from './micro.mjs';
+import { collect, payload, timeBatches, TIMED_SCALE } from './micro.mjs';
 import { openSqlite, SQLITE_DRIVERS } from './sqlite.mjs';
 import { median, overhead, pairedOverhead } from './stats.mjs';
 
@@ -96,7 +96,7 @@ function micro(ale, keys, { iterations, rounds, secret }) {
   // one-tenant rows through the shared sealer.
   const timed = (fns) => {
     for (let i = 0; i < WARMUP_CALLS; i++) for (const f of fns) f();
-    return timeBatches(fns, { iterations: iterations * 10, rounds: rounds * 10 });
+    return timeBatches(fns, { iterations: iterations * TIMED_SCALE, rounds: rounds * TIMED_SCALE });
   };
   const [e, d] = [enc.slice(0, 3), dec.slice(0, 3)].map(timed);
   const [e2, d2] = [enc.slice(3), dec.slice(3)].map(timed);

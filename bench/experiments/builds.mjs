@@ -25,7 +25,9 @@ if (!flags.addon || flags.addon.length < 2) throw new Error('give two or more --
 const require = createRequire(import.meta.url);
 const bunPath = process.env.ALE_BUN_PATH;
 const builds = flags.addon.map((spec) => {
-  const [path, hot = bunPath] = spec.split('@');
+  const at = spec.lastIndexOf('@');
+  const named = at > 0 && ['napi', 'ffi'].includes(spec.slice(at + 1));
+  const [path, hot] = named ? [spec.slice(0, at), spec.slice(at + 1)] : [spec, bunPath];
   if (hot === undefined) delete process.env.ALE_BUN_PATH;
   else process.env.ALE_BUN_PATH = hot;
   const ale = require(resolve(path));

@@ -183,7 +183,7 @@
     const lengthOf = uncurry(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'length').get);
     // Longer values take the Node-API path, which reads them without a copy
     // here and makes the result without one through the scratch memory: it
-    // was the faster of the two at 64 KB, bun:ffi at 4 KB
+    // was the faster at 64 KB, and the two within noise at 4 KB
     // (docs/performance.md, "Bun: the bun:ffi path").
     const MAX_UNITS = 1 << 13;
     const NODE_API = -1;

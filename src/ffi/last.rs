@@ -60,7 +60,12 @@ pub struct Last {
 }
 
 thread_local! {
-    pub static LAST: RefCell<Last> = RefCell::new(Last::default());
+    pub static LAST: RefCell<Last> = const {
+        RefCell::new(Last {
+            ring: None,
+            context: None,
+        })
+    };
 }
 
 /// Drops what this thread remembers. Safe at any time: while a call holds
