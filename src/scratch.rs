@@ -8,7 +8,7 @@
 use std::cell::RefCell;
 use std::ops::Range;
 
-use ale_core::context::Context;
+use ale_core::context::{Context, ContextBuf};
 use napi::sys;
 
 use crate::error::{guard, to_js, Result};
@@ -105,12 +105,8 @@ pub unsafe fn with_context<T>(
 }
 
 /// A validated context that owns its parts: what a context handle holds, so
-/// that a call through it reads no context strings.
-pub struct OwnedContext {
-    tenant: String,
-    collection: String,
-    field: String,
-}
+/// that a call through it reads no context strings and checks nothing again.
+pub struct OwnedContext(ContextBuf);
 
 impl OwnedContext {
     /// Reads and validates three context arguments, as every call does.
@@ -119,27 +115,16 @@ impl OwnedContext {
     /// `env` and the values must be valid for the current callback.
     pub unsafe fn read(env: sys::napi_env, parts: [sys::napi_value; 3]) -> Result<Self> {
         // SAFETY: forwarded.
-        unsafe {
-            with_context(env, parts, |_, ctx| {
-                let [tenant, collection, field] = ctx.parts().map(str::to_owned);
-                Ok(Self {
-                    tenant,
-                    collection,
-                    field,
-                })
-            })
-        }
+        unsafe { with_context(env, parts, |_, ctx| Ok(Self(ContextBuf::from(*ctx)))) }
     }
 
     /// Runs `op` with this context and this thread's buffers, inside the
     /// panic guard.
     pub fn with<T>(&self, op: impl FnOnce(&mut Buffers, &Context<'_>) -> Result<T>) -> Result<T> {
         guard(|| {
-            let context =
-                Context::new(&self.tenant, &self.collection, &self.field).map_err(to_js)?;
             SCRATCH.with(|cell| {
                 let work = &mut cell.borrow_mut().work;
-                let result = op(work, &context);
+                let result = op(work, &self.0.as_context());
                 work.trim();
                 result
             })

@@ -62,6 +62,37 @@ impl<'a> Context<'a> {
     }
 }
 
+/// A [`Context`] that owns its parts, for one that is kept and used again
+/// (the addon's context handles): validated once, when made from a
+/// [`Context`], so that each use is a borrow with no check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextBuf {
+    tenant: Box<str>,
+    collection: Box<str>,
+    field: Box<str>,
+}
+
+impl ContextBuf {
+    /// The context these parts make.
+    pub fn as_context(&self) -> Context<'_> {
+        Context {
+            tenant: &self.tenant,
+            collection: &self.collection,
+            field: &self.field,
+        }
+    }
+}
+
+impl From<Context<'_>> for ContextBuf {
+    fn from(context: Context<'_>) -> Self {
+        Self {
+            tenant: context.tenant.into(),
+            collection: context.collection.into(),
+            field: context.field.into(),
+        }
+    }
+}
+
 fn check(part: &'static str, value: &str) -> Result<()> {
     if value.is_empty() {
         return Err(AleError::InvalidContext {
@@ -82,6 +113,14 @@ fn check(part: &'static str, value: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_owned_context_gives_back_the_context_it_was_made_from() {
+        let c = Context::new("t1", "users", "email").expect("valid");
+        let owned = ContextBuf::from(c);
+        assert_eq!(owned.as_context(), c);
+        assert_eq!(owned.as_context().aad(), b"t1:users:email");
+    }
 
     #[test]
     fn joins_with_colons() {
