@@ -156,11 +156,14 @@
     let lib;
     try {
       const { dlopen, FFIType: T } = process.getBuiltinModule('bun:ffi');
-      lib = dlopen(path, { ale_ffi: { args: [T.i32, T.f64, T.f64, T.ptr, T.i32, T.ptr, T.i32], returns: T.i32 } });
+      lib = dlopen(path, {
+        ale_ffi: { args: [T.i32, T.f64, T.f64, T.ptr, T.i32, T.ptr, T.i32], returns: T.i32 },
+        ale_ffi_wipe: { args: [T.ptr, T.i32], returns: T.void },
+      });
     } catch {
       return undefined; // no bun:ffi here: the Node-API path
     }
-    const call = lib.symbols.ale_ffi;
+    const { ale_ffi: call, ale_ffi_wipe: wipe } = lib.symbols;
     const { ptr } = process.getBuiltinModule('bun:ffi');
     // The encoder and the two scratch Buffers are this closure's own, so
     // their methods come from frozen prototypes made here: a plain method
@@ -218,12 +221,16 @@
       if (result === FAILED) throwError();
       return undefined;
     };
-    // The plaintext in `output` as a string; the copy there is wiped.
+    // The plaintext in `output` as a string; the copy there is wiped, even
+    // when making the string throws, by ale_ffi_wipe, which costs less than
+    // the typed array's fill (docs/performance.md, "Bun: the bun:ffi path").
     const plaintext = (result) => {
       const n = result >>> 2;
-      const text = result & 1 ? output.latin1Slice(0, n) : output.utf8Slice(0, n);
-      output.fill(0, 0, n);
-      return text;
+      try {
+        return result & 1 ? output.latin1Slice(0, n) : output.utf8Slice(0, n);
+      } finally {
+        wipe(outputPtr, n);
+      }
     };
     // UTF-8 of a string into `input`; its length, or -1 when it takes the
     // Node-API path (also for an encoding that stopped short, which room()
