@@ -25,7 +25,7 @@ const bunTest = ['test', '--timeout', '120000'];
 
 const suites = [
   {
-    name: 'cargo test (core, AWS-LC + RustCrypto backends)',
+    name: 'cargo test (the core on both backends, and the addon crate)',
     cmd: 'cargo',
     args: ['test', '--workspace', '--features', 'rustcrypto'],
     count: (out) => sumAll(out, /test result: \w+\. (\d+) passed; (\d+) failed/g),
