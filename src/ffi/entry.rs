@@ -23,6 +23,7 @@ use super::registry::{Registry, CONTEXTS, RINGS};
 use crate::budget;
 use crate::error::{guard, to_js, Result};
 use crate::global_ring::with_global;
+use crate::js::text::holds_replacement_character;
 use crate::scratch::Buffers;
 
 /// The value takes the Node-API path.
@@ -152,14 +153,6 @@ fn remember<'a, T>(
     slot.as_ref()
 }
 
-/// Whether UTF-8 `bytes` hold U+FFFD (EF BF BD). A scan for its first byte,
-/// which Latin-1 and ASCII text never holds, where a `memmem` search built
-/// its searcher on every call (docs/performance.md, "Figures behind code
-/// comments").
-fn holds_replacement_character(bytes: &[u8]) -> bool {
-    memchr::memchr_iter(0xEF, bytes).any(|at| bytes.get(at + 1..at + 3) == Some(&[0xBF, 0xBD][..]))
-}
-
 /// # Safety
 /// As [`ale_ffi`].
 #[allow(clippy::too_many_arguments)]
@@ -274,7 +267,6 @@ unsafe fn slice_mut<'a>(data: *mut u8, len: usize) -> &'a mut [u8] {
 mod tests {
     use std::sync::Arc;
 
-    use super::holds_replacement_character as holds;
     use super::{remember, Registry};
 
     #[test]
@@ -331,18 +323,5 @@ mod tests {
         // SAFETY: a null pointer writes nothing.
         unsafe { super::ale_ffi_wipe(std::ptr::null_mut(), 4) };
         assert_eq!(memory, [7; 4]);
-    }
-
-    #[test]
-    fn finds_u_fffd_and_only_it() {
-        assert!(holds("\u{FFFD}".as_bytes()));
-        assert!(holds("abc\u{FFFD}".as_bytes()));
-        assert!(holds("\u{F000}x\u{FFFD}".as_bytes()));
-        assert!(!holds(b""));
-        assert!(!holds("plain text, café".as_bytes()));
-        // The same first byte, other characters: U+F000, U+FFFE, U+FFBD.
-        assert!(!holds("\u{F000}\u{FFFE}\u{FFBD}".as_bytes()));
-        // Cut after its first two bytes.
-        assert!(!holds(&[b'a', 0xEF, 0xBF]));
     }
 }

@@ -230,7 +230,7 @@ unsafe fn read_utf8_from_engine(
         let text = &out[start..];
         let well_formed = if !simdutf::validate_utf8(text) {
             false
-        } else if memchr::memmem::find(text, "\u{FFFD}".as_bytes()).is_some() {
+        } else if holds_replacement_character(text) {
             // U+FFFD may be real text or a replaced lone surrogate: ask the original.
             // SAFETY: forwarded from the caller.
             unsafe { utf16_is_well_formed(env, value, wide, what) }?
@@ -408,4 +408,30 @@ pub unsafe fn read_tenant(env: sys::napi_env, value: sys::napi_value) -> Result<
     let range = unsafe { read_utf8(env, value, &mut wide, &mut text, "tenantId") }
         .map_err(|_| not_string())?;
     String::from_utf8(text[range].to_vec()).map_err(|_| AleError::Internal)
+}
+
+/// Whether UTF-8 `bytes` hold U+FFFD (EF BF BD): a scan for its first byte,
+/// which UTF-8 of ASCII and Latin-1 text never holds, where a `memmem`
+/// search built its searcher on every call (docs/performance.md, "Figures
+/// behind code comments").
+pub fn holds_replacement_character(bytes: &[u8]) -> bool {
+    memchr::memchr_iter(0xEF, bytes).any(|at| bytes.get(at + 1..at + 3) == Some(&[0xBF, 0xBD][..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::holds_replacement_character as holds;
+
+    #[test]
+    fn finds_u_fffd_and_only_it() {
+        assert!(holds("\u{FFFD}".as_bytes()));
+        assert!(holds("abc\u{FFFD}".as_bytes()));
+        assert!(holds("\u{F000}x\u{FFFD}".as_bytes()));
+        assert!(!holds(b""));
+        assert!(!holds("plain text, café".as_bytes()));
+        // The same first byte, other characters: U+F000, U+FFFE, U+FFBD.
+        assert!(!holds("\u{F000}\u{FFFE}\u{FFBD}".as_bytes()));
+        // Cut after its first two bytes.
+        assert!(!holds(&[b'a', 0xEF, 0xBF]));
+    }
 }
