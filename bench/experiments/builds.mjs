@@ -10,9 +10,10 @@
 // Last, every build and node:crypto in one interleaved set at 256 B, as the
 // bench's micro tier times its pair (--paired rounds of 50 calls; 0 skips
 // it, --rounds 0 skips the rest): each build's paired speed-up over
-// node:crypto, and its time over the first build's. Give the first build
-// again as the last --addon for an A/A control: what the set's order alone
-// makes of one build.
+// node:crypto, and its time over the first build's. Give a copy of the
+// first build, in a directory of its own, as the last --addon for an A/A
+// control: what the set's order alone makes of one build (the same
+// directory twice is one module, which ran slower in third place).
 //
 // Each --addon is a loader (index.js) next to its ale.<platform>.node. On
 // Bun, `--addon path@napi` or `path@ffi` loads that build with
@@ -47,6 +48,9 @@ const builds = flags.addon.map((spec) => {
   return { path: `${path} (${ale.hotPath})`, ale };
 });
 const rounds = Number(flags.rounds);
+const paired = Number(flags.paired);
+// Paired rounds come in forward+backward twos.
+if (!Number.isInteger(paired) || paired < 0 || paired % 2 !== 0) throw new Error('--paired takes an even number of rounds (0 skips it)');
 const loop = Number(flags.loop);
 const secret = 'bench-secret-0123456789-abcdefghijklmnop';
 const CTX = ['tenant-bench', 'content_nodes', 'data'];
@@ -92,7 +96,6 @@ for (let r = 0; r < rounds; r++) {
 const runtime = process.versions.bun ? `Bun ${process.versions.bun}` : `Node ${process.version}`;
 const range = (xs, f = (x) => x.toFixed(0)) => `${f(median(xs))} [${f(Math.min(...xs))}–${f(Math.max(...xs))}]`;
 if (rounds > 0) printRounds();
-const paired = Number(flags.paired);
 if (paired > 0) printPaired(paired);
 
 function printRounds() {

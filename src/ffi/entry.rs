@@ -121,8 +121,9 @@ pub unsafe extern "C" fn ale_ffi(
 /// the bun:ffi path").
 ///
 /// # Safety
-/// `data` must be valid for writes of `len` bytes, as `output` is for
-/// [`ale_ffi`], or `len` must be 0 or less.
+/// `data` must be valid for writes of `len` bytes and not otherwise borrowed
+/// during the call, as `output` is for [`ale_ffi`]; or `len` must be 0 or
+/// less, or `data` null.
 #[no_mangle]
 pub unsafe extern "C" fn ale_ffi_wipe(data: *mut u8, len: i32) {
     let Ok(len) = usize::try_from(len) else {

@@ -411,9 +411,9 @@ pub unsafe fn read_tenant(env: sys::napi_env, value: sys::napi_value) -> Result<
 }
 
 /// Whether UTF-8 `bytes` hold U+FFFD (EF BF BD): a scan for its first byte,
-/// which UTF-8 of ASCII and Latin-1 text never holds, where a `memmem`
-/// search built its searcher on every call (docs/performance.md, "Figures
-/// behind code comments").
+/// which UTF-8 of ASCII and Latin-1 text never holds, so it needs no
+/// searcher built per call as a substring search does (docs/performance.md,
+/// "Bun: the bun:ffi path").
 pub fn holds_replacement_character(bytes: &[u8]) -> bool {
     memchr::memchr_iter(0xEF, bytes).any(|at| bytes.get(at + 1..at + 3) == Some(&[0xBF, 0xBD][..]))
 }
