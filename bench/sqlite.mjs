@@ -20,6 +20,11 @@ export async function openSqlite(file, { wal = true, driver = SQLITE_DRIVERS[0] 
   const { client, db, label } = await OPEN[driver](file);
   const exec = (sql) => client.exec(sql);
   const all = (sql) => client.prepare(sql).all();
+  // Wait for a lock as an application would, rather than fail at once
+  // (bun:sqlite and node:sqlite default to no wait): a test reopens a file
+  // right after another process, killed or done, had it open, and a
+  // CI run saw the WAL switch refused there with SQLITE_BUSY.
+  exec('PRAGMA busy_timeout = 5000');
   if (wal) {
     exec('PRAGMA journal_mode = WAL');
     exec('PRAGMA synchronous = NORMAL');
