@@ -19,10 +19,20 @@ export async function openSqlite(file, { wal = true, driver = SQLITE_DRIVERS[0] 
   if (!SQLITE_DRIVERS.includes(driver)) throw new Error(`${driver} is not a SQLite driver of ${runtimeName} (${SQLITE_DRIVERS.join(', ')})`);
   const { client, db, label } = await OPEN[driver](file);
   const exec = (sql) => client.exec(sql);
-  const all = (sql) => client.prepare(sql).all();
+  // bun:sqlite's close() leaves the connection open, a zombie, while any of
+  // its statements is unfinalized (sqlite3_close_v2): finalize each here.
+  // The other drivers finalize theirs when the database closes.
+  const all = (sql) => {
+    const statement = client.prepare(sql);
+    try {
+      return statement.all();
+    } finally {
+      statement.finalize?.();
+    }
+  };
   // Wait for a lock as an application would, rather than fail at once
   // (bun:sqlite and node:sqlite default to no wait): a test reopens a file
-  // right after another process, killed or done, had it open, and a
+  // right after other connections, one of them killed, had it open, and a
   // CI run saw the WAL switch refused there with SQLITE_BUSY.
   exec('PRAGMA busy_timeout = 5000');
   if (wal) {
