@@ -83,6 +83,13 @@ impl Iv {
         Some(iv)
     }
 
+    /// The first `len` bytes of `bytes`, whose other bytes must be zero (as
+    /// [`Iv::from_slice`] leaves them, so that equal IVs compare equal).
+    pub(crate) fn from_padded(bytes: [u8; MAX_IV_LEN], len: IvLength) -> Self {
+        debug_assert!(bytes[len.bytes()..].iter().all(|&b| b == 0));
+        Iv { bytes, len }
+    }
+
     /// A fresh random IV. Never the same bytes twice within a process, nor
     /// bytes that a parent or child process also hands out.
     pub fn random(len: IvLength) -> Result<Self> {

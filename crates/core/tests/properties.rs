@@ -111,3 +111,70 @@ proptest! {
         prop_assert!(is_rejection(&err), "unexpected code {}", err.code());
     }
 }
+
+/// Whether parsing `text` as the IV, the tag and the key id of an envelope
+/// gives what the base64 crate's strict decoding of it gives: the same
+/// bytes, or a refusal. Both parse paths (in place, and the scan), from
+/// bytes and from UTF-16.
+fn short_parts_decode_as_the_base64_crate(text: &str) -> Result<(), TestCaseError> {
+    use ale_core::envelope::{parse, parse_by_scan, parse_key_id};
+    let want = {
+        use base64::Engine;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(text)
+            .ok()
+    };
+    let tag = b64(&[0x5A; 16]);
+    let iv = b64(&[0xA5; 16]);
+    let as_iv = format!("v1:{text}:{tag}:AAAA");
+    let as_tag = format!("v1:{iv}:{text}:AAAA");
+    let wide = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+    // What a parse gave for the part, or None when it refused.
+    let ivs = [
+        parse(as_iv.as_bytes())
+            .ok()
+            .map(|p| p.iv.as_bytes().to_vec()),
+        parse_by_scan(as_iv.as_bytes(), &[])
+            .ok()
+            .map(|p| p.iv.as_bytes().to_vec()),
+        parse(&wide(&as_iv)[..])
+            .ok()
+            .map(|p| p.iv.as_bytes().to_vec()),
+    ];
+    let tags = [
+        parse(as_tag.as_bytes()).ok().map(|p| p.tag.to_vec()),
+        parse_by_scan(as_tag.as_bytes(), &[])
+            .ok()
+            .map(|p| p.tag.to_vec()),
+        parse(&wide(&as_tag)[..]).ok().map(|p| p.tag.to_vec()),
+    ];
+    for got in ivs {
+        prop_assert_eq!(&got, &want, "as the IV");
+    }
+    // A tag and a key id are 16 bytes; 16 characters make 12.
+    let want16 = want.filter(|w| w.len() == 16);
+    for got in tags {
+        prop_assert_eq!(&got, &want16, "as the tag");
+    }
+    let id = parse_key_id(text.as_bytes()).ok().map(|id| id.to_vec());
+    prop_assert_eq!(&id, &want16, "as a key id");
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn ivs_tags_and_key_ids_decode_as_the_base64_crate_decodes(
+        text in "[A-Za-z0-9_-]{16}|[A-Za-z0-9_-]{22}|[A-Za-z0-9_=+/ -]{15,23}"
+    ) {
+        short_parts_decode_as_the_base64_crate(&text)?;
+    }
+
+    #[test]
+    fn written_ivs_and_tags_parse_back(iv in prop::collection::vec(any::<u8>(), 16), tag in any::<[u8; 16]>(), wide_iv in any::<bool>()) {
+        let iv = &iv[..if wide_iv { 16 } else { 12 }];
+        short_parts_decode_as_the_base64_crate(&b64(iv))?;
+        short_parts_decode_as_the_base64_crate(&b64(&tag))?;
+    }
+}
