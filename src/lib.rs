@@ -6,16 +6,14 @@
 //! `secrets`, `global_ring`, `budget`; `ops`; `job`; `class`; `api/`, the
 //! `#[napi]` surface; and `callbacks/`, the fast paths, installed below.
 
-// A unit-test build has no module registration, so the `#[napi]` exports
-// and what only they call are never used there.
-#![cfg_attr(test, allow(dead_code))]
-
 // Floor by floor, bottom first. napi-rs expands `#[napi] impl KeyRing` in
 // `api/ring.rs` only after it has seen the struct in `class.rs`.
 mod error;
 mod js;
 
 mod budget;
+// Only the `#[napi]` exports reach it (see `mod api` below).
+#[cfg_attr(test, allow(dead_code))]
 mod global_ring;
 mod scratch;
 mod secrets;
@@ -26,6 +24,9 @@ mod job;
 
 mod class;
 
+// A unit-test build has no module registration, so nothing uses the
+// `#[napi]` exports there.
+#[cfg_attr(test, allow(dead_code))]
 mod api;
 
 mod ffi;

@@ -206,6 +206,7 @@ pub unsafe fn new_buffer(env: sys::napi_env, len: usize) -> Result<(sys::napi_va
 ///
 /// # Safety
 /// `env` must be valid for the current call.
+#[cfg_attr(test, allow(dead_code))] // only the `#[napi]` exports call it
 pub unsafe fn buffer_copy(env: sys::napi_env, bytes: &[u8]) -> Result<sys::napi_value> {
     let (mut data, mut buffer) = (ptr::null_mut(), ptr::null_mut());
     // SAFETY: copies `bytes` into a new Buffer of the current env.

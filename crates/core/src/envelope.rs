@@ -460,9 +460,8 @@ fn strip_version<C: CodeUnit>(envelope: &[C]) -> Result<(Version, &[C])> {
 /// zeroed 16-byte array; canonical form enforced by `decoded_len`.
 ///
 /// The bits are gathered in one register, four characters at a time, and
-/// leave in one 16-byte store: the earlier version's 3-byte stores, read
-/// back at once as the IV, stalled the load on store forwarding in
-/// `open_into` (docs/performance.md, "Figures behind code comments"). No
+/// leave in one 16-byte store, so that `open_into`'s 16-byte read of the IV
+/// forwards from it (docs/performance.md, "Short parts of an envelope"). No
 /// allocation, no branch on the characters' values.
 fn decode_short<C: CodeUnit>(src: &[C], len: usize, bad: &'static str) -> Result<[u8; 16]> {
     if len == 0 || len > 16 || decoded_len(src) != Some(len) {

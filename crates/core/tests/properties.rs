@@ -140,6 +140,9 @@ fn short_parts_decode_as_the_base64_crate(text: &str) -> Result<(), TestCaseErro
         parse(&wide(&as_iv)[..])
             .ok()
             .map(|p| p.iv.as_bytes().to_vec()),
+        parse_by_scan(&wide(&as_iv)[..], &[])
+            .ok()
+            .map(|p| p.iv.as_bytes().to_vec()),
     ];
     let tags = [
         parse(as_tag.as_bytes()).ok().map(|p| p.tag.to_vec()),
@@ -147,17 +150,26 @@ fn short_parts_decode_as_the_base64_crate(text: &str) -> Result<(), TestCaseErro
             .ok()
             .map(|p| p.tag.to_vec()),
         parse(&wide(&as_tag)[..]).ok().map(|p| p.tag.to_vec()),
+        parse_by_scan(&wide(&as_tag)[..], &[])
+            .ok()
+            .map(|p| p.tag.to_vec()),
     ];
-    for got in ivs {
-        prop_assert_eq!(&got, &want, "as the IV");
-    }
-    // A tag and a key id are 16 bytes; 16 characters make 12.
+    let ids = [
+        parse_key_id(text.as_bytes()).ok().map(|id| id.to_vec()),
+        parse_key_id(&wide(text)[..]).ok().map(|id| id.to_vec()),
+    ];
+    // An IV is 12 or 16 bytes; a tag and a key id are 16.
+    let want_iv = want.clone().filter(|w| matches!(w.len(), 12 | 16));
     let want16 = want.filter(|w| w.len() == 16);
+    for got in ivs {
+        prop_assert_eq!(&got, &want_iv, "as the IV");
+    }
     for got in tags {
         prop_assert_eq!(&got, &want16, "as the tag");
     }
-    let id = parse_key_id(text.as_bytes()).ok().map(|id| id.to_vec());
-    prop_assert_eq!(&id, &want16, "as a key id");
+    for got in ids {
+        prop_assert_eq!(&got, &want16, "as a key id");
+    }
     Ok(())
 }
 
@@ -166,8 +178,24 @@ proptest! {
 
     #[test]
     fn ivs_tags_and_key_ids_decode_as_the_base64_crate_decodes(
-        text in "[A-Za-z0-9_-]{16}|[A-Za-z0-9_-]{22}|[A-Za-z0-9_=+/ -]{15,23}"
+        text in "[A-Za-z0-9_-]{16}|[A-Za-z0-9_-]{22}|[A-Za-z0-9_-]{15,23}"
     ) {
+        short_parts_decode_as_the_base64_crate(&text)?;
+    }
+
+    // Characters one byte off the alphabet's, Latin-1 ones, and U+0141,
+    // whose low byte is 'A': a decoder that read UTF-16 units as bytes
+    // would take it for 'A'.
+    #[test]
+    fn a_foreign_character_in_an_iv_tag_or_key_id_is_refused(
+        text in "[A-Za-z0-9_-]{16}|[A-Za-z0-9_-]{22}",
+        at in any::<prop::sample::Index>(),
+        foreign in prop::sample::select(vec!['=', '+', '/', ' ', '.', '@', '`', '{', '\u{C1}', '\u{100}', '\u{141}']),
+    ) {
+        let mut chars: Vec<char> = text.chars().collect();
+        let i = at.index(chars.len());
+        chars[i] = foreign;
+        let text: String = chars.into_iter().collect();
         short_parts_decode_as_the_base64_crate(&text)?;
     }
 
