@@ -43,6 +43,11 @@ fi
 
 addon=ale.linux-x64-gnu.node
 if [ ! -f "$addon" ] || [ -n "$(find src crates Cargo.toml Cargo.lock -newer "$addon" -type f 2>/dev/null | head -n 1)" ]; then
+  # The napi CLI says only "cargo metadata failed to run" without it.
+  if ! command -v cargo >/dev/null 2>&1; then
+    log "cargo is not on PATH: the addon is built from source with Rust (rustup, https://rustup.rs; stable)"
+    exit 1
+  fi
   log "building the addon (cargo, release)"
   npm run --silent build:addon >&2
 fi
