@@ -215,6 +215,27 @@ export function drizzleSuite(d) {
       assert.deepEqual(matched, [{ id: 3 }]);
     });
 
+    test('blind index: a row read, spread and saved keeps its index, so the lookup still finds it (the CMS "save document")', async () => {
+      await withTenant('acme', () => db.insert(users).values({ id: 1, tenantId: 'acme', email: 'ann@x.test', emailIndex: 'ann@x.test', profile: { name: 'Ann' } }));
+      const stored = await raw(users, users.emailIndex, 1);
+      const [u] = await withTenant('acme', () => db.select().from(users).where(eq(users.id, 1)));
+      assert.ok(u.emailIndex instanceof mod.StoredIndex, 'read back as a StoredIndex');
+      assert.equal(String(u.emailIndex), stored);
+      assert.equal(JSON.stringify(u).includes(stored), false, 'left out of JSON, so it cannot come back as a string');
+      await withTenant('acme', () => db.update(users).set({ ...u, profile: { name: 'Ann B' } }).where(eq(users.id, u.id)));
+      assert.equal(await raw(users, users.emailIndex, 1), stored, 'written back unchanged');
+      const found = await withTenant('acme', () => db.select({ id: users.id }).from(users).where(eq(users.emailIndex, 'ann@x.test')));
+      assert.deepEqual(found, [{ id: 1 }]);
+      // the value read compares as it is stored; a string is still a plaintext to index
+      assert.deepEqual(await withTenant('acme', () => db.select({ id: users.id }).from(users).where(eq(users.emailIndex, u.emailIndex))), [{ id: 1 }]);
+      assert.deepEqual(await withTenant('acme', () => db.select({ id: users.id }).from(users).where(mod.matchBlindIndex(users.emailIndex, u.emailIndex))), [{ id: 1 }]);
+      assert.deepEqual(await withTenant('acme', () => db.select({ id: users.id }).from(users).where(eq(users.emailIndex, stored))), [], 'the hash as a string is hashed');
+      // a row whose JSON went to a browser and came back has no index field: the update leaves the index alone
+      const posted = JSON.parse(JSON.stringify(u));
+      await withTenant('acme', () => db.update(users).set({ ...posted, profile: { name: 'Ann C' } }).where(eq(users.id, u.id)));
+      assert.equal(await raw(users, users.emailIndex, 1), stored);
+    });
+
     test('matchBlindIndex finds values indexed under the old key and under the new key, in the tenant scope only', async () => {
       const ctx = ['acme', 'users', 'email'];
       // row 1 was written before the rotation (its index under the old key), row 2 after it (under the new)
@@ -354,6 +375,32 @@ export function drizzleSuite(d) {
         assert.equal(r?.code, 'ALE_INVALID_CONTEXT', String(r));
       }
       assert.equal(await raw(users, users.email, 1), 'a@plain.test');
+    });
+
+    test('the batch helpers refuse a column that is not an encrypted column of the table, with ALE_INVALID_INPUT, before touching a row', async () => {
+      await db.insert(users).values({ id: 1, tenantId: 'acme', email: sql`${'a@plain.test'}` });
+      const base = { table: users, key: users.id, tenant: { column: users.tenantId } };
+      const refused = [
+        [{ column: users.tenantId, collection: 'users' }, /column "tenant_id" is not an encryptedText or encryptedJson column/],
+        [{ column: users.emailIndex }, /column "email_index" is not an encryptedText or encryptedJson column/],
+        [{ column: 'email', collection: 'users' }, /column "email" is not an encryptedText/],
+        [{ column: posts.secret }, /column "secret" does not belong to table "users"/],
+      ];
+      for (const [spec, message] of refused) {
+        for (const op of ['migratePlaintext', 'rotateKeys']) {
+          const e = await mod[op](db, { ...base, keyRing: newRing, columns: [spec] }).catch((e) => e);
+          assert.equal(e?.code, 'ALE_INVALID_INPUT', `${op}: ${e}`);
+          assert.match(e.message, message);
+        }
+      }
+      const noTable = await mod.migratePlaintext(db, { ...base, table: {}, columns: [{ column: users.email }] }).catch((e) => e);
+      assert.equal(noTable?.code, 'ALE_INVALID_INPUT', String(noTable));
+      assert.deepEqual(await db.select({ t: users.tenantId }).from(users), [{ t: 'acme' }], 'the tenant column is as it was');
+      assert.equal(await raw(users, users.email, 1), 'a@plain.test');
+      // the collection comes from the column when left out
+      const p = await mod.migratePlaintext(db, { ...base, columns: [{ column: users.email }] });
+      assert.equal(p.written, 1);
+      assert.deepEqual(await withTenant('acme', () => db.select({ email: users.email }).from(users)), [{ email: 'a@plain.test' }]);
     });
 
     test('options.workers: refused on SQLite (one writer), and checked before anything is written elsewhere', async () => {
@@ -585,7 +632,7 @@ export function drizzleSuite(d) {
         [[{ from: moving.email, to: moving.otherBin }], 'ALE_INVALID_CONTEXT', /give the target \{ collection: "users", field: "email" \}/],
         [[{ from: moving.email, to: moving.profileBin }], 'ALE_INVALID_INPUT', /encryptedText, the other encryptedJson/],
         [[{ from: moving.tenantId, to: moving.emailBin }], 'ALE_INVALID_INPUT', /not an encryptedText or encryptedJson column/],
-        [[{ from: users.email, to: moving.emailBin }], 'ALE_INVALID_INPUT', /does not belong to the table/],
+        [[{ from: users.email, to: moving.emailBin }], 'ALE_INVALID_INPUT', /does not belong to table "moving"/],
         [[], 'ALE_INVALID_INPUT', /at least one/],
       ];
       for (const [columns, code, message] of cases) {

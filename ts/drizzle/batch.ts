@@ -1,14 +1,14 @@
 // Builds a BatchDriver from Drizzle's dialect-neutral query builder. Values
 // are read and written as raw SQL expressions, so the encrypted columns'
 // own mappers (which would encrypt or decrypt) stay out of the way.
-import { and, asc, eq, getTableColumns, getTableName, gt, isNull, lte, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, getTableName, gt, isNull, lte, sql, type Column, type SQL, type Table } from 'drizzle-orm';
 import type { KeyRing } from '../../index.js';
 import { codedError } from '../shared/json.js';
 import type { JobTableSpec } from './jobs/table.js';
 import { runJob, type LeaseOptions } from './leases.js';
-import { eachCell, encryptPlaintext, moveToOtherStorage, reencryptUnderPrimary, requireRing } from './operations.js';
+import { eachCell, encryptPlaintext, loadingTenants, moveToOtherStorage, reencryptUnderPrimary, requireRing } from './operations.js';
 import type { BatchDriver, Cell, CellSpec, LoopOptions, Progress, RowUpdate } from './operations.js';
-import { columnInfo, type ColumnInfo } from './probe.js';
+import { columnInfo } from './probe.js';
 
 type AnyColumn = Parameters<typeof asc>[0];
 // The query builders differ per dialect; these helpers only chain methods
@@ -21,7 +21,53 @@ export type Transact = (db: AnyDb, write: (tx: AnyDb, u: RowUpdate) => AnyDb, up
 
 export function keyOf(table: object, column: unknown): string {
   for (const [key, value] of Object.entries(getTableColumns(table as never))) if (value === column) return key;
-  throw new TypeError('the column does not belong to the table');
+  throw codedError('ALE_INVALID_INPUT', `column "${nameOf(column)}" does not belong to table "${tableName(table)}"`);
+}
+
+/** A column's SQL name, for messages; whatever was passed when it is not a column. */
+function nameOf(column: unknown): string {
+  const name = (column as { name?: unknown })?.name;
+  return typeof name === 'string' ? name : String(column);
+}
+
+/** The table's SQL name, or a coded error when `table` is not a Drizzle table. */
+function tableName(table: unknown): string {
+  try {
+    const name = getTableName(table as never);
+    if (typeof name === 'string') return name;
+  } catch {
+    // not a table: below
+  }
+  throw codedError('ALE_INVALID_INPUT', 'options.table must be a Drizzle table (sqliteTable, pgTable or mysqlTable)');
+}
+
+/**
+ * One encrypted column of `table` as a batch operation (`what`) writes it:
+ * its AAD and storage from the column itself, and the ring it seals with.
+ * Anything that is not this package's encryptedText/encryptedJson column of
+ * that table is refused before a row is read: encrypting, say, a tenant-id
+ * column would break every query on it. A `collection` or `field` given
+ * must be the column's own, since values written under any other AAD would
+ * be unreadable, row after row.
+ */
+export function cellSpec(what: string, table: Table, column: Column, collection?: string, field?: string): CellSpec {
+  const name = nameOf(column);
+  const info = columnInfo(column);
+  if (!info) {
+    throw codedError(
+      'ALE_INVALID_INPUT',
+      `${what}: column "${name}" is not an encryptedText or encryptedJson column of @sveltycms/ale, so it is left as it is; list only encrypted columns`,
+    );
+  }
+  keyOf(table, column);
+  if ((collection !== undefined && collection !== info.collection) || (field !== undefined && field !== info.field)) {
+    throw codedError(
+      'ALE_INVALID_CONTEXT',
+      `${what}: column "${name}" reads collection "${info.collection}", field "${info.field}", but was given collection "${collection ?? info.collection}", field "${field ?? info.field}"; ` +
+        "leave both out to take the column's own",
+    );
+  }
+  return { table: tableName(table), column: name, collection: info.collection, field: info.field, storage: info.storage, sealer: info.sealer, tenantKeys: info.keys !== undefined };
 }
 
 /**
@@ -87,10 +133,11 @@ function invalidTenant(message: string): Error {
 
 /** One encrypted column to migrate or rotate. */
 export interface ColumnSpec {
-  /** The Drizzle column (an encryptedText/encryptedJson column of the table; its `storage` is followed). */
-  column: unknown;
-  collection: string;
-  /** Default: the column's name. */
+  /** An encryptedText/encryptedJson column of the table: its collection, field and `storage` are followed. */
+  column: Column;
+  /** The column's own collection; optional, and refused when it differs. */
+  collection?: string;
+  /** The column's own field; optional, and refused when it differs. */
   field?: string;
 }
 
@@ -102,16 +149,20 @@ export interface BatchOptions extends LoopOptions {
    */
   workers?: LeaseOptions;
   /** Tenant of a row: a fixed id, or read from a column of the row. */
-  tenant: string | { column: unknown };
-  /** Default: the process-wide ring. */
+  tenant: string | { column: Column };
+  /**
+   * migratePlaintext: the ring to seal under instead of each column's own
+   * (its keyRing, or the process-wide ring); refused for a column with
+   * `keys`. rotateKeys: `[primary, ...previous]`, required.
+   */
   keyRing?: KeyRing;
 }
 
 export interface MigrateOptions extends BatchOptions {
   /** The table to walk. */
-  table: object;
+  table: Table;
   /** Its primary-key column: rows are visited in its order. */
-  key: unknown;
+  key: Column;
   /** The encrypted columns to process. */
   columns: ColumnSpec[];
 }
@@ -119,62 +170,73 @@ export interface MigrateOptions extends BatchOptions {
 /** One column to move into the other storage: from `from` into `to`, two encrypted columns of the table. */
 export interface StoragePair {
   /** The column that holds the envelopes now (text or binary storage). */
-  from: unknown;
+  from: Column;
   /** An empty column of the other storage, with the same collection and field (so the AAD matches). */
-  to: unknown;
+  to: Column;
 }
 
 export interface ConvertOptions extends LoopOptions {
   /** As BatchOptions.workers. */
   workers?: LeaseOptions;
   /** The table to walk. */
-  table: object;
+  table: Table;
   /** Its primary-key column: rows are visited in its order. */
-  key: unknown;
+  key: Column;
   /** The columns to move. */
   columns: StoragePair[];
 }
 
 /** migratePlaintext, rotateKeys and convertStorage for one dialect, given how it runs a transaction. */
 export function batchHelpers(transact: Transact, jobs: JobTableSpec | undefined) {
-  const specOf = (table: object, column: unknown, collection: string, field: string | undefined): CellSpec => {
-    const name = (column as { name: string }).name;
-    const info = columnInfo(column);
-    // An encrypted column reads with its own collection and field: values
-    // written under any other AAD would be unreadable, row after row.
-    if (info && (info.collection !== collection || info.field !== (field ?? name))) {
-      throw codedError(
-        'ALE_INVALID_CONTEXT',
-        `column "${name}" reads collection "${info.collection}", field "${info.field}", but the migration was given collection "${collection}", field "${field ?? name}"`,
-      );
-    }
-    return { table: getTableName(table as never), column: name, collection, field: field ?? name, storage: info?.storage ?? 'text' };
-  };
   const driverFor = (db: AnyDb, o: MigrateOptions) => {
     if (typeof o.tenant !== 'string' && !o.tenant?.column) {
       throw invalidTenant('options.tenant must be a tenant id, or { column } naming the column that holds it');
     }
     return drizzleDriver(db, o.table, o.key, o.columns.map((c) => c.column), o.tenant, transact);
   };
-  const specsOf = (o: MigrateOptions) => o.columns.map((c) => specOf(o.table, c.column, c.collection, c.field));
+  const specsOf = (what: string, o: MigrateOptions) => {
+    if (!Array.isArray(o?.columns) || o.columns.length === 0) throw codedError('ALE_INVALID_INPUT', `${what}: options.columns must list at least one encrypted column`);
+    tableName(o.table);
+    return o.columns.map((c) => cellSpec(what, o.table, c?.column, c?.collection, c?.field));
+  };
   return {
     /**
      * Encrypts the plaintext values of `columns`, batch by batch, each batch in
-     * a transaction. Envelopes are never touched, so it is idempotent; it can
-     * be killed and rerun at any point. A binary column gets binary envelopes.
+     * a transaction, with each column's own ring: a column with `keys` under
+     * its tenant's active data key (the tenants of each batch are loaded
+     * first), any other under its keyRing or the process-wide ring.
+     * Envelopes are never touched, so it is idempotent; it can be killed and
+     * rerun at any point. A binary column gets binary envelopes.
      */
     async migratePlaintext(db: AnyDb, options: MigrateOptions): Promise<Progress> {
-      const driver = driverFor(db, options);
-      return runJob(db, jobs, driver, options, eachCell(specsOf(options), encryptPlaintext(options.keyRing)));
+      const specs = specsOf('migratePlaintext', options);
+      const keyed = specs.find((s) => s.tenantKeys);
+      if (keyed && options.keyRing !== undefined) {
+        throw codedError('ALE_INVALID_INPUT', `migratePlaintext: column "${keyed.column}" has keys, so its values are sealed under each tenant's data key; leave out options.keyRing`);
+      }
+      const stores = [...new Set(options.columns.map((c) => columnInfo(c.column)?.keys).filter((k) => k !== undefined))];
+      let driver = driverFor(db, options);
+      if (stores.length > 0) driver = loadingTenants(driver, async (t) => void (await Promise.all(stores.map((k) => k.load(t)))));
+      return runJob(db, jobs, driver, options, eachCell(specs, encryptPlaintext(options.keyRing)));
     },
     /**
      * Re-encrypts under the primary key every value that only a previous key
-     * of `keyRing` opens. Same batching and resume guarantees as migratePlaintext.
+     * of `keyRing` opens. Same batching and resume guarantees as
+     * migratePlaintext. A column with `keys` is refused: its tenant keys
+     * rotate with keys.rotate(), and convertToTenantKeys moves its values.
      */
     async rotateKeys(db: AnyDb, options: MigrateOptions): Promise<Progress> {
+      const specs = specsOf('rotateKeys', options);
+      const keyed = specs.find((s) => s.tenantKeys);
+      if (keyed) {
+        throw codedError(
+          'ALE_INVALID_INPUT',
+          `rotateKeys: column "${keyed.column}" has keys: rotate a tenant's data key with keys.rotate(tenant), then move its values under the new key with convertToTenantKeys`,
+        );
+      }
       const ring = requireRing(options.keyRing, 'rotateKeys');
       const driver = driverFor(db, options);
-      return runJob(db, jobs, driver, options, eachCell(specsOf(options), reencryptUnderPrimary(ring)));
+      return runJob(db, jobs, driver, options, eachCell(specs, reencryptUnderPrimary(ring)));
     },
     /**
      * Moves each `from` column's envelopes into its `to` column, of the other
@@ -183,16 +245,18 @@ export function batchHelpers(transact: Transact, jobs: JobTableSpec | undefined)
      * no tenant: nothing is decrypted (envelopeToBytes / envelopeFromBytes).
      * Idempotent and safe to kill and rerun: a moved row has a NULL source.
      * A row whose target already holds a value is left alone (`skipped`).
+     * A v1 value bound for a column with `keys` is refused: it is under the
+     * process-wide key, and convertToTenantKeys moves it under the tenant's.
      * Done when a run reports `written: 0, skipped: 0`; then drop `from`.
      */
     async convertStorage(db: AnyDb, options: ConvertOptions): Promise<Progress> {
       const { table, key, columns } = options;
       if (!Array.isArray(columns) || columns.length === 0) throw codedError('ALE_INVALID_INPUT', 'convertStorage: options.columns must list at least one { from, to } pair');
       const pairs = columns.map(({ from, to }) => {
-        const [source, target] = [checkedInfo(table, from, 'from'), checkedInfo(table, to, 'to')];
-        const names = `"${(from as { name: string }).name}" → "${(to as { name: string }).name}"`;
+        const [source, target] = [cellSpec('convertStorage', table, from), cellSpec('convertStorage', table, to)];
+        const names = `"${source.column}" → "${target.column}"`;
         if (source.storage === target.storage) throw codedError('ALE_INVALID_INPUT', `convertStorage ${names}: both columns have storage '${source.storage}'`);
-        if (source.kind !== target.kind) throw codedError('ALE_INVALID_INPUT', `convertStorage ${names}: one column is encryptedText, the other encryptedJson`);
+        if (columnInfo(from)?.kind !== columnInfo(to)?.kind) throw codedError('ALE_INVALID_INPUT', `convertStorage ${names}: one column is encryptedText, the other encryptedJson`);
         if (source.collection !== target.collection || source.field !== target.field) {
           throw codedError(
             'ALE_INVALID_CONTEXT',
@@ -200,24 +264,12 @@ export function batchHelpers(transact: Transact, jobs: JobTableSpec | undefined)
               `give the target { collection: "${source.collection}", field: "${source.field}" } so that the moved values still open`,
           );
         }
-        return { from: specOf(table, from, source.collection, source.field), to: specOf(table, to, target.collection, target.field) };
+        return { from: source, to: target };
       });
       const driver = drizzleDriver(db, table, key, columns.flatMap((c) => [c.from, c.to]), undefined, transact);
       return runJob(db, jobs, driver, options, moveToOtherStorage(pairs));
     },
   };
-}
-
-/** The ColumnInfo of an encrypted column of `table`, or a coded error. */
-function checkedInfo(table: object, column: unknown, role: string): ColumnInfo {
-  const info = columnInfo(column);
-  if (!info) throw codedError('ALE_INVALID_INPUT', `convertStorage: the "${role}" column is not an encryptedText or encryptedJson column`);
-  try {
-    keyOf(table, column);
-  } catch {
-    throw codedError('ALE_INVALID_INPUT', `convertStorage: the "${role}" column does not belong to the table`);
-  }
-  return info;
 }
 
 /** PostgreSQL and MySQL drivers, and SQLite behind sqlite-proxy, run them asynchronously. */

@@ -67,6 +67,8 @@ export interface FieldCodec {
   readonly field: string;
   /** The tenant key store the column seals under, if it has `keys`. */
   readonly keys: TenantKeys | undefined;
+  /** What the column seals with: the store's sealer, its keyRing, or the process-wide ring. */
+  readonly sealer: Sealer;
   tenant(): string;
   /** Encrypts `value`, serialised first by `serialise` when given. */
   encrypt(plaintext: string): string;
@@ -166,6 +168,7 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
     collection,
     field,
     keys,
+    sealer: ring,
     tenant,
     encrypt(value: unknown, serialise?: (value: unknown) => string) {
       const t = tenant();

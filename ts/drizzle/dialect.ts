@@ -12,6 +12,7 @@ import type { KeyTableSpec } from './keys/table.js';
 import type { JobTableSpec } from './jobs/table.js';
 import { CODEC_PROBE, codecOf, COLUMN_PROBE, type ColumnInfo } from './probe.js';
 import { storageOf, type Storage } from './storage.js';
+import { StoredIndex, storedIndexOf } from './stored-index.js';
 
 /** What a column hands the driver: a string for text storage, bytes (a Buffer) for binary. */
 type DriverData<S extends Storage> = S extends 'binary' ? Uint8Array : string;
@@ -53,7 +54,7 @@ export function dialect<D extends Dialect>(customType: CustomType, sqlType: SqlT
     const toDriver = (value: T) => ((value as unknown) === COLUMN_PROBE ? info : mappers.toDriver(value));
     return column<T, TName, S>(name, info.storage === 'binary' ? sqlType.binary : sqlType.text, toDriver, mappers.fromDriver);
   };
-  const infoOf = (codec: FieldCodec, storage: Storage, kind: ColumnInfo['kind']): ColumnInfo => ({ storage, kind, collection: codec.collection, field: codec.field, keys: codec.keys });
+  const infoOf = (codec: FieldCodec, storage: Storage, kind: ColumnInfo['kind']): ColumnInfo => ({ storage, kind, collection: codec.collection, field: codec.field, keys: codec.keys, sealer: codec.sealer });
   return {
     /**
      * A string column stored as an envelope bound to tenant:collection:field:
@@ -81,14 +82,20 @@ export function dialect<D extends Dialect>(customType: CustomType, sqlType: SqlT
      * way, under the primary key). During a key rotation, use
      * `matchBlindIndex(table.emailIndex, 'a@b.c')`, which also matches indexes
      * written under a previous key. Use the encrypted column's collection and field.
+     *
+     * A row read back holds a StoredIndex in this column, not a string:
+     * `db.update(t).set({ ...row, name })` writes it back unchanged, so a
+     * saved document keeps matching its lookups. Write a string to index a
+     * new plaintext.
      */
     blindIndexColumn<TName extends string>(name: TName, options: Omit<EncryptedColumnOptions, 'storage'>) {
       if ((options as EncryptedColumnOptions)?.storage !== undefined) {
         throw Object.assign(new Error(`blind index column "${name}": a blind index is stored as text; storage applies to encrypted columns`), { code: 'ALE_INVALID_INPUT' });
       }
       const codec = fieldCodec(options.field ?? name, options);
-      const toDriver = (value: string) => ((value as unknown) === CODEC_PROBE ? codec : codec.blindIndex(value));
-      return column<string, TName, 'text'>(name, sqlType.index, toDriver, (stored: string) => stored);
+      // A StoredIndex read back from a row goes back as it is: hashing it again would break the row's lookups.
+      const toDriver = (value: string | StoredIndex) => ((value as unknown) === CODEC_PROBE ? codec : (storedIndexOf(value) ?? codec.blindIndex(value as string)));
+      return column<string | StoredIndex, TName, 'text'>(name, sqlType.index, toDriver, (stored: string) => new StoredIndex(stored));
     },
     ...batchHelpers(transact, jobs),
     convertToTenantKeys: tenantConversion(transact, jobs),
@@ -114,6 +121,8 @@ export function dialect<D extends Dialect>(customType: CustomType, sqlType: SqlT
  * nothing. A column on the process-wide ring (no `keyRing` option) matches its
  * primary key's index only.
  */
-export function matchBlindIndex(column: Column, value: string): SQL {
-  return sql`${column} in ${codecOf(column).blindIndexes(value)}`;
+export function matchBlindIndex(column: Column, value: string | StoredIndex): SQL {
+  const stored = storedIndexOf(value);
+  if (stored !== undefined) return sql`${column} = ${stored}`;
+  return sql`${column} in ${codecOf(column).blindIndexes(value as string)}`;
 }

@@ -11,6 +11,7 @@ export type { Progress, LoopOptions } from './operations.js';
 export type { MigrateOptions, ConvertOptions, StoragePair, ColumnSpec, BatchOptions } from './batch.js';
 export type { LeaseOptions } from './leases.js';
 export { matchBlindIndex } from './dialect.js';
+export { StoredIndex } from './stored-index.js';
 export { localKek } from './keys/kek.js';
 export { transitKek } from './keys/transit.js';
 export { TenantKeys } from './keys/store.js';

@@ -5,7 +5,8 @@
 import * as native from '../../index.js';
 import type { KeyRing } from '../../index.js';
 import { atColumn } from './failures.js';
-import { processRing } from './process-ring.js';
+import { codedError } from '../shared/json.js';
+import type { Sealer } from './process-ring.js';
 import { binaryPlaintext, bytesOnly, textOnly, type Storage } from './storage.js';
 
 /** What a migration, rotation or conversion has done so far. */
@@ -112,13 +113,17 @@ export async function batchLoop(
   }
 }
 
-/** Where a cell sits: for the AAD, its storage, and an error's message. */
+/** Where a cell sits: for the AAD, its storage, and an error's message; and what its column seals with. */
 export interface CellSpec {
   table: string;
   column: string;
   collection: string;
   field: string;
   storage: Storage;
+  /** The ring the column seals with: its tenant key store's sealer, its keyRing, or the process-wide ring. */
+  sealer: Sealer;
+  /** Whether the column has `keys`: its values belong under each tenant's own keys, never the process-wide ring. */
+  tenantKeys: boolean;
 }
 
 /** What to write into a non-NULL cell, or null when it needs nothing. */
@@ -147,19 +152,37 @@ function atCell<T>(spec: CellSpec, key: unknown, op: () => T): T {
 }
 
 /**
- * Encrypt what is not yet an envelope; leave envelopes untouched. A binary
- * column follows binaryPlaintext(), the rule its reads follow.
+ * Encrypt what is not yet an envelope, under `ring` when given, else under
+ * the column's own sealer (a `keys` column: its tenant's active data key);
+ * leave envelopes untouched. A binary column follows binaryPlaintext(), the
+ * rule its reads follow.
  */
 export function encryptPlaintext(ring: KeyRing | undefined): Decide {
-  return (cell, t, { collection: c, field: f, storage }) => {
+  return (cell, t, { collection: c, field: f, storage, sealer }) => {
     if (storage === 'binary') {
       const text = binaryPlaintext(cell);
       if (text === undefined) return null;
-      return (ring ?? processRing).encryptBinary(text, t, c, f);
+      return (ring ?? sealer).encryptBinary(text, t, c, f);
     }
     if (native.isEnvelope(cell)) return null;
     const text = textOnly(cell);
-    return (ring ?? processRing).encrypt(text, t, c, f);
+    return (ring ?? sealer).encrypt(text, t, c, f);
+  };
+}
+
+/**
+ * `driver`, loading the tenants of each fetched batch with `load` before the
+ * plan (which is synchronous) runs on it: what a `keys` column's sealer needs.
+ */
+export function loadingTenants(driver: BatchDriver, load: (tenant: string) => Promise<void>): BatchDriver {
+  return {
+    async fetch(afterKey, limit, upTo) {
+      const rows = await driver.fetch(afterKey, limit, upTo);
+      await Promise.all([...new Set(rows.map((r) => r.tenant as string))].map(load));
+      return rows;
+    },
+    apply: (updates) => driver.apply(updates),
+    keyAt: driver.keyAt && ((afterKey, offset) => driver.keyAt!(afterKey, offset)),
   };
 }
 
@@ -193,7 +216,12 @@ export function moveToOtherStorage(pairs: { from: CellSpec; to: CellSpec }[]): P
       const target = row.cells[2 * i + 1];
       if (source === null) progress.nulls++;
       else if (target !== null) progress.skipped++;
-      else {
+      else if (to.tenantKeys && isV1(source)) {
+        // Moving it would write a value under the process-wide key into a column whose values belong under the tenant's.
+        atCell(from, row.key, () => {
+          throw codedError('ALE_INVALID_INPUT', 'the value is a v1 envelope under the process-wide key, and the target column has keys: run convertToTenantKeys on the source column first');
+        });
+      } else {
         const next = atCell(from, row.key, () => (to.storage === 'binary' ? native.envelopeToBytes(textOnly(source)) : native.envelopeFromBytes(bytesOnly(source))));
         updates.push({ key: row.key, set: [[2 * i + 1, next], [2 * i, null]], expect: [[2 * i, source], [2 * i + 1, null]] });
       }
@@ -202,10 +230,13 @@ export function moveToOtherStorage(pairs: { from: CellSpec; to: CellSpec }[]): P
   };
 }
 
+/** Whether a cell holds a v1 envelope, in either storage (a binary v1 envelope starts with byte 1). */
+function isV1(cell: string | Uint8Array): boolean {
+  return typeof cell === 'string' ? cell.startsWith('v1:') : cell[0] === 1;
+}
+
 /** The ring a helper needs to tell keys apart: the one given, or a coded error. */
 export function requireRing(ring: KeyRing | undefined, what: string): KeyRing {
   if (ring) return ring;
-  throw Object.assign(new Error(`${what} needs { keyRing }: a KeyRing of [primary, ...previous] to tell which key each value is under`), {
-    code: 'ALE_NOT_INITIALIZED',
-  });
+  throw codedError('ALE_NOT_INITIALIZED', `${what} needs { keyRing }: a KeyRing of [primary, ...previous] to tell which key each value is under`);
 }

@@ -5,6 +5,7 @@
 // column of either build (ESM or CommonJS) answers the other's probe.
 import type { FieldCodec } from './codec.js';
 import type { TenantKeys } from './keys/store.js';
+import type { Sealer } from './process-ring.js';
 import type { Storage } from './storage.js';
 
 /**
@@ -20,6 +21,8 @@ export interface ColumnInfo {
   field: string;
   /** The tenant key store of a column with `keys`. */
   keys: TenantKeys | undefined;
+  /** What the column seals with: the store's sealer, its keyRing, or the process-wide ring. */
+  sealer: Sealer;
 }
 export const COLUMN_PROBE = Symbol.for('@sveltycms/ale/column-probe');
 

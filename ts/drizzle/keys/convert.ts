@@ -4,13 +4,13 @@
 // under it, and the blind indexes beside them are recomputed under the
 // tenant's index key. It runs on the batched, resumable loop of
 // migratePlaintext and rotateKeys.
-import { getTableName } from 'drizzle-orm';
+import { getTableName, type Column, type Table } from 'drizzle-orm';
 import { codedError } from '../../shared/json.js';
-import { drizzleDriver, type ColumnSpec, type Transact } from '../batch.js';
+import { cellSpec, drizzleDriver, type ColumnSpec, type Transact } from '../batch.js';
 import { atColumn } from '../failures.js';
 import type { JobTableSpec } from '../jobs/table.js';
 import { runJob, type LeaseOptions } from '../leases.js';
-import type { BatchDriver, Cell, LoopOptions, Plan, Progress, RowUpdate } from '../operations.js';
+import { loadingTenants, type Cell, type LoopOptions, type Plan, type Progress, type RowUpdate } from '../operations.js';
 import { codecOf, columnInfo } from '../probe.js';
 import { bytesOnly, textOnly, type Storage } from '../storage.js';
 import type { TenantKeys } from './store.js';
@@ -18,20 +18,20 @@ import type { TenantKeys } from './store.js';
 /** A blind-index column and the encrypted column whose plaintext it indexes. */
 export interface IndexSpec {
   /** A blindIndexColumn with `keys`. */
-  index: unknown;
+  index: Column;
   /** One of the `columns` being converted. */
-  source: unknown;
+  source: Column;
 }
 
 export interface TenantConversionOptions extends LoopOptions {
   /** Run as one of several workers (PostgreSQL, MySQL/MariaDB): see rotateKeys' `workers`. */
   workers?: LeaseOptions;
   /** The table to walk. */
-  table: object;
+  table: Table;
   /** Its primary-key column: rows are visited in its order. */
-  key: unknown;
+  key: Column;
   /** Tenant of a row: a fixed id, or read from a column of the row. */
-  tenant: string | { column: unknown };
+  tenant: string | { column: Column };
   /** The store the columns' `keys` option names. */
   keys: TenantKeys;
   /** The encrypted columns (with `keys`) to convert. */
@@ -110,19 +110,6 @@ function plan(keys: TenantKeys, cells: Cells): Plan {
 const notThisStore = (name: string) =>
   codedError('ALE_INVALID_INPUT', `convertToTenantKeys: column "${name}" does not have keys: options.keys; give it that store first, so that it reads what the conversion writes`);
 
-/** Loads the tenants of each batch before the plan, which is synchronous, runs on it. */
-function loadingTenants(driver: BatchDriver, keys: TenantKeys): BatchDriver {
-  return {
-    async fetch(afterKey, limit, upTo) {
-      const rows = await driver.fetch(afterKey, limit, upTo);
-      await Promise.all([...new Set(rows.map((r) => r.tenant as string))].map((t) => keys.load(t)));
-      return rows;
-    },
-    apply: (updates) => driver.apply(updates),
-    keyAt: driver.keyAt && ((afterKey, offset) => driver.keyAt!(afterKey, offset)),
-  };
-}
-
 /** convertToTenantKeys for one dialect, given how it runs a transaction. */
 export function tenantConversion(transact: Transact, jobs: JobTableSpec | undefined) {
   /**
@@ -143,13 +130,11 @@ export function tenantConversion(transact: Transact, jobs: JobTableSpec | undefi
     const tableName = getTableName(table as never);
     const cells: Cells = { columns: columns.length, storage: [], where: [], context: [], indexes: [] };
     for (const spec of columns) {
-      const info = columnInfo(spec.column);
-      const name = (spec.column as { name: string }).name;
-      if (!info) throw codedError('ALE_INVALID_INPUT', `convertToTenantKeys: column "${name}" is not an encryptedText or encryptedJson column`);
-      if (info.keys !== keys) throw notThisStore(name);
-      cells.storage.push(info.storage);
-      cells.where.push({ table: tableName, column: name, collection: info.collection });
-      cells.context.push({ collection: spec.collection ?? info.collection, field: spec.field ?? info.field });
+      const cell = cellSpec('convertToTenantKeys', table, spec?.column, spec?.collection, spec?.field);
+      if (columnInfo(spec.column)?.keys !== keys) throw notThisStore(cell.column);
+      cells.storage.push(cell.storage);
+      cells.where.push({ table: tableName, column: cell.column, collection: cell.collection });
+      cells.context.push({ collection: cell.collection, field: cell.field });
     }
     indexes.forEach(({ index, source }, j) => {
       const codec = codecOf(index);
@@ -163,6 +148,6 @@ export function tenantConversion(transact: Transact, jobs: JobTableSpec | undefi
       cells.indexes.push({ at, source: from, collection: codec.collection, field: codec.field });
     });
     const driver = drizzleDriver(db, table, key, [...columns.map((c) => c.column), ...indexes.map((i) => i.index)], options.tenant, transact);
-    return runJob(db, jobs, loadingTenants(driver, keys), options, plan(keys, cells));
+    return runJob(db, jobs, loadingTenants(driver, (t) => keys.load(t)), options, plan(keys, cells));
   };
 }

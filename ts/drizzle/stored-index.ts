@@ -1,0 +1,52 @@
+// What a derived column (a blind index today) reads back: an opaque value
+// that the column writes back unchanged. A CMS saves a document by reading a
+// row, spreading it and updating it; if the index came back as a plain
+// string, the column could not tell it from a plaintext to hash, would hash
+// the hash, and the row would stop matching its own lookups.
+
+/**
+ * The brand, from Symbol.for so that a value read through one build (ESM or
+ * CommonJS) is recognised by a column of the other. A brand on an object,
+ * not a marker inside a string: no text a user submits (a form field, a JSON
+ * body) can pass for a stored index and reach the column unhashed.
+ */
+const STORED = Symbol.for('@sveltycms/ale/stored-index');
+
+/**
+ * A blind index as stored, read back from its column. Writing it to the
+ * same kind of column stores it as it is; comparing with `eq` compares it as
+ * it is. It holds no plaintext, only the keyed hash.
+ *
+ * `JSON.stringify` leaves it out (`toJSON` gives undefined): a row sent to a
+ * browser and posted back would otherwise bring the hash back as a string,
+ * which the column would take for a plaintext. Without the field, an update
+ * leaves the stored index alone.
+ */
+export class StoredIndex {
+  readonly [STORED]: string;
+
+  constructor(stored: string) {
+    this[STORED] = stored;
+    Object.freeze(this);
+  }
+
+  /** The stored hash (base64url). */
+  get value(): string {
+    return this[STORED];
+  }
+
+  toString(): string {
+    return this[STORED];
+  }
+
+  toJSON(): undefined {
+    return undefined;
+  }
+}
+
+/** The stored hash when `value` is a StoredIndex of either build, else undefined. */
+export function storedIndexOf(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const stored = (value as { [STORED]?: unknown })[STORED];
+  return typeof stored === 'string' ? stored : undefined;
+}
