@@ -217,6 +217,61 @@ export function tenantKeysSuite(d) {
       assert.equal(idx.v.trim(), keys.sealer.blindIndex('old two', 'acme', 'notes', 'body'));
     });
 
+    test('every batch operation on a keys column seals under the tenant key or refuses naming convertToTenantKeys: after a shred, no stored value opens with the process-wide key', async () => {
+      const staticRing = new ale.KeyRing([SECRET]);
+      const plain = (id, tenant, body) => db.insert(t.notes).values({ id, tenantId: tenant, body: sql`${body}`, meta: sql`${Buffer.from(JSON.stringify({ id }))}` });
+      await plain(1, 'acme', 'plain one');
+      await plain(2, 'acme', 'plain two');
+      await plain(3, 'globex', 'plain three');
+      const base = { table: t.notes, key: t.notes.id, tenant: { column: t.notes.tenantId }, batchSize: 2 };
+      const columns = [{ column: t.notes.body }, { column: t.notes.meta }];
+      // a ring in place of the column's own is refused before anything is written
+      const withRing = await codeOf(() => mod.migratePlaintext(db, { ...base, columns, keyRing: staticRing }));
+      assert.equal(withRing, 'ALE_INVALID_INPUT');
+      assert.equal(await raw(1), 'plain one');
+      const p = await mod.migratePlaintext(db, { ...base, columns });
+      assert.equal(p.written, 6);
+      const acmeKey = keys.activeKeyId('acme');
+      assert.ok((await raw(1)).startsWith(`v2:${acmeKey}:`), await raw(1));
+      assert.equal(Buffer.from(await raw(1, 'meta'))[0], 2, 'a binary v2 envelope');
+      assert.deepEqual((await read('acme')).map((r) => [r.body, r.meta]), [['plain one', { id: 1 }], ['plain two', { id: 2 }]]);
+      const rotate = await mod.rotateKeys(db, { ...base, columns, keyRing: staticRing }).catch((e) => e);
+      assert.equal(rotate?.code, 'ALE_INVALID_INPUT');
+      assert.match(rotate.message, /convertToTenantKeys/);
+      // convertStorage: the body moved into a binary column (the meta column, declared as text of notes.body) stays under the tenant key
+      const asBinary = d.builders.table('tk_notes', {
+        id: d.builders.int('id').primaryKey(),
+        tenantId: d.builders.text('tenant_id').notNull(),
+        body: mod.encryptedText('body', { collection: 'notes', keys }),
+        bodyBin: mod.encryptedText('meta', { collection: 'notes', field: 'body', keys, storage: 'binary' }),
+      });
+      await db.update(asBinary).set({ bodyBin: null });
+      const moved = await mod.convertStorage(db, { table: asBinary, key: asBinary.id, columns: [{ from: asBinary.body, to: asBinary.bodyBin }] });
+      assert.equal(moved.written, 3);
+      assert.deepEqual(await keys.withTenant('acme', () => db.select({ b: asBinary.bodyBin }).from(asBinary).where(eq(asBinary.tenantId, 'acme')).orderBy(asBinary.id)), [{ b: 'plain one' }, { b: 'plain two' }]);
+      // a v1 value bound for a keys column is refused, naming the conversion
+      await db.update(asBinary).set({ body: sql`${staticRing.encrypt('old', 'acme', 'notes', 'body')}`, bodyBin: null }).where(eq(asBinary.id, 1));
+      const v1 = await mod.convertStorage(db, { table: asBinary, key: asBinary.id, columns: [{ from: asBinary.body, to: asBinary.bodyBin }] }).catch((e) => e);
+      assert.equal(v1?.code, 'ALE_INVALID_INPUT');
+      assert.match(v1.message, /convertToTenantKeys/);
+      const converted = await mod.convertToTenantKeys(db, { ...base, keys, columns: [{ column: t.notes.body }] });
+      assert.equal(converted.written, 1);
+      await mod.convertStorage(db, { table: asBinary, key: asBinary.id, columns: [{ from: asBinary.body, to: asBinary.bodyBin }] });
+      await keys.shred('acme');
+      const cells = await conn.query("SELECT body, meta FROM tk_notes WHERE tenant_id = 'acme'");
+      let checked = 0;
+      for (const row of cells) {
+        for (const v of [row.body, row.meta]) {
+          if (v === null) continue;
+          checked++;
+          const opened = typeof v === 'string' ? () => staticRing.decrypt(v, 'acme', 'notes', 'body') : () => staticRing.decryptBinary(Buffer.from(v), 'acme', 'notes', 'body');
+          assert.notEqual(await codeOf(opened), 'no error', 'a value of the shredded tenant opens with the process-wide key');
+        }
+      }
+      assert.equal(checked, 2);
+      assert.equal(await codeOf(() => read('acme')), 'ALE_KEY_SHREDDED');
+    });
+
     test('rotate: a new active key, the old one decrypt-only; old values open, new ones use the new key, the conversion moves the rest', async () => {
       await insert('acme', [{ id: 1, body: 'before', meta: { a: 1 } }]);
       const before = (await keys.describe('acme')).find((k) => k.purpose === 'data');
