@@ -16,6 +16,7 @@ export const NEW_KEK = 'new-kek-secret-0123456789-abcdefghijkl';
 /** A KEK from its description: a secret as it is, `{ transit: options }` as a transitKek. The shred watcher builds its own the same way. */
 export const kekFrom = (mod, spec) => (typeof spec === 'string' ? spec : mod.transitKek(spec.transit));
 const watcher = fileURLToPath(new URL('./fixtures/shred-watcher.mjs', import.meta.url));
+const skewed = fileURLToPath(new URL('./fixtures/skewed-store.mjs', import.meta.url));
 
 /** The code of what `fn` throws or rejects with; 'no error' when it succeeds. */
 export async function codeOf(fn) {
@@ -175,7 +176,8 @@ export function tenantKeysSuite(d) {
       });
       const shared = mod.tenantKeys(counting, { kek: kek(), changeCheckEvery: 0 });
       await Promise.all(Array.from({ length: 8 }, () => shared.load('initech')));
-      assert.equal(selects, 1, 'eight concurrent loads made one read');
+      // one read, and one more of the rows it created (their timestamps are the database's)
+      assert.equal(selects, 2, 'eight concurrent loads made one read');
       await Promise.all([fresh.load('initech'), mod.tenantKeys(db, { kek: kek() }).load('initech')]);
       const stored = await keys.describe('initech');
       assert.equal(stored.length, 2, 'one data key and one index key, whoever loaded first');
@@ -453,6 +455,34 @@ export function tenantKeysSuite(d) {
       await keys.shred('acme'); // the other process
       await new Promise((r) => setTimeout(r, 400)); // nothing runs in `idle` meanwhile
       assert.equal(await codeOf(first), 'ALE_KEY_SHREDDED');
+    });
+
+    test('a shred reaches another process within the change-check bound whatever the writers\' clocks say (creator +600 s, shredder -120 s)', async () => {
+      const inSkewedProcess = (action, skewMs) =>
+        new Promise((resolve, reject) => {
+          const env = { ...process.env, ALE_SKEWED: JSON.stringify({ ...conn.target, tenant: 'skewed', kek: specs.current, action, skewMs }) };
+          const p = spawn(process.execPath, [skewed], { stdio: ['ignore', 'pipe', 'inherit'], env });
+          let out = '';
+          p.stdout.on('data', (d) => (out += d));
+          p.on('close', (code) => (code === 0 && out.includes('done') ? resolve() : reject(new Error(`the ${action} process exited ${code}: ${out}`))));
+        });
+      await inSkewedProcess('load', 600_000);
+      const reader = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 200, flushEvery: 0 });
+      await reader.load('skewed');
+      const seal = () => reader.sealer.encrypt('x', 'skewed', 'notes', 'body');
+      assert.ok(seal().startsWith('v2:'));
+      await inSkewedProcess('shred', -120_000);
+      const shredAt = performance.now();
+      let code;
+      while (performance.now() - shredAt < 10_000) {
+        code = await codeOf(seal);
+        if (code !== 'no error') break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const seenAfter = performance.now() - shredAt;
+      assert.equal(code, 'ALE_KEY_SHREDDED');
+      // changeCheckEvery (200 ms) plus one query, with room for a busy host
+      assert.ok(seenAfter < 2_000, `seen ${Math.round(seenAfter)} ms after the shred`);
     });
 
     test('another process sees a rotation and a shred within the bound (recheckAfter, or sooner through the change check)', async () => {

@@ -1,6 +1,7 @@
 // The key table on MySQL and MariaDB. MySQL has no CREATE INDEX IF NOT
 // EXISTS, so the indexes are part of CREATE TABLE IF NOT EXISTS.
 import { bigint, customType, index, int, mysqlTable, text, uniqueIndex, varchar } from 'drizzle-orm/mysql-core';
+import { sql } from 'drizzle-orm';
 import { countColumn, DEFAULT_TABLE, type KeyRow, type KeyTableSpec } from './table.js';
 
 // Bytes, compared as they are: a `_bin` collation of MariaDB still ignores
@@ -34,6 +35,8 @@ export function keyTable(name: string = DEFAULT_TABLE) {
 }
 
 export const mysqlKeys: KeyTableSpec = {
+  // UTC_TIMESTAMP, not NOW(): the session's time zone plays no part.
+  now: sql`(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(3)) DIV 1000)`,
   table: keyTable,
   create: (name) => [
     `CREATE TABLE IF NOT EXISTS ${name} (key_id varchar(22) NOT NULL PRIMARY KEY, tenant ${TENANT_TYPE} NOT NULL, purpose varchar(16) NOT NULL, ` +

@@ -1,5 +1,6 @@
 // The key table on PostgreSQL.
 import { bigint, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
 import { countColumn, createStatements, DEFAULT_TABLE, type KeyRow, type KeyTableSpec } from './table.js';
 
 /** The key table named `name` (default `ale_keys`), for queries and for drizzle-kit. */
@@ -23,6 +24,8 @@ export function keyTable(name: string = DEFAULT_TABLE) {
 }
 
 export const pgKeys: KeyTableSpec = {
+  // now(): stable within a statement, so the comparison can use the updated_at index.
+  now: sql`(extract(epoch from now()) * 1000)::bigint`,
   table: keyTable,
   create: (name) => createStatements(name, 'bigint'),
   upgrade: (name) => [countColumn(name, 'bigint', true)],

@@ -1,5 +1,6 @@
 // The key table on SQLite, for every driver the package supports.
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { sql } from 'drizzle-orm';
 import { countColumn, createStatements, DEFAULT_TABLE, type KeyRow, type KeyTableSpec } from './table.js';
 
 /** The key table named `name` (default `ale_keys`), for queries and for drizzle-kit. */
@@ -23,6 +24,8 @@ export function keyTable(name: string = DEFAULT_TABLE) {
 }
 
 export const sqliteKeys: KeyTableSpec = {
+  // SQLite's clock is the host's, which every process on one database file shares.
+  now: sql`CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`,
   table: keyTable,
   create: (name) => createStatements(name, 'integer'),
   upgrade: (name) => [countColumn(name, 'integer')],

@@ -13,7 +13,7 @@ import { clock, startClock, TenantCache, type Entry } from './cache.js';
 import { incompleteKeys, kekNotHeld, keyNotLoaded, keyShredded, unwrapFailed } from './errors.js';
 import { PendingCounts } from './counts.js';
 import { kekOf, type KekInput, type KekProvider } from './kek.js';
-import { checkedTableName, DEFAULT_TABLE, type KeyRow, type KeyTableSpec, type Purpose } from './table.js';
+import { checkedTableName, DEFAULT_TABLE, type KeyRow, type KeyTableSpec, type NewKeyRow, type Purpose } from './table.js';
 
 // The query builders differ per dialect; the store only chains methods every dialect has.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -74,6 +74,8 @@ export interface TenantKeyInfo {
 const KEY_BYTES = 32;
 /** What load() returns for a tenant in memory. */
 const SETTLED: Promise<void> = Promise.resolve();
+/** How far before the last change check's window a change check looks, for writes stamped before they committed. */
+const CHANGE_LOOKBACK = 60_000;
 /** Versioned, so that a later wrap layout cannot be confused with this one. */
 const WRAP_LABEL = 'sveltycms-ale/tenant-key/1';
 
@@ -125,7 +127,8 @@ export class TenantKeys {
   readonly #nowhere = randomBytes(32);
   /** Clock time of the next change check; never when change checks are off. */
   #nextCheck: number;
-  #checkSince = 0;
+  /** performance.now() when the last change check was sent; undefined before the first, which reads every row. */
+  #lastCheck: number | undefined;
   /** The change check under way, if any. */
   #checking: Promise<void> | undefined;
   /** Encryption counts taken from the entries, not written to the key table yet. */
@@ -241,7 +244,7 @@ export class TenantKeys {
     if (this.#shredded.has(tenantId)) throw keyShredded(tenantId);
     const t = this.#table;
     const rows: KeyRow[] = await this.#db.select().from(t).where(and(eq(t.tenant, tenantId), eq(t.purpose, 'data')));
-    let added: KeyRow;
+    let added: NewKeyRow;
     try {
       added = await this.#addGeneration(tenantId, rows);
     } catch (e) {
@@ -260,7 +263,7 @@ export class TenantKeys {
    * Stores the tenant's next data key, active. Rejects with the insert's
    * error when another process stored that generation first.
    */
-  async #addGeneration(tenant: string, dataRows: KeyRow[]): Promise<KeyRow> {
+  async #addGeneration(tenant: string, dataRows: KeyRow[]): Promise<NewKeyRow> {
     const generation = Math.max(0, ...dataRows.map((r) => Number(r.generation))) + 1;
     const row = await this.#newRow(tenant, 'data', generation, 'active');
     await this.#db.insert(this.#table).values(row);
@@ -268,11 +271,11 @@ export class TenantKeys {
   }
 
   /** Makes the data keys older than `row` decrypt-only. */
-  async #retireBefore(row: KeyRow): Promise<void> {
+  async #retireBefore(row: NewKeyRow): Promise<void> {
     const t = this.#table;
     await this.#db
       .update(t)
-      .set({ state: 'decrypt-only', updatedAt: row.updatedAt })
+      .set({ state: 'decrypt-only', updatedAt: this.#spec.now })
       .where(and(eq(t.tenant, row.tenant), eq(t.purpose, 'data'), eq(t.state, 'active'), lt(t.generation, row.generation)));
   }
 
@@ -289,7 +292,7 @@ export class TenantKeys {
   async shred(tenantId: string): Promise<void> {
     checkTenant(tenantId);
     const t = this.#table;
-    const now = Date.now();
+    const now = this.#spec.now;
     for (let attempt = 0; ; attempt++) {
       const existing: KeyRow[] = await this.#db.select({ keyId: t.keyId }).from(t).where(eq(t.tenant, tenantId));
       if (existing.length > 0) {
@@ -317,7 +320,7 @@ export class TenantKeys {
         if (attempt > 0) throw e;
       }
     }
-    this.#markShredded(tenantId, now);
+    this.#markShredded(tenantId);
     // A KEK per tenant goes last, once no row can be unwrapped with it. If
     // the key service fails here, the tenant is shredded in the database and
     // its KEK remains: shred() again deletes it.
@@ -361,7 +364,7 @@ export class TenantKeys {
       }
       await this.#db
         .update(t)
-        .set({ wrappedKey: wrapped, kek: next.id, updatedAt: Date.now() })
+        .set({ wrappedKey: wrapped, kek: next.id, updatedAt: this.#spec.now })
         .where(and(eq(t.keyId, row.keyId), eq(t.wrappedKey, row.wrappedKey)));
       rewrapped++;
     }
@@ -436,7 +439,7 @@ export class TenantKeys {
     if (superseded()) return;
     const seen = Math.max(...rows.map((r) => Number(r.updatedAt)));
     if (rows.some((r) => r.state === 'shredded')) {
-      this.#markShredded(tenant, seen);
+      this.#markShredded(tenant);
       return;
     }
     const data = rows.filter((r) => r.purpose === 'data').sort((a, b) => b.generation - a.generation);
@@ -486,23 +489,28 @@ export class TenantKeys {
     entry.sealed = 0;
   }
 
-  /** A tenant's first keys: a data key and an index key at generation 1, or whatever a concurrent creator stored. */
+  /**
+   * A tenant's first keys: a data key and an index key at generation 1, or
+   * whatever a concurrent creator stored; read back, for the timestamps the
+   * database gave them.
+   */
   async #create(tenant: string): Promise<KeyRow[]> {
     const t = this.#table;
     const rows = await Promise.all((['data', 'index'] as const).map((purpose) => this.#newRow(tenant, purpose, 1, 'active')));
+    const stored = () => this.#db.select().from(t).where(eq(t.tenant, tenant)) as Promise<KeyRow[]>;
     try {
       // One statement, so both rows exist or neither; the unique (tenant, purpose, generation) index lets one creator win.
       await this.#db.insert(t).values(rows);
     } catch (e) {
-      const theirs: KeyRow[] = await this.#db.select().from(t).where(eq(t.tenant, tenant));
+      const theirs = await stored();
       if (theirs.length === 0) throw e;
       return theirs;
     }
-    return rows;
+    return stored();
   }
 
   /** A fresh random key, wrapped, as a row. */
-  async #newRow(tenant: string, purpose: Purpose, generation: number, state: KeyRow['state']): Promise<KeyRow> {
+  async #newRow(tenant: string, purpose: Purpose, generation: number, state: KeyRow['state']): Promise<NewKeyRow> {
     const keyId = randomBytes(16).toString('base64url');
     const key = randomBytes(KEY_BYTES);
     let wrappedKey: string;
@@ -511,7 +519,7 @@ export class TenantKeys {
     } finally {
       key.fill(0);
     }
-    const now = Date.now();
+    const now = this.#spec.now;
     return { keyId, tenant, purpose, generation, state, wrappedKey, kek: this.#kek.id, createdAt: now, updatedAt: now, encryptions: 0 };
   }
 
@@ -533,11 +541,11 @@ export class TenantKeys {
     }
   }
 
-  #markShredded(tenant: string, seen: number): void {
+  #markShredded(tenant: string): void {
     this.#shredded.add(tenant);
     this.#rings.deleteTenant(tenant);
     this.#takeCount(this.#cache.get(tenant));
-    this.#cache.set(tenant, { loaded: false, keyIds: '', used: true, staleAt: Number.POSITIVE_INFINITY, seen, sealed: 0 });
+    this.#cache.set(tenant, { loaded: false, keyIds: '', used: true, staleAt: Number.POSITIVE_INFINITY, seen: Number.NaN, sealed: 0 });
   }
 
   /** The tenant's entry for a synchronous use; starts a background re-read when it is stale, and a change check when one is due. */
@@ -562,21 +570,26 @@ export class TenantKeys {
   #checkChanges(): Promise<void> {
     if (this.#checking) return this.#checking;
     this.#nextCheck = clock.now + this.#changeCheckEvery;
-    // Another process's clock may lag ours: look back a minute, and let each entry's `seen` skip what it already has.
-    const since = this.#checkSince - 60_000;
-    const started = Date.now();
+    // Rows are stamped by the database's clock (the spec's `now`), and the
+    // window is measured back from that same clock: no application clock,
+    // ours or a writer's, decides what is seen. The window spans the time
+    // since the last check (a monotonic clock: skew is an offset, not a
+    // rate) plus CHANGE_LOOKBACK for writes stamped before they committed.
+    const started = performance.now();
+    const since = this.#lastCheck === undefined ? undefined : sql`${this.#spec.now} - ${Math.ceil(started - this.#lastCheck) + CHANGE_LOOKBACK}`;
     const t = this.#table;
     const check = (async () => {
       const changed: { tenant: string; updatedAt: number | string | null }[] = await this.#db
         .select({ tenant: t.tenant, updatedAt: max(t.updatedAt) })
         .from(t)
-        .where(gt(t.updatedAt, since))
+        .where(since === undefined ? undefined : gt(t.updatedAt, since))
         .groupBy(t.tenant);
-      this.#checkSince = started;
+      this.#lastCheck = started;
       const reads: Promise<void>[] = [];
       for (const { tenant, updatedAt } of changed) {
         const entry = this.#cache.get(tenant);
-        if (entry && Number(updatedAt) > entry.seen) reads.push(this.#refresh(tenant, true).catch(() => this.#cache.expire(entry, clock.now)));
+        // Any other newest stamp is a change, later or earlier: a row stamped by an older version's clock may lie ahead.
+        if (entry && Number(updatedAt) !== entry.seen) reads.push(this.#refresh(tenant, true).catch(() => this.#cache.expire(entry, clock.now)));
       }
       await Promise.all(reads);
     })()

@@ -21,15 +21,24 @@ export interface KeyRow {
   wrappedKey: string | null;
   /** The reference of the KEK that wrapped it; NULL once shredded. */
   kek: string | null;
-  /** Milliseconds since the epoch. */
+  /** Milliseconds since the epoch, by the database's clock (KeyTableSpec.now). */
   createdAt: number;
   updatedAt: number;
   /** Encryptions under this key, summed over every process that has flushed its counts (tenantKeys' flushEvery). */
   encryptions: number;
 }
 
+/** A row as the store inserts it: its timestamps are the database's clock, filled in by the statement. */
+export type NewKeyRow = Omit<KeyRow, 'createdAt' | 'updatedAt'> & { createdAt: SQL; updatedAt: SQL };
+
 /** A dialect's key table and the statements that create it. */
 export interface KeyTableSpec {
+  /**
+   * The database's clock in milliseconds since the epoch, as an SQL
+   * expression: every write to the key table stamps `updated_at` with it, so
+   * that change checks compare one clock, whatever the processes' clocks say.
+   */
+  now: SQL;
   /** The Drizzle table for `name`. */
   table(name: string): unknown;
   /** CREATE TABLE / CREATE INDEX statements, each safe to run again. */
