@@ -3,7 +3,7 @@
 // tenant's queries run, and the Sealer that `keys` columns call
 // synchronously with them.
 import { createHmac, randomBytes } from 'node:crypto';
-import { and, eq, gt, lt, max, sql } from 'drizzle-orm';
+import { and, eq, gt, lt, max, sql, type SQL } from 'drizzle-orm';
 import * as native from '../../../index.js';
 import type { KeyRing } from '../../../index.js';
 import { codedError } from '../../shared/json.js';
@@ -275,7 +275,7 @@ export class TenantKeys {
     const t = this.#table;
     await this.#db
       .update(t)
-      .set({ state: 'decrypt-only', updatedAt: this.#spec.now })
+      .set({ state: 'decrypt-only', updatedAt: this.#touched() })
       .where(and(eq(t.tenant, row.tenant), eq(t.purpose, 'data'), eq(t.state, 'active'), lt(t.generation, row.generation)));
   }
 
@@ -296,7 +296,7 @@ export class TenantKeys {
     for (let attempt = 0; ; attempt++) {
       const existing: KeyRow[] = await this.#db.select({ keyId: t.keyId }).from(t).where(eq(t.tenant, tenantId));
       if (existing.length > 0) {
-        await this.#db.update(t).set({ state: 'shredded', wrappedKey: null, kek: null, updatedAt: now }).where(eq(t.tenant, tenantId));
+        await this.#db.update(t).set({ state: 'shredded', wrappedKey: null, kek: null, updatedAt: this.#touched() }).where(eq(t.tenant, tenantId));
         break;
       }
       // Never used: a tombstone at generation 1, which also stops a later load from creating keys.
@@ -364,7 +364,7 @@ export class TenantKeys {
       }
       await this.#db
         .update(t)
-        .set({ wrappedKey: wrapped, kek: next.id, updatedAt: this.#spec.now })
+        .set({ wrappedKey: wrapped, kek: next.id, updatedAt: this.#touched() })
         .where(and(eq(t.keyId, row.keyId), eq(t.wrappedKey, row.wrappedKey)));
       rewrapped++;
     }
@@ -480,6 +480,19 @@ export class TenantKeys {
     }
     this.#takeCount(current);
     this.#cache.set(tenant, { loaded: true, keyIds: joined, used: true, staleAt, seen, sealed: 0 });
+  }
+
+  /**
+   * The stamp an updated row gets: the database's clock, or one more than
+   * the row had when that is not later (two writes in one millisecond, or a
+   * row stamped ahead by an older version's clock). Every update moves a
+   * row's stamp up, so a tenant's newest stamp changes with every change
+   * and the change check cannot miss one.
+   */
+  #touched(): SQL {
+    const { now } = this.#spec;
+    const stamp = this.#table.updatedAt;
+    return sql`CASE WHEN ${now} > ${stamp} THEN ${now} ELSE ${stamp} + 1 END`;
   }
 
   /** Moves what an entry has sealed into the pending counts of its active key. */
