@@ -377,6 +377,22 @@ export function tenantKeysSuite(d) {
       assert.equal(fresh.isShredded('acme'), false);
     });
 
+    test('a tenant id with a lone surrogate is refused with ALE_INVALID_CONTEXT before any query: it cannot alias the tenant whose id has U+FFFD there', async () => {
+      await insert('victim\uFFFD', [{ id: 1, body: 'the victim\'s' }]);
+      const before = await keys.describe('victim\uFFFD');
+      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
+      for (const id of ['victim\uD800', 'victim\uDC00', '\uD800']) {
+        for (const [what, op] of [['describe', () => other.describe(id)], ['load', () => other.load(id)], ['shred', () => other.shred(id)], ['rotate', () => other.rotate(id)], ['withTenant', () => other.withTenant(id, () => 1)]]) {
+          assert.equal(await codeOf(op), 'ALE_INVALID_CONTEXT', `${what}(${JSON.stringify(id)})`);
+        }
+        assert.equal(await codeOf(() => mod.withTenant(id, () => 1)), 'ALE_INVALID_CONTEXT', 'the free withTenant');
+      }
+      assert.deepEqual(await keys.describe('victim\uFFFD'), before, "the victim's keys are as they were");
+      assert.deepEqual(await keys.withTenant('victim\uFFFD', () => db.select({ body: t.notes.body }).from(t.notes).where(eq(t.notes.id, 1))), [{ body: "the victim's" }]);
+      // a well-formed pair is an ordinary id
+      await other.load('emoji\uD83D\uDE00');
+    });
+
     test('a shred wins over a load that was reading when it happened', async () => {
       await insert('acme', [{ id: 1, body: 'x' }]);
       const other = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });

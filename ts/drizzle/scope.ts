@@ -15,8 +15,8 @@ export type InScope<T> = T extends PromiseLike<unknown> ? Promise<Awaited<T>> : 
  * there, and a promise of its result is returned.
  */
 export function withTenant<T>(tenantId: string, fn: () => T): InScope<T> {
-  if (typeof tenantId !== 'string' || tenantId === '' || tenantId.includes(':')) {
-    throw Object.assign(new Error(`withTenant: the tenant id must be a non-empty string without ':'`), { code: 'ALE_INVALID_CONTEXT' });
+  if (typeof tenantId !== 'string' || tenantId === '' || tenantId.includes(':') || /\p{Cs}/u.test(tenantId)) {
+    throw Object.assign(new Error(`withTenant: the tenant id must be a non-empty string without ':', of well-formed UTF-16 (no lone surrogate)`), { code: 'ALE_INVALID_CONTEXT' });
   }
   return state.tenantScope.run(tenantId, () => startInScope(fn));
 }

@@ -87,10 +87,15 @@ function wrapAad(tenant: string, keyId: string, purpose: Purpose): Buffer {
 /** The longest tenant id: what MySQL's key table indexes (191 characters of utf8mb4), the same on every dialect. */
 const MAX_TENANT_CHARS = 191;
 
+/** A UTF-16 code unit of a surrogate pair standing alone. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 function checkTenant(tenant: unknown): string {
   if (typeof tenant !== 'string' || tenant === '' || tenant.includes(':') || tenant.length > MAX_TENANT_CHARS) {
     throw codedError('ALE_INVALID_CONTEXT', `tenantKeys: the tenant id must be a non-empty string without ":", of at most ${MAX_TENANT_CHARS} characters`);
   }
+  // The drivers store a lone surrogate as U+FFFD, so 'victim\uD800' would name the rows of 'victim\uFFFD'.
+  if (LONE_SURROGATE.test(tenant)) throw codedError('ALE_INVALID_CONTEXT', 'tenantKeys: the tenant id is not well-formed UTF-16 (it holds a lone surrogate)');
   return tenant;
 }
 
