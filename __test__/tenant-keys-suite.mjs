@@ -393,6 +393,24 @@ export function tenantKeysSuite(d) {
       await other.load('emoji\uD83D\uDE00');
     });
 
+    test("a value of another tenant read in this tenant's scope is ALE_AUTH_FAILED, and 50 such reads do not make 50 re-reads of the tenant's keys", async () => {
+      let unwraps = 0;
+      const local = mod.localKek(KEK);
+      const counting = { id: local.id, holds: (r) => local.holds(r), wrap: (...a) => local.wrap(...a), unwrap: (...a) => (unwraps++, local.unwrap(...a)) };
+      const store = mod.tenantKeys(db, { kek: counting, changeCheckEvery: 0 });
+      const notes = defineKeyedTables(mod, d.builders, store).notes;
+      await store.withTenant('globex', () => db.insert(notes).values({ id: 1, tenantId: 'globex', body: "globex's" }));
+      await store.load('acme');
+      const before = unwraps;
+      const codes = new Set();
+      for (let i = 0; i < 50; i++) {
+        codes.add(await codeOf(() => store.withTenant('acme', () => db.select({ body: notes.body }).from(notes).where(eq(notes.id, 1)))));
+      }
+      assert.deepEqual([...codes], ['ALE_AUTH_FAILED']);
+      // one re-read of acme's two keys, not one per read
+      assert.ok(unwraps - before <= 2, `${unwraps - before} unwraps`);
+    });
+
     test('a shred wins over a load that was reading when it happened', async () => {
       await insert('acme', [{ id: 1, body: 'x' }]);
       const other = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });

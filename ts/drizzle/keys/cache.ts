@@ -14,6 +14,8 @@ export interface Entry {
   seen: number;
   /** Values sealed under its active key (the first of keyIds) since its count was last taken. */
   sealed: number;
+  /** Clock time of the last re-read forced by a value naming a key it lacks. */
+  missedAt?: number;
 }
 
 /**

@@ -74,6 +74,8 @@ export interface TenantKeyInfo {
 const KEY_BYTES = 32;
 /** What load() returns for a tenant in memory. */
 const SETTLED: Promise<void> = Promise.resolve();
+/** The least time between two re-reads of one tenant for values naming a key it lacks. */
+const MISS_INTERVAL = 1_000;
 /** How far before the last change check's window a change check looks, for writes stamped before they committed. */
 const CHANGE_LOOKBACK = 60_000;
 /** Versioned, so that a later wrap layout cannot be confused with this one. */
@@ -484,7 +486,7 @@ export class TenantKeys {
       for (const key of keys) key.fill(0);
     }
     this.#takeCount(current);
-    this.#cache.set(tenant, { loaded: true, keyIds: joined, used: true, staleAt, seen, sealed: 0 });
+    this.#cache.set(tenant, { loaded: true, keyIds: joined, used: true, staleAt, seen, sealed: 0, missedAt: current?.missedAt });
   }
 
   /**
@@ -651,18 +653,26 @@ export class TenantKeys {
     const nowhere = (value: string, t: string, c: string, f: string) =>
       createHmac('sha256', this.#nowhere).update(`${t}:${c}:${f}:`).update(value).digest('base64url');
     /**
-     * A loaded tenant whose ring lacks the key a value names: most likely
-     * a rotation by another process that this one has not read yet. The
-     * entry is made stale, so that the next load() (and a background read
-     * now) picks the new key up; the error goes to the caller.
+     * A loaded tenant whose ring lacks the key a value names: the value is
+     * another tenant's (or forged), or under a key another process made
+     * since this one read the tenant. Either way it does not open for this
+     * tenant: ALE_AUTH_FAILED. A re-read picks up a new key, at most once a
+     * MISS_INTERVAL per tenant: each forced re-read unwraps every key of the
+     * tenant, and a caller that can make reads fail must not be able to aim
+     * that load at the key service.
      */
-    const missed = (e: unknown, tenant: string): unknown => {
+    const missed = (e: unknown, tenant: string, field: string): unknown => {
       const entry = cache.get(tenant);
-      if ((e as { code?: string })?.code === 'ALE_KEY_NOT_LOADED' && entry?.loaded) {
+      if ((e as { code?: string })?.code !== 'ALE_KEY_NOT_LOADED' || !entry?.loaded) return e;
+      if (!(clock.now - (entry.missedAt ?? -Infinity) < MISS_INTERVAL)) {
+        entry.missedAt = clock.now;
         cache.expire(entry, 0);
         this.#refresh(tenant).catch(() => undefined);
       }
-      return e;
+      return codedError(
+        'ALE_AUTH_FAILED',
+        `the value of field "${field}" names a key that is not one of tenant "${tenant}"'s keys: it is another tenant's, or under a key made since this process read the tenant's keys (which it reads again)`,
+      );
     };
     /** Whether a blind index can be computed for the tenant: false once shredded (its lookups then match nothing). */
     const indexable = (tenant: string): boolean => this.#use(tenant).loaded;
@@ -680,7 +690,7 @@ export class TenantKeys {
         try {
           return rings.decrypt(stored, t, c, f);
         } catch (e) {
-          throw missed(e, t);
+          throw missed(e, t, f);
         }
       },
       decryptBinary: (stored, t, c, f) => {
@@ -689,7 +699,7 @@ export class TenantKeys {
         try {
           return rings.decryptBinary(stored, t, c, f);
         } catch (e) {
-          throw missed(e, t);
+          throw missed(e, t, f);
         }
       },
       blindIndex: (value, t, c, f) => (indexable(t) ? rings.blindIndex(value, t, c, f) : nowhere(value, t, c, f)),
