@@ -15,6 +15,8 @@
 // backend and one process-wide ring.
 
 const FALLBACK = './dist/cjs/fallback/index.js';
+/** The oldest Node whose Node-API has every function the addon calls (package.json "engines"). */
+const NODE_MAJOR = 24;
 const choice = process.env.ALE_BACKEND ?? '';
 if (choice !== '' && choice !== 'native' && choice !== 'js') {
   const error = new Error(`ALE_BACKEND must be 'native', 'js' or unset; it is ${JSON.stringify(choice)}`);
@@ -67,9 +69,18 @@ function platform() {
   return `${process.platform}-${process.arch}${libc}`;
 }
 
-/** The first line of the load error's message and of each error in its `cause` chain. */
+/**
+ * The first line of the load error's message and of each error in its
+ * `cause` chain; on a Node older than the addon needs, that first. The
+ * generated loader then blames an npm bug with optional dependencies, where
+ * the cause is a Node-API function the older Node lacks.
+ */
 function describe(error) {
   const lines = [];
+  const major = Number(process.versions.node.split('.')[0]);
+  if (!process.versions.bun && major < NODE_MAJOR) {
+    lines.push(`Node ${process.version} lacks Node-API functions the addon uses: Node >= ${NODE_MAJOR} is needed for the native addon`);
+  }
   for (let e = error, depth = 0; e && depth < 8; e = e.cause, depth++) {
     const line = String(e.message ?? e).split('\n')[0];
     if (!lines.includes(line)) lines.push(line);

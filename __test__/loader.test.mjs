@@ -16,13 +16,13 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 
 /** Runs `code` (CommonJS) in a child with `env` over a clean environment; returns its JSON output and stderr. */
-function child(code, { env = {}, cwd = root, file = 'probe.cjs' } = {}) {
+function child(code, { env = {}, cwd = root, file = 'probe.cjs', exec = process.execPath } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'ale-loader-'));
   try {
     const path = join(dir, file);
     writeFileSync(path, code);
     const { ALE_BACKEND, ...inherited } = process.env;
-    const r = spawnSync(process.execPath, [path], { cwd, encoding: 'utf8', env: { ...inherited, ...env } });
+    const r = spawnSync(exec, [path], { cwd, encoding: 'utf8', env: { ...inherited, ...env } });
     let out = null;
     try {
       out = JSON.parse(r.stdout.trim().split('\n').at(-1));
@@ -129,6 +129,22 @@ test('without the .node binary: the fallback, one ALE_NATIVE_UNAVAILABLE warning
   } finally {
     rmSync(copy, { recursive: true, force: true });
   }
+});
+
+// The machine's own Node (20 on Debian 12 here and in CI), where there is one older than the addon needs.
+const systemNode = ['/usr/bin/node', '/usr/local/bin/node'].find((p) => {
+  const r = spawnSync(p, ['--version'], { encoding: 'utf8' });
+  return r.status === 0 && Number(r.stdout.slice(1).split('.')[0]) < 24;
+});
+test('on a Node older than 24 the warning (and ALE_BACKEND=native\'s error) says Node >= 24 is needed, not an npm bug', { skip: systemNode === undefined && 'no Node older than 24 on this machine' }, () => {
+  const { out } = child(probe(entry), { exec: systemNode });
+  assert.equal(out.backend, 'js');
+  const warned = out.warnings.filter((w) => w.code === 'ALE_NATIVE_UNAVAILABLE');
+  assert.equal(warned.length, 1);
+  assert.match(warned[0].message, /Load error: Node v\d+\.[\d.]+ lacks Node-API functions the addon uses: Node >= 24 is needed for the native addon/);
+  const native = child(probe(entry), { exec: systemNode, env: { ALE_BACKEND: 'native' } }).out;
+  assert.equal(native.error.code, 'ALE_NATIVE_UNAVAILABLE');
+  assert.match(native.error.message, /Node >= 24 is needed/);
 });
 
 test('ESM named imports of the CommonJS entry work, `backend` included', () => {

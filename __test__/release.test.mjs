@@ -395,6 +395,12 @@ test('the eight tarballs, made as the release makes them', { timeout: 180_000 },
     assert.deepEqual(main.manifest.repository, pkg.repository, 'the main package: repository');
     assert.deepEqual(main.files.filter((f) => f.endsWith('.node')), [], 'the main package carries no binary');
     for (const f of ['package/main.cjs', 'package/index.js', 'package/package.json']) assert.ok(main.files.includes(f), `the main tarball lacks ${f}`);
+    // every page the README links to, so that its links resolve in node_modules too
+    const linked = [...readFileSync(join(root, 'README.md'), 'utf8').matchAll(/\]\((?!https?:|#)([^)#\s]+)/g)].map((m) => m[1]).filter((l) => !l.endsWith('/'));
+    for (const l of new Set(linked)) {
+      if (l.startsWith('CONTRIBUTING') || l.startsWith('.github') || l.startsWith('bench/') || l.startsWith('examples/')) continue;
+      assert.ok(main.files.includes(`package/${l.replace(/^\.\//, '')}`), `the README links to ${l}, which the tarball lacks`);
+    }
 
     platforms.forEach(({ name, os, cpu, libc }, i) => {
       const { files, dir, manifest } = platformTarballs[i];
