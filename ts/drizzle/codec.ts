@@ -129,7 +129,15 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
   // What each storage does with a key: hoisted, so that a call allocates no more than the closure it hands atColumn.
   const sealText = (plaintext: string, t: string) => ring.encrypt(plaintext, t, collection, field);
   const sealBytes = (plaintext: string, t: string) => ring.encryptBinary(plaintext, t, collection, field);
-  const openText = (stored: string, t: string) => ring.decrypt(stored, t, collection, field);
+  const openText = (stored: string, t: string) => {
+    try {
+      return ring.decrypt(stored, t, collection, field);
+    } catch (e) {
+      // on the failure path only: a value that is no envelope at all is most likely plaintext from before encryption
+      if ((e as { code?: string })?.code === 'ALE_MALFORMED_ENVELOPE' && typeof stored === 'string' && !native.isEnvelope(stored)) throw plaintextFound(e as Error);
+      throw e;
+    }
+  };
   const openBytes = (stored: unknown, t: string) => {
     const bytes = bytesOnly(storedBytes(stored));
     try {
@@ -193,6 +201,14 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
       return atColumn(where, () => ring.blindIndexes(value, t, collection, field));
     },
   };
+}
+
+/** ALE_MALFORMED_ENVELOPE for a stored value that is no envelope, saying what to do about plaintext. */
+function plaintextFound(cause: Error): Error {
+  return codedError(
+    'ALE_MALFORMED_ENVELOPE',
+    `${cause.message}. If the column holds values written before it was encrypted, migratePlaintext() encrypts them in place, and the column option legacyPlaintext: true reads them until then`,
+  );
 }
 
 /** A column's mappers for its storage: strings through the codec. */

@@ -8,8 +8,8 @@ export class ColumnError extends Error {
   readonly code: string;
   readonly column: string;
   readonly collection: string;
-  readonly table?: string;
-  readonly rowKey?: unknown;
+  declare readonly table?: string;
+  declare readonly rowKey?: unknown;
 
   constructor(cause: { code?: string; message: string }, where: { column: string; collection: string; table?: string; rowKey?: unknown }) {
     const at = [where.table && `table "${where.table}"`, `column "${where.column}"`, `collection "${where.collection}"`, where.rowKey !== undefined && `row ${JSON.stringify(where.rowKey)}`]
@@ -20,8 +20,9 @@ export class ColumnError extends Error {
     this.code = cause.code ?? 'ALE_INVALID_INPUT';
     this.column = where.column;
     this.collection = where.collection;
-    this.table = where.table;
-    this.rowKey = where.rowKey;
+    // Only what is known: an inspected error shows no `table: undefined`.
+    if (where.table !== undefined) this.table = where.table;
+    if (where.rowKey !== undefined) this.rowKey = where.rowKey;
   }
 }
 
