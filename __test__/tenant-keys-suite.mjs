@@ -274,6 +274,24 @@ export function tenantKeysSuite(d) {
       assert.equal(await codeOf(() => read('acme')), 'ALE_KEY_SHREDDED');
     });
 
+    test('readV1: false refuses v1 values in keys columns with ALE_UNSUPPORTED_VERSION, and their v1-era indexes no longer match; the default reads them', async () => {
+      await mod.withTenant('acme', () => db.insert(t.plainNotes).values([{ id: 1, tenantId: 'acme', body: 'old one', bodyIndex: 'old one', meta: { v: 1 } }]));
+      const strict = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0, readV1: false });
+      const strictNotes = defineKeyedTables(mod, d.builders, strict).notes;
+      const readWith = (store, table) => store.withTenant('acme', () => db.select({ body: table.body }).from(table).where(eq(table.id, 1)));
+      assert.deepEqual(await readWith(keys, t.notes), [{ body: 'old one' }], 'the default reads v1');
+      const e = await readWith(strict, strictNotes).catch((e) => e);
+      assert.equal(e?.code, 'ALE_UNSUPPORTED_VERSION');
+      assert.match(e.message, /convertToTenantKeys/);
+      const find = (store, table) => store.withTenant('acme', () => db.select({ id: table.id }).from(table).where(mod.matchBlindIndex(table.bodyIndex, 'old one')));
+      assert.deepEqual(await find(keys, t.notes), [{ id: 1 }]);
+      assert.deepEqual(await find(strict, strictNotes), []);
+      assert.equal(await codeOf(() => mod.tenantKeys(db, { kek: kek(), readV1: 'no' })), 'ALE_INVALID_INPUT');
+      // once converted, the strict store reads the row
+      await mod.convertToTenantKeys(db, { table: t.notes, key: t.notes.id, tenant: 'acme', keys, columns: [{ column: t.notes.body }] });
+      assert.deepEqual(await readWith(strict, strictNotes), [{ body: 'old one' }]);
+    });
+
     test('rotate: a new active key, the old one decrypt-only; old values open, new ones use the new key, the conversion moves the rest', async () => {
       await insert('acme', [{ id: 1, body: 'before', meta: { a: 1 } }]);
       const before = (await keys.describe('acme')).find((k) => k.purpose === 'data');

@@ -56,6 +56,15 @@ export interface TenantKeysOptions {
    * counts not flushed yet.
    */
   rotateAfter?: number;
+  /**
+   * Whether `keys` columns still read v1 values (sealed by the process-wide
+   * ring before the column had `keys`) through the process-wide ring, and
+   * match their v1-era blind indexes. Default true, so that a column keeps
+   * reading while convertToTenantKeys() runs. Once it has run on every
+   * column, set false: a v1 value then fails with ALE_UNSUPPORTED_VERSION,
+   * and the process-wide key no longer opens anything in these columns.
+   */
+  readV1?: boolean;
 }
 
 /** One key of a tenant, as keys.describe() reports it. */
@@ -141,6 +150,7 @@ export class TenantKeys {
   /** Encryption counts taken from the entries, not written to the key table yet. */
   readonly #counts = new PendingCounts();
   readonly #rotateAfter: number;
+  readonly #readV1: boolean;
 
   /** What `keys` columns call: the tenant's ring from memory, or a coded error. */
   readonly sealer: Sealer;
@@ -164,6 +174,8 @@ export class TenantKeys {
     }
     this.#ivLength = options.ivLength ?? 12;
     this.#rotateAfter = positive(options.rotateAfter, 2 ** 30, 'rotateAfter', true);
+    if (options.readV1 !== undefined && typeof options.readV1 !== 'boolean') throw codedError('ALE_INVALID_INPUT', 'tenantKeys: options.readV1 must be true or false');
+    this.#readV1 = options.readV1 ?? true;
     const flushEvery = positive(options.flushEvery, 10_000, 'flushEvery', true);
     if (flushEvery > 0) {
       // Unref'd, and holding the store weakly: counts never keep a process
@@ -648,8 +660,11 @@ export class TenantKeys {
       return used;
     };
     /** A v1 value predates the tenant keys: the process-wide ring reads it, once the tenant is known not to be shredded. */
+    const readV1 = this.#readV1;
     const legacyText = (stored: string) => typeof stored === 'string' && stored.charCodeAt(1) === 0x31 && stored.startsWith('v1:');
     const legacyBytes = (stored: Uint8Array) => stored[0] === 1;
+    const v1Refused = () =>
+      codedError('ALE_UNSUPPORTED_VERSION', 'the value is a v1 envelope under the process-wide key, and this store reads none (readV1: false); convertToTenantKeys() moves such values under the tenant key');
     const nowhere = (value: string, t: string, c: string, f: string) =>
       createHmac('sha256', this.#nowhere).update(`${t}:${c}:${f}:`).update(value).digest('base64url');
     /**
@@ -686,7 +701,10 @@ export class TenantKeys {
       // rest of the check (docs/performance.md, "Keys per tenant").
       decrypt: (stored, t, c, f) => {
         check(t);
-        if (legacyText(stored)) return processRing.decrypt(stored, t, c, f);
+        if (legacyText(stored)) {
+          if (!readV1) throw v1Refused();
+          return processRing.decrypt(stored, t, c, f);
+        }
         try {
           return rings.decrypt(stored, t, c, f);
         } catch (e) {
@@ -695,7 +713,10 @@ export class TenantKeys {
       },
       decryptBinary: (stored, t, c, f) => {
         check(t);
-        if (legacyBytes(stored)) return processRing.decryptBinary(stored, t, c, f);
+        if (legacyBytes(stored)) {
+          if (!readV1) throw v1Refused();
+          return processRing.decryptBinary(stored, t, c, f);
+        }
         try {
           return rings.decryptBinary(stored, t, c, f);
         } catch (e) {
@@ -707,6 +728,7 @@ export class TenantKeys {
         if (!indexable(t)) return [nowhere(value, t, c, f)];
         // Rows not converted yet still hold the process-wide ring's index.
         const out = [rings.blindIndex(value, t, c, f)];
+        if (!readV1) return out;
         try {
           out.push(processRing.blindIndex(value, t, c, f));
         } catch {
