@@ -537,6 +537,48 @@ export function tenantKeysSuite(d) {
       assert.ok(seenAfter < 2_000, `seen ${Math.round(seenAfter)} ms after the shred`);
     });
 
+    test('the bound for a column used without load(): after a shred elsewhere, a synchronous loop goes on until its next await; then the background check sees it within one query and one re-read', async () => {
+      await insert('acme', [{ id: 1, body: 'x' }]);
+      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 100, flushEvery: 0 });
+      await other.load('acme');
+      const seal = () => other.sealer.encrypt('x', 'acme', 'notes', 'body');
+      seal();
+      await keys.shred('acme'); // the other process
+      await new Promise((r) => setTimeout(r, 250)); // past the interval; nothing runs in `other` meanwhile
+      // awaited calls go on during one query's round trip (on SQLite, whose queries are in process, they see it sooner)
+      const started = performance.now();
+      let code = 'no error';
+      while (code === 'no error' && performance.now() - started < 5_000) {
+        await new Promise((r) => setTimeout(r, 5));
+        code = await codeOf(seal);
+      }
+      assert.equal(code, 'ALE_KEY_SHREDDED');
+      // a synchronous loop on a fresh process state: every call until the next await goes through
+      const third = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 100, flushEvery: 0 });
+      await insert('globex', [{ id: 2, body: 'y' }]);
+      await third.load('globex');
+      await keys.shred('globex');
+      await new Promise((r) => setTimeout(r, 250));
+      let sync = 0;
+      for (let i = 0; i < 200; i++) {
+        try {
+          third.sealer.encrypt('x', 'globex', 'notes', 'body');
+          sync++;
+        } catch {
+          break;
+        }
+      }
+      assert.equal(sync, 200, 'a synchronous loop is not interrupted');
+      const after = performance.now();
+      let seen = 'no error';
+      while (seen === 'no error' && performance.now() - after < 5_000) {
+        await new Promise((r) => setTimeout(r, 5));
+        seen = await codeOf(() => third.sealer.encrypt('x', 'globex', 'notes', 'body'));
+      }
+      assert.equal(seen, 'ALE_KEY_SHREDDED');
+      assert.ok(performance.now() - after < 2_000, 'seen within one query and one re-read after the loop yields');
+    });
+
     test('another process sees a rotation and a shred within the bound (recheckAfter, or sooner through the change check)', async () => {
       await insert('acme', [{ id: 1, body: 'watched', meta: null }]);
       const w = startWatcher(conn.target, 'acme', specs.current);
