@@ -2,9 +2,9 @@
 // (`bao server -dev` on loopback, started by scripts/services.sh), one
 // transit key for every tenant and one per tenant. The tenant-key contract
 // runs on the runtime's SQLite driver; then what only a key service has:
-// an outage in the middle of a run, a per-tenant shred that a restored
-// backup cannot undo, the engine's own key rotation, and a token that no
-// error repeats.
+// an outage in the middle of a run, one bad row among tenants loaded
+// together, a per-tenant shred that a restored backup cannot undo, the
+// engine's own key rotation, and a token that no error repeats.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -125,6 +125,49 @@ if (address) {
       }
     });
 
+    test('one bad row fails its own tenant only: the other tenants loaded in the same turn, under one transit key, load', async () => {
+      const kek = () => mod.transitKek({ address, token, key: `${run}-rows` });
+      const keys = mod.tenantKeys(s.db, { kek: kek(), table: 'rows_keys', changeCheckEvery: 0 });
+      await keys.ready();
+      const tenants = ['acme', 'globex', 'initech', 'umbrella'];
+      for (const tenant of tenants) await keys.load(tenant);
+      // acme's data key row now holds its index key's wrapped key: the associated data (tenant, key id, purpose) no longer matches
+      const [{ w }] = await s.all("SELECT wrapped_key AS w FROM rows_keys WHERE tenant = 'acme' AND purpose = 'index'");
+      assert.match(w, /^vault:v1:[A-Za-z0-9+/=]+$/);
+      s.exec(`UPDATE rows_keys SET wrapped_key = '${w}' WHERE tenant = 'acme' AND purpose = 'data'`);
+      const fresh = mod.tenantKeys(s.db, { kek: kek(), table: 'rows_keys', changeCheckEvery: 0 });
+      const realFetch = globalThis.fetch;
+      const requests = [];
+      globalThis.fetch = (url, init) => (requests.push(`${init?.method} ${new URL(url).pathname}`), realFetch(url, init));
+      let results;
+      try {
+        results = await Promise.allSettled(tenants.map((tenant) => fresh.load(tenant)));
+      } finally {
+        globalThis.fetch = realFetch;
+      }
+      assert.equal(requests[0], `POST /v1/transit/decrypt/${run}-rows`);
+      assert.deepEqual(results.map((r) => r.status), ['rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+      assert.equal(results[0].reason.code, 'ALE_AUTH_FAILED');
+      assert.match(results[0].reason.message, /tenant "acme"/);
+      for (const tenant of tenants.slice(1)) assert.equal(fresh.sealer.decrypt(fresh.sealer.encrypt('x', tenant, 'notes', 'body'), tenant, 'notes', 'body'), 'x');
+      // the same through the provider: one request, a result per item
+      const p = kek();
+      const aad = new Uint8Array(4);
+      const good = await p.wrap(Buffer.alloc(32, 7), aad);
+      requests.length = 0;
+      globalThis.fetch = (url, init) => (requests.push(`${init?.method} ${new URL(url).pathname}`), realFetch(url, init));
+      try {
+        results = await Promise.allSettled([p.unwrap(good, p.id, aad), p.unwrap(good, p.id, new Uint8Array(5)), p.unwrap(good, p.id, aad)]);
+      } finally {
+        globalThis.fetch = realFetch;
+      }
+      assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+      assert.equal(results[1].reason.code, 'ALE_AUTH_FAILED');
+      assert.deepEqual(results[0].value, Buffer.alloc(32, 7));
+      assert.deepEqual(results[2].value, Buffer.alloc(32, 7));
+      assert.equal(requests.length, 1);
+    });
+
     test('a key per tenant: a backup restored after the shred holds nothing that opens the tenant, and the other tenants open', async () => {
       const kek = () => mod.transitKek({ address, token, keyPerTenant: { prefix: `${run}-bk-` } });
       const keys = mod.tenantKeys(s.db, { kek: kek(), table: 'backup_keys', changeCheckEvery: 0 });
@@ -200,6 +243,9 @@ if (address) {
         assert.ok(!error.message.includes(wrong) && !String(error.stack).includes(wrong), `${what}: ${error.message}`);
       }
       assert.equal(await codeOf(() => mod.transitKek({ address, token, key: 'a/b' })), 'ALE_INVALID_INPUT');
+      // a mount or key that steps out of the engine's path (to /v1/sys/mounts/encrypt/k1, /v1/transit/)
+      assert.equal(await codeOf(() => mod.transitKek({ address, token, mount: '../v1/sys/mounts', key: 'k1' })), 'ALE_INVALID_INPUT');
+      assert.equal(await codeOf(() => mod.transitKek({ address, token, key: '..' })), 'ALE_INVALID_INPUT');
       assert.equal(await codeOf(() => mod.transitKek({ address, token })), 'ALE_INVALID_INPUT');
     });
   });

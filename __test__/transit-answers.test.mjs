@@ -1,11 +1,12 @@
 // transitKek against answers a real OpenBao server does not give on demand:
 // a redirect, a body that is not JSON, a path with no engine, a server that
-// fails and then answers. Served by a local HTTP server; the suite against a
-// real OpenBao is tenant-keys-transit.test.mjs.
+// fails and then answers, a batch refused as a whole, a proxy's bare 404, an
+// endless answer. Served by a local HTTP server; the suite against a real
+// OpenBao is tenant-keys-transit.test.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import * as mod from '@sveltycms/ale/drizzle/sqlite';
 
 let server;
@@ -20,7 +21,9 @@ before(async () => {
       seen.push({ method: req.method, url: req.url, token: req.headers['x-vault-token'], body });
       const [status, text, headers = {}] = answer(req, seen.length);
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
-      res.end(text);
+      // A function streams the body itself.
+      if (typeof text === 'function') text(res);
+      else res.end(text);
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -101,4 +104,169 @@ test('unwraps asked for together go out as one batch request; each gets its own 
   await p.unwrap('vault:v1:a', p.id, aad, 'acme');
   await p.unwrap('vault:v1:a', p.id, aad, 'acme');
   assert.equal(seen.length, 2);
+});
+
+/** The batch_input of the request being answered. */
+const inputOf = () => JSON.parse(seen.at(-1).body).batch_input;
+/** A fake key for a wrapped key: 32 bytes, each the length of the ciphertext. */
+const keyFor = (ciphertext) => Buffer.alloc(32, ciphertext.length).toString('base64');
+
+test('a batch refused as a whole (HTTP 400 for one bad item) goes again in halves: an unwrap fails only for its own item', async () => {
+  const p = kek();
+  const aad = new Uint8Array(4);
+  const wrapped = ['vault:v1:a', 'vault:v1:bb', 'vault:v1:bad', 'vault:v1:dddd', 'vault:v1:eeeee'];
+  const unwrapAll = () => Promise.allSettled(wrapped.map((w, i) => p.unwrap(w, p.id, aad, `tenant-${i}`)));
+  const check = (results) => {
+    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    assert.equal(results[2].reason.code, 'ALE_AUTH_FAILED');
+    for (const i of [0, 1, 3, 4]) assert.deepEqual(results[i].value, Buffer.from(keyFor(wrapped[i]), 'base64'));
+  };
+  // an engine (or a proxy) that refuses the whole batch, with no result per item
+  answer = () => {
+    const items = inputOf();
+    if (items.some((i) => i.ciphertext === 'vault:v1:bad')) return [400, JSON.stringify({ errors: ['cipher: message authentication failed'] })];
+    return [200, JSON.stringify({ data: { batch_results: items.map((i) => ({ plaintext: keyFor(i.ciphertext) })) } })];
+  };
+  seen.length = 0;
+  check(await unwrapAll());
+  assert.equal(JSON.parse(seen[0].body).batch_input.length, wrapped.length, 'one batch first');
+  assert.ok(seen.length <= 2 * wrapped.length - 1, `${seen.length} requests: halves, not one request per item and retry`);
+  // OpenBao's own answer: HTTP 400 with a result per item, one request
+  answer = () => [400, JSON.stringify({ data: { batch_results: inputOf().map((i) => (i.ciphertext === 'vault:v1:bad' ? { plaintext: '', error: 'cipher: message authentication failed' } : { plaintext: keyFor(i.ciphertext) })) } })];
+  seen.length = 0;
+  check(await unwrapAll());
+  assert.equal(seen.length, 1);
+});
+
+test('mount and key are names: dot segments and other characters are ALE_INVALID_INPUT when transitKek() is called, before any request', async () => {
+  seen.length = 0;
+  const perTenant = (prefix) => ({ key: undefined, keyPerTenant: { prefix } });
+  for (const extra of [
+    { mount: '../v1/sys/mounts' },
+    { mount: 'transit/..' },
+    { mount: './transit' },
+    { mount: '.' },
+    { mount: '..' },
+    { mount: '...' },
+    { mount: 'a//b' },
+    { mount: '/transit' },
+    { mount: 'transit/' },
+    { mount: '' },
+    { mount: '%2e%2e' },
+    { mount: '.%2e/sys' },
+    { mount: 'a\\..\\b' },
+    { mount: 'transit?x=1' },
+    { mount: 'transit#x' },
+    { mount: 'trånsit' },
+    { mount: 7 },
+    { key: '..' },
+    { key: '.' },
+    { key: 'a/b' },
+    { key: '' },
+    { key: '%2e%2e' },
+    { key: 'k k' },
+    { key: 7 },
+    perTenant('..'),
+    perTenant('a/'),
+    perTenant(''),
+    { key: undefined, keyPerTenant: {} },
+  ]) {
+    assert.throws(() => kek(extra), (e) => e.code === 'ALE_INVALID_INPUT' && /options\.(mount|key)/.test(e.message), JSON.stringify(extra));
+  }
+  assert.equal(seen.length, 0, 'no request was made');
+  // names with dots inside, and nested mounts, are names
+  answer = () => [200, JSON.stringify({ data: { batch_results: [{ ciphertext: 'vault:v1:abc' }] } })];
+  const r = await attempt(kek({ mount: 'team-a/transit_2.eu', key: '.k..v2' }));
+  assert.deepEqual(r, { ok: 'vault:v1:abc' });
+  assert.equal(seen[0].url, '/v1/team-a/transit_2.eu/encrypt/.k..v2');
+  // a key per tenant: whatever the tenant id, its key name is one name under the mount
+  for (const tenant of ['../../sys/mounts', '..', '.', 'a/b', '%2e%2e', '?x#y']) {
+    const p = kek(perTenant('t.'));
+    seen.length = 0;
+    await p.wrap(new Uint8Array(32), new Uint8Array(4), tenant);
+    assert.equal(seen[0].url, `/v1/transit/encrypt/t.${createHash('sha256').update(tenant).digest('base64url')}`, tenant);
+  }
+});
+
+test("destroy resolves only on the engine's word that the key is gone: a bare 404 (a proxy) is ALE_KEK_UNAVAILABLE, and nothing is deleted", async () => {
+  const p = kek({ key: undefined, keyPerTenant: { prefix: 'p-' } });
+  for (const body of ['', 'Not Found', '<html><body>404 Not Found</body></html>', JSON.stringify({ message: 'not found' }), JSON.stringify({ errors: 'none' })]) {
+    answer = () => [404, body, { 'content-type': 'text/html' }];
+    const r = await attempt(p, (q) => q.destroy('acme'));
+    assert.equal(r.code, 'ALE_KEK_UNAVAILABLE', body);
+    assert.match(r.message, /HTTP 404/);
+    assert.deepEqual(seen.map((s) => s.method), ['POST'], 'no DELETE follows');
+  }
+  // OpenBao's answers: the key exists (config, then delete), or it is gone already (a 400 that says so)
+  answer = (req) => (req.method === 'DELETE' ? [204, ''] : [200, JSON.stringify({ data: { deletion_allowed: true, latest_version: 1 } })]);
+  assert.deepEqual(await attempt(p, (q) => q.destroy('acme')), { ok: undefined });
+  const name = `p-${createHash('sha256').update('acme').digest('base64url')}`;
+  assert.deepEqual(seen.map((s) => `${s.method} ${s.url}`), [`POST /v1/transit/keys/${name}/config`, `DELETE /v1/transit/keys/${name}`]);
+  assert.deepEqual(JSON.parse(seen[0].body), { deletion_allowed: true });
+  answer = () => [400, JSON.stringify({ errors: [`no existing key named ${name} could be found`] })];
+  assert.deepEqual(await attempt(p, (q) => q.destroy('acme')), { ok: undefined });
+  assert.equal(seen.length, 1);
+});
+
+test('an answer past 512 KiB is dropped unread: the request is aborted at once, and ALE_KEK_UNAVAILABLE names the cap and nothing of the body', async () => {
+  const marker = 'SECRETBODY';
+  // valid JSON, whole, just too large
+  const big = JSON.stringify({ data: { batch_results: [{ ciphertext: 'vault:v1:abc' }] }, pad: marker.repeat(60_000) });
+  for (const headers of [{}, { 'transfer-encoding': 'chunked' }]) {
+    answer = () => [200, big, headers];
+    const r = await attempt(kek());
+    assert.equal(r.code, 'ALE_KEK_UNAVAILABLE');
+    assert.match(r.message, /more than 512 KiB/);
+    assert.ok(!r.message.includes(marker));
+    assert.equal(seen.length, 1, 'not retried');
+  }
+  // an endless answer: refused long before the timeout, and the connection is closed
+  let closed;
+  const ended = new Promise((resolve) => (closed = resolve));
+  answer = () => [
+    200,
+    (res) => {
+      const chunk = Buffer.from(`{"data":{"pad":"${marker.repeat(6_500)}`);
+      const more = () => {
+        while (!res.destroyed && res.write(chunk));
+        if (!res.destroyed) res.once('drain', more);
+      };
+      res.on('close', closed);
+      res.write('{"data":{"batch_results":[');
+      more();
+    },
+  ];
+  const started = Date.now();
+  const r = await attempt(kek({ timeoutMs: 20_000 }));
+  const took = Date.now() - started;
+  assert.equal(r.code, 'ALE_KEK_UNAVAILABLE');
+  assert.match(r.message, /more than 512 KiB/);
+  assert.ok(!r.message.includes(marker));
+  assert.ok(took < 10_000, `failed after ${took} ms, with a timeout of 20,000`);
+  await ended;
+});
+
+test('keys travel as standard base64 both ways, written into and read out of the bytes of requests and answers', async () => {
+  // the fake engine: the ciphertext carries the plaintext it was given
+  answer = (req) => {
+    const items = inputOf();
+    const encrypt = req.url.includes('/encrypt/');
+    return [200, JSON.stringify({ data: { batch_results: items.map((i) => (encrypt ? { ciphertext: `vault:v1:${i.plaintext}`, key_version: 1 } : { plaintext: i.ciphertext.slice('vault:v1:'.length) })) } })];
+  };
+  const p = kek();
+  const aad = new Uint8Array(4);
+  const keys = [new Uint8Array(32), new Uint8Array(32).fill(255), ...Array.from({ length: 34 }, (_, n) => randomBytes(n + 1))];
+  seen.length = 0;
+  const wrapped = await Promise.all(keys.map((k) => p.wrap(k, aad, 'acme')));
+  assert.deepEqual(JSON.parse(seen[0].body).batch_input.map((i) => i.plaintext), keys.map((k) => Buffer.from(k).toString('base64')));
+  const opened = await Promise.all(wrapped.map((w) => p.unwrap(w, p.id, aad, 'acme')));
+  opened.forEach((o, i) => assert.deepEqual(o, Buffer.from(keys[i])));
+  assert.equal(seen.length, 2, 'one request each way');
+  // what the caller passed is its own: not wiped, not kept
+  assert.ok(keys[1].every((b) => b === 255));
+  // a plaintext that is not padded standard base64 does not unwrap
+  for (const bad of ['abc', 'ab$=', 'a===', '====', 'AAAA\\u0041AAA']) {
+    answer = () => [200, `{"data":{"batch_results":[{"plaintext":"${bad}"}]}}`];
+    assert.equal((await attempt(p, (q) => q.unwrap('vault:v1:x', q.id, aad, 'acme'))).code, 'ALE_AUTH_FAILED', bad);
+  }
 });
