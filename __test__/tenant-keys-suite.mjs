@@ -177,7 +177,7 @@ export function tenantKeysSuite(d) {
       const shared = mod.tenantKeys(counting, { kek: kek(), changeCheckEvery: 0 });
       await Promise.all(Array.from({ length: 8 }, () => shared.load('initech')));
       // one read, and one more of the rows it created (their timestamps are the database's)
-      assert.equal(selects, 2, 'eight concurrent loads made one read');
+      assert.equal(selects, 2, 'eight concurrent loads made one read (and one read-back)');
       await Promise.all([fresh.load('initech'), mod.tenantKeys(db, { kek: kek() }).load('initech')]);
       const stored = await keys.describe('initech');
       assert.equal(stored.length, 2, 'one data key and one index key, whoever loaded first');

@@ -257,6 +257,8 @@ export function batchHelpers(transact: Transact, jobs: JobTableSpec | undefined)
         const names = `"${source.column}" → "${target.column}"`;
         if (source.storage === target.storage) throw codedError('ALE_INVALID_INPUT', `convertStorage ${names}: both columns have storage '${source.storage}'`);
         if (columnInfo(from)?.kind !== columnInfo(to)?.kind) throw codedError('ALE_INVALID_INPUT', `convertStorage ${names}: one column is encryptedText, the other encryptedJson`);
+        // Nothing is decrypted, so a value opens in the target only under the ring it was sealed with.
+        if (source.sealer !== target.sealer) throw codedError('ALE_INVALID_INPUT', `convertStorage ${names}: the columns seal under different keys (keys or keyRing differ); give both the same`);
         if (source.collection !== target.collection || source.field !== target.field) {
           throw codedError(
             'ALE_INVALID_CONTEXT',

@@ -205,10 +205,11 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
 
 /** ALE_MALFORMED_ENVELOPE for a stored value that is no envelope, saying what to do about plaintext. */
 function plaintextFound(cause: Error): Error {
-  return codedError(
+  const error = codedError(
     'ALE_MALFORMED_ENVELOPE',
     `${cause.message}. If the column holds values written before it was encrypted, migratePlaintext() encrypts them in place, and the column option legacyPlaintext: true reads them until then`,
   );
+  return Object.assign(error, { cause });
 }
 
 /** A column's mappers for its storage: strings through the codec. */

@@ -1,5 +1,6 @@
 // The tenant scope: withTenant() sets the tenant that encrypted columns bind
 // their values to, for everything `fn` runs, across `await`.
+import { codedError } from '../shared/json.js';
 import { state } from './state.js';
 
 /** What withTenant() returns for `fn`'s result: a thenable (a lazy query) becomes a Promise of its result. */
@@ -16,7 +17,7 @@ export type InScope<T> = T extends PromiseLike<unknown> ? Promise<Awaited<T>> : 
  */
 export function withTenant<T>(tenantId: string, fn: () => T): InScope<T> {
   if (typeof tenantId !== 'string' || tenantId === '' || tenantId.includes(':') || /\p{Cs}/u.test(tenantId)) {
-    throw Object.assign(new Error(`withTenant: the tenant id must be a non-empty string without ':', of well-formed UTF-16 (no lone surrogate)`), { code: 'ALE_INVALID_CONTEXT' });
+    throw codedError('ALE_INVALID_CONTEXT', "withTenant: the tenant id must be a non-empty string without ':', of well-formed UTF-16 (no lone surrogate)");
   }
   return state.tenantScope.run(tenantId, () => startInScope(fn));
 }

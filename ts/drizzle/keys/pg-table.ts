@@ -24,8 +24,8 @@ export function keyTable(name: string = DEFAULT_TABLE) {
 }
 
 export const pgKeys: KeyTableSpec = {
-  // now(): stable within a statement, so the comparison can use the updated_at index.
-  now: sql`(extract(epoch from now()) * 1000)::bigint`,
+  // statement_timestamp(): the statement's start even inside a transaction (now() is the transaction's), and stable, so the comparison can use the updated_at index.
+  now: sql`(extract(epoch from statement_timestamp()) * 1000)::bigint`,
   table: keyTable,
   create: (name) => createStatements(name, 'bigint'),
   upgrade: (name) => [countColumn(name, 'bigint', true)],

@@ -489,9 +489,10 @@ export class TenantKeys {
     const unwrapped = await Promise.allSettled([index, ...data].map((r) => this.#unwrap(r)));
     const keys = unwrapped.flatMap((u) => (u.status === 'fulfilled' ? [u.value] : []));
     try {
+      // A shred that came while this read was unwrapping wins, even when it made the unwrap fail (a KEK per tenant, deleted).
+      if (superseded()) return;
       const failed = unwrapped.find((u) => u.status === 'rejected');
       if (failed) throw (failed as PromiseRejectedResult).reason;
-      if (superseded()) return;
       const [indexKey, ...secrets] = keys;
       this.#rings.setTenant(tenant, secrets, { keyIds, indexKey, ivLength: this.#ivLength, legacyFallbacks: false });
     } finally {
@@ -621,7 +622,7 @@ export class TenantKeys {
       for (const { tenant, updatedAt } of changed) {
         const entry = this.#cache.get(tenant);
         // Any other newest stamp is a change, later or earlier: a row stamped by an older version's clock may lie ahead.
-        if (entry && Number(updatedAt) !== entry.seen) reads.push(this.#refresh(tenant, true).catch(() => this.#cache.expire(entry, clock.now)));
+        if (entry?.loaded && Number(updatedAt) !== entry.seen) reads.push(this.#refresh(tenant, true).catch(() => this.#cache.expire(entry, clock.now)));
       }
       await Promise.all(reads);
     })()
