@@ -3,8 +3,11 @@
 // ENCRYPTION_KEY in the environment, then the built server on Node 24
 // (`node build`) and on Bun (`bun build/index.js`), and `vite dev`. Each
 // server is fetched over loopback: the page writes and reads a row through
-// encrypted Drizzle columns (text, binary, JSON) on the CMS's SQLite wiring
-// for its runtime and round-trips a document with the drop-in; the endpoint
+// encrypted Drizzle columns (text, binary, JSON, a blind index, and a column
+// under a tenant key store declared in the schema and bound at start-up) on
+// the CMS's SQLite wiring for its runtime, returns the blind index in its
+// load data (SvelteKit serialises it), and round-trips a document with the
+// drop-in; the endpoint
 // round-trips a value. What the database file holds is checked here, apart
 // from the server. Run by scripts/test.mjs on Node, since it drives both
 // runtimes itself.
@@ -21,6 +24,8 @@ import { bin, pack, root, run, scratchEnv } from './fixtures/pack.mjs';
 import { SECRET } from './helpers.mjs';
 
 const { KeyRing } = createRequire(import.meta.url)('../main.cjs');
+/** The KEK the example's servers bind the tenant key store to (ALE_KEK); `vite build` runs without it. */
+const KEK = 'sveltekit-kek-0123456789-abcdefghijklmnop';
 const NODE = join(bin, 'node');
 const BUN = join(bin, 'bun');
 
@@ -83,11 +88,11 @@ test('examples/sveltekit: vite build with no key, then node build, bun build/ind
       filter: (src) => !/[/\\](node_modules|build|\.svelte-kit)$/.test(src) && !/\.db(-wal|-shm)?$/.test(src),
     });
     const env = scratchEnv();
-    for (const name of ['ENCRYPTION_KEY', 'SECRET_ENCRYPTION_KEY', 'ENCRYPTION_KEY_PREVIOUS']) delete env[name];
+    for (const name of ['ENCRYPTION_KEY', 'SECRET_ENCRYPTION_KEY', 'ENCRYPTION_KEY_PREVIOUS', 'ALE_KEK']) delete env[name];
     run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', tarballs.main, tarballs.platform], { cwd: app, env });
 
     const vite = join(app, 'node_modules', 'vite', 'bin', 'vite.js');
-    run(NODE, [vite, 'build'], { cwd: app, env }); // no ENCRYPTION_KEY: the schema reads no key at import
+    run(NODE, [vite, 'build'], { cwd: app, env }); // no ENCRYPTION_KEY and no KEK: the schema reads no key at import, and its key store is bound at start-up
     assert.ok(existsSync(join(app, 'build', 'index.js')), 'adapter-node wrote build/index.js');
 
     const servers = [
@@ -99,7 +104,7 @@ test('examples/sveltekit: vite build with no key, then node build, bun build/ind
       const port = await freePort();
       const file = join(work, `server-${i}.db`);
       const base = `http://127.0.0.1:${port}`;
-      const serverEnv = { ...env, ENCRYPTION_KEY: SECRET, DATABASE_FILE: file, PORT: String(port), HOST: '127.0.0.1', ORIGIN: base };
+      const serverEnv = { ...env, ENCRYPTION_KEY: SECRET, ALE_KEK: KEK, DATABASE_FILE: file, PORT: String(port), HOST: '127.0.0.1', ORIGIN: base };
       const args = server.name === 'vite dev' ? [...server.args, '--port', String(port)] : server.args;
       const id = `note-${i}`;
       await serve({ cmd: server.cmd, args, cwd: app, env: serverEnv, url: `${base}/api/roundtrip?value=warm` }, async () => {
@@ -108,8 +113,10 @@ test('examples/sveltekit: vite build with no key, then node build, bun build/ind
           driver: server.runtime,
           id,
           title: 'Grüße ✓',
+          found: 1,
           body: 'a binary column',
           meta: { tags: ['x', 'y'], n: 1 },
+          secret: 'under the tenant key',
           document: { sealed: true, title: 'A post', blocks: [1, 2] },
         }, server.name);
         const api = await (await fetch(`${base}/api/roundtrip?value=${encodeURIComponent('über ✓')}`)).json();
@@ -119,7 +126,8 @@ test('examples/sveltekit: vite build with no key, then node build, bun build/ind
       // What the database holds, read apart from the server.
       const db = new DatabaseSync(file);
       try {
-        const row = db.prepare("SELECT title, typeof(body) AS kind, body, meta FROM notes WHERE id = ?").get(id);
+        const row = db.prepare("SELECT title, typeof(body) AS kind, body, meta, secret FROM notes WHERE id = ?").get(id);
+        assert.match(row.secret, /^v2:/, `${server.name}: secret is under the tenant key`);
         assert.match(row.title, /^v1:/, `${server.name}: title is an envelope`);
         assert.match(row.meta, /^v1:/, `${server.name}: meta is an envelope`);
         assert.equal(row.kind, 'blob', `${server.name}: body is a BLOB`);

@@ -175,6 +175,7 @@ export function tenantKeysSuite(d) {
         },
       });
       const shared = mod.tenantKeys(counting, { kek: kek(), changeCheckEvery: 0 });
+      selects = 0; // telling a database from options looked at select
       await Promise.all(Array.from({ length: 8 }, () => shared.load('initech')));
       // one read, and one more of the rows it created (their timestamps are the database's)
       assert.equal(selects, 2, 'eight concurrent loads made one read (and one read-back)');
@@ -290,6 +291,26 @@ export function tenantKeysSuite(d) {
       // once converted, the strict store reads the row
       await mod.convertToTenantKeys(db, { table: t.notes, key: t.notes.id, tenant: 'acme', keys, columns: [{ column: t.notes.body }] });
       assert.deepEqual(await readWith(strict, strictNotes), [{ body: 'old one' }]);
+    });
+
+    test('a store declared with no database and no KEK (a schema module) works once bound at start-up, and says ALE_NOT_INITIALIZED until then', async () => {
+      const declared = mod.tenantKeys({ table: 'ale_keys' });
+      const alsoDeclared = mod.tenantKeys(db, { kek: undefined }); // an unset secret at import: no throw
+      const notes = defineKeyedTables(mod, d.builders, declared).notes;
+      assert.equal(declared.bound, false);
+      for (const op of [() => declared.load('acme'), () => declared.describe('acme'), () => alsoDeclared.load('acme'), () => declared.kekId]) {
+        const e = await (async () => op())().catch((e) => e);
+        assert.equal(e?.code, 'ALE_NOT_INITIALIZED', String(e));
+        assert.match(e.message, /keys\.bind\(db, \{ kek \}\)/);
+      }
+      assert.equal(await codeOf(() => declared.bind({ not: 'a database' })), 'ALE_INVALID_INPUT');
+      declared.bind(db, { kek: kek() });
+      alsoDeclared.bind(undefined, { kek: kek() });
+      assert.equal(declared.bound, true);
+      assert.equal(await codeOf(() => declared.bind(db, { kek: kek() })), 'ALE_INVALID_INPUT', 'a second KEK is refused');
+      await declared.withTenant('acme', () => db.insert(notes).values({ id: 1, tenantId: 'acme', body: 'bound later', bodyIndex: 'bound later' }));
+      assert.ok((await raw(1)).startsWith('v2:'));
+      assert.deepEqual(await alsoDeclared.withTenant('acme', () => db.select({ body: defineKeyedTables(mod, d.builders, alsoDeclared).notes.body }).from(t.notes)), [{ body: 'bound later' }]);
     });
 
     test('rotate: a new active key, the old one decrypt-only; old values open, new ones use the new key, the conversion moves the rest', async () => {
@@ -470,7 +491,8 @@ export function tenantKeysSuite(d) {
       assert.equal(await codeOf(() => keys.load('t'.repeat(192))), 'ALE_INVALID_CONTEXT');
       await keys.load('t'.repeat(191));
       for (const table of ['Ale_Keys', 'ale-keys', '1keys', 'x'.repeat(49)]) assert.equal(await codeOf(() => mod.tenantKeys(db, { kek: kek(), table })), 'ALE_INVALID_INPUT', table);
-      assert.equal(await codeOf(() => mod.tenantKeys(db, {})), 'ALE_INVALID_KEY');
+      assert.equal(await codeOf(() => mod.tenantKeys(db, { kek: 'too short' })), 'ALE_INVALID_KEY');
+      assert.equal(await codeOf(() => mod.tenantKeys(db, {}).load('acme')), 'ALE_NOT_INITIALIZED', 'no KEK yet: given later with bind()');
     });
 
     test('the cache is bounded: past maxTenants a tenant not used since is dropped, its keys leave the ring, and it must be loaded again', async () => {

@@ -4,6 +4,7 @@ import { sql, type Column, type SQL } from 'drizzle-orm';
 import type { ConvertCustomConfig as MySqlConfig, MySqlCustomColumnBuilder } from 'drizzle-orm/mysql-core';
 import type { ConvertCustomConfig as PgConfig, PgCustomColumnBuilder } from 'drizzle-orm/pg-core';
 import type { ConvertCustomConfig as SQLiteConfig, SQLiteCustomColumnBuilder } from 'drizzle-orm/sqlite-core';
+import { codedError } from '../shared/json.js';
 import { batchHelpers, type Transact } from './batch.js';
 import { fieldCodec, jsonMappers, textMappers, type EncryptedColumnOptions, type FieldCodec } from './codec.js';
 import { tenantConversion } from './keys/convert.js';
@@ -103,11 +104,29 @@ export function dialect<D extends Dialect>(customType: CustomType, sqlType: SqlT
      * The tenant key store of `db`: each tenant's data and index keys, wrapped
      * by `options.kek`, in the key table (default `ale_keys`; `await
      * keys.ready()` creates it). Columns opt in with `keys: store`.
+     *
+     * In a schema module, declare it with neither: `tenantKeys()` or
+     * `tenantKeys({ table })`; importing the schema then needs no database
+     * and no secret (`vite build`), and `drizzle(client, { schema })` is not
+     * circular. Give both at start-up: `keys.bind(db, { kek })`.
      */
-    tenantKeys(db: unknown, options: TenantKeysOptions): TenantKeys {
-      return new TenantKeys(db, keyTable, options);
-    },
+    tenantKeys: tenantKeysFactory(keyTable),
   };
+}
+
+/** tenantKeys(db, options), or tenantKeys(options) for a store declared before its database exists. */
+function tenantKeysFactory(keyTable: KeyTableSpec) {
+  function tenantKeys(options?: TenantKeysOptions): TenantKeys;
+  function tenantKeys(db: unknown, options?: TenantKeysOptions): TenantKeys;
+  function tenantKeys(first?: unknown, second?: TenantKeysOptions): TenantKeys {
+    // A Drizzle database has select(); an options object does not.
+    const declared = second === undefined && (first === undefined || typeof (first as { select?: unknown })?.select !== 'function');
+    if (declared && first !== undefined && (typeof first !== 'object' || first === null)) {
+      throw codedError('ALE_INVALID_INPUT', 'tenantKeys: pass a Drizzle database and options, or options alone');
+    }
+    return declared ? new TenantKeys(undefined, keyTable, first as TenantKeysOptions | undefined) : new TenantKeys(first, keyTable, second);
+  }
+  return tenantKeys;
 }
 
 /**

@@ -17,26 +17,26 @@ const STORED = Symbol.for('@sveltycms/ale/stored-index');
  * same kind of column stores it as it is; comparing with `eq` compares it as
  * it is. It holds no plaintext, only the keyed hash.
  *
- * `JSON.stringify` leaves it out (`toJSON` gives undefined): a row sent to a
- * browser and posted back would otherwise bring the hash back as a string,
- * which the column would take for a plaintext. Without the field, an update
- * leaves the stored index alone.
+ * A String object (`String(index)` and `index.valueOf()` give the hash), so
+ * that serialisers that carry boxed strings, such as devalue in SvelteKit's
+ * load data, carry it too. `JSON.stringify` leaves it out (`toJSON` gives
+ * undefined): a row sent to a browser as JSON and posted back would
+ * otherwise bring the hash back as a plain string, which the column would
+ * take for a plaintext. Without the field, an update leaves the stored
+ * index alone.
  */
-export class StoredIndex {
-  readonly [STORED]: string;
+export class StoredIndex extends String {
+  declare readonly [STORED]: true;
 
   constructor(stored: string) {
-    this[STORED] = stored;
+    super(stored);
+    Object.defineProperty(this, STORED, { value: true });
     Object.freeze(this);
   }
 
   /** The stored hash (base64url). */
   get value(): string {
-    return this[STORED];
-  }
-
-  toString(): string {
-    return this[STORED];
+    return this.valueOf();
   }
 
   toJSON(): undefined {
@@ -46,7 +46,6 @@ export class StoredIndex {
 
 /** The stored hash when `value` is a StoredIndex of either build, else undefined. */
 export function storedIndexOf(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const stored = (value as { [STORED]?: unknown })[STORED];
-  return typeof stored === 'string' ? stored : undefined;
+  if (typeof value !== 'object' || value === null || (value as { [STORED]?: unknown })[STORED] !== true) return undefined;
+  return String.prototype.valueOf.call(value);
 }

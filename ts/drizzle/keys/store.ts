@@ -22,8 +22,11 @@ type AnyDb = any;
 type AnyTable = any;
 
 export interface TenantKeysOptions {
-  /** The KEK: a secret resolved like ENCRYPTION_KEY, `[current, ...previous]`, or a KEK provider. */
-  kek: KekInput;
+  /**
+   * The KEK: a secret resolved like ENCRYPTION_KEY, `[current, ...previous]`,
+   * or a KEK provider. May be left out and given to bind() at start-up.
+   */
+  kek?: KekInput;
   /** The key table's name. Default `ale_keys`. */
   table?: string;
   /** Tenants kept in memory at once; past it, the least recently used is dropped. Default 10,000. */
@@ -110,6 +113,20 @@ function checkTenant(tenant: unknown): string {
   return tenant;
 }
 
+/** A Drizzle database, as far as can be told: it has select(). */
+function checkedDb(db: unknown): AnyDb {
+  if (typeof (db as { select?: unknown })?.select !== 'function') throw codedError('ALE_INVALID_INPUT', 'tenantKeys: the database must be a Drizzle database (drizzle(...))');
+  return db;
+}
+
+/** What a store declared without its database or KEK says until bind() gives it. */
+function unbound(what: 'database' | 'KEK'): Error {
+  return codedError(
+    'ALE_NOT_INITIALIZED',
+    `tenantKeys: this store has no ${what} yet. Give it at start-up with keys.bind(db, { kek }) (or pass both to tenantKeys(db, { kek }))`,
+  );
+}
+
 function positive(value: number | undefined, fallback: number, name: string, zero = false): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < (zero ? 0 : 1)) {
@@ -124,11 +141,12 @@ function positive(value: number | undefined, fallback: number, name: string, zer
  * database is async, and the columns' synchronous hooks only read memory.
  */
 export class TenantKeys {
-  readonly #db: AnyDb;
+  /** The database and the KEK: given to tenantKeys(), or later to bind() (a store declared in a schema module). */
+  #boundDb: AnyDb | undefined;
+  #boundKek: KekProvider | undefined;
   readonly #spec: KeyTableSpec;
   readonly #name: string;
   readonly #table: AnyTable;
-  #kek: KekProvider;
   readonly #cache: TenantCache;
   /** Every loaded tenant's keys, in one native ring (or the JS backend's), which hands each call to the tenant's keys. */
   readonly #rings: KeyRing;
@@ -155,13 +173,17 @@ export class TenantKeys {
   /** What `keys` columns call: the tenant's ring from memory, or a coded error. */
   readonly sealer: Sealer;
 
-  constructor(db: AnyDb, spec: KeyTableSpec, options: TenantKeysOptions) {
-    if (!db) throw codedError('ALE_INVALID_INPUT', 'tenantKeys: pass the Drizzle database first');
-    this.#db = db;
+  /**
+   * `db` and `options.kek` may be left out, and given to bind() at start-up:
+   * a schema module declares the store with neither, so that importing it
+   * (as `vite build` does, with no secrets set) needs no database and no KEK.
+   */
+  constructor(db: AnyDb | undefined, spec: KeyTableSpec, options: TenantKeysOptions = {}) {
+    if (db !== undefined && db !== null) this.#boundDb = checkedDb(db);
     this.#spec = spec;
     this.#name = checkedTableName(options?.table ?? DEFAULT_TABLE);
     this.#table = spec.table(this.#name);
-    this.#kek = kekOf(options?.kek);
+    if (options?.kek !== undefined) this.#boundKek = kekOf(options.kek);
     this.#cache = new TenantCache(positive(options.maxTenants, 10_000, 'maxTenants'), (tenant, entry) => {
       this.#takeCount(entry);
       this.#rings.deleteTenant(tenant);
@@ -191,6 +213,38 @@ export class TenantKeys {
     this.#rings = native.KeyRing.forTenants({ ivLength: this.#ivLength });
     startClock();
     this.sealer = this.#makeSealer();
+  }
+
+  /**
+   * Gives a declared store its database and KEK, once, at start-up (each
+   * only when tenantKeys() did not have it). Until then, every method that
+   * reads the key table fails with ALE_NOT_INITIALIZED.
+   */
+  bind(db: unknown, options: { kek?: KekInput } = {}): this {
+    if (db !== undefined && db !== null) {
+      if (this.#boundDb !== undefined && this.#boundDb !== db) throw codedError('ALE_INVALID_INPUT', 'tenantKeys: this store is bound to another database already');
+      this.#boundDb = checkedDb(db);
+    }
+    if (options?.kek !== undefined) {
+      if (this.#boundKek !== undefined) throw codedError('ALE_INVALID_INPUT', 'tenantKeys: this store has a KEK already');
+      this.#boundKek = kekOf(options.kek);
+    }
+    return this;
+  }
+
+  /** Whether the store has its database and its KEK. */
+  get bound(): boolean {
+    return this.#boundDb !== undefined && this.#boundKek !== undefined;
+  }
+
+  get #db(): AnyDb {
+    if (this.#boundDb === undefined) throw unbound('database');
+    return this.#boundDb;
+  }
+
+  get #kek(): KekProvider {
+    if (this.#boundKek === undefined) throw unbound('KEK');
+    return this.#boundKek;
   }
 
   /** The KEK reference new keys are wrapped under. */
@@ -387,7 +441,7 @@ export class TenantKeys {
         .where(and(eq(t.keyId, row.keyId), eq(t.wrappedKey, row.wrappedKey)));
       rewrapped++;
     }
-    this.#kek = kekOf([next, this.#kek]);
+    this.#boundKek = kekOf([next, this.#kek]);
     return { rewrapped, skipped };
   }
 

@@ -1,13 +1,19 @@
 // SQLite as SveltyCMS opens it: bun:sqlite through drizzle-orm/bun-sqlite
 // under Bun, node:sqlite's DatabaseSync behind drizzle-orm/sqlite-proxy
-// under Node. The file is DATABASE_FILE (default cms.db).
-import { DDL } from './schema.js';
+// under Node. The file is DATABASE_FILE (default cms.db). The tenant key
+// store declared in the schema is bound here, to the database and to the KEK
+// (ALE_KEK), at start-up rather than at import.
+import { DDL, keys } from './schema.js';
 
 let opened;
 
-/** The Drizzle database, opened on first use. */
+/** The Drizzle database, opened on first use, with the key store bound to it. */
 export function database() {
-  opened ??= open(process.env.DATABASE_FILE ?? 'cms.db');
+  opened ??= open(process.env.DATABASE_FILE ?? 'cms.db').then(async (opened) => {
+    keys.bind(opened.db, { kek: process.env.ALE_KEK });
+    await keys.ready();
+    return opened;
+  });
   return opened;
 }
 
