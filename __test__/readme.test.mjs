@@ -56,6 +56,13 @@ test('README: the tenant-key example runs: a value under the tenant key, then AL
   assert.deepEqual(out.trim().split('\n'), ['hello', 'ALE_KEY_SHREDDED']);
 });
 
+test('docs/drizzle.md: a key store declared in the schema and bound at start-up seals under the tenant key', () => {
+  const out = runExample('declared-keys.mjs', `${sqliteExample('declared-keys')}
+console.log(client.prepare('SELECT body FROM notes').get().body.slice(0, 3));
+console.log((await keys.withTenant('acme', () => db.select().from(notes)))[0].body);`, { env: { KEY_ENCRYPTION_KEY: OLD_SECRET } });
+  assert.deepEqual(out.trim().split('\n'), ['v2:', 'bound at start-up']);
+});
+
 test('README: the short Drizzle example runs and stores an envelope', () => {
   const out = runExample('quick-drizzle.mjs', sqliteExample('quick-drizzle'));
   assert.deepEqual(out.trim().split('\n'), ['a@b.c', 'v1:']);
