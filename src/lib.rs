@@ -11,7 +11,9 @@
 mod error;
 mod js;
 
+// process warnings queued after the call, below the IV budget that uses them
 mod budget;
+mod warning;
 // Only the `#[napi]` exports reach it (see `mod api` below).
 #[cfg_attr(test, allow(dead_code))]
 mod global_ring;

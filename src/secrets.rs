@@ -8,14 +8,17 @@ use ale_core::envelope::{self, KeyId};
 use ale_core::error::AleError;
 use ale_core::iv::IvLength;
 use ale_core::keys::{self, KeyRing as CoreRing, RingOptions, Secret};
+use ale_core::near_miss::near_miss;
 use ale_core::secret::SecretValue;
 use napi::sys;
+use std::sync::atomic::{AtomicBool, Ordering};
 use zeroize::Zeroizing;
 
 use crate::error::{check, to_js, Result};
 use crate::js::buffer::read_bytes_into;
 use crate::js::raw::{self, is_nullish, property};
 use crate::js::text::read_utf8;
+use crate::warning;
 
 /// The options that name a ring's keys: `keyIds` and `indexKey`.
 #[derive(Default)]
@@ -64,7 +67,46 @@ pub unsafe fn read_secrets(
         let secret = unsafe { read_secret(env, element, &label) }?;
         owned.push((label, secret));
     }
-    build_ring(owned, options, naming)
+    let ring = build_ring(&owned, options, naming)?;
+    // SAFETY: forwarded.
+    unsafe { warn_near_misses(env, &owned) };
+    Ok(ring)
+}
+
+/// Whether this process has warned of a near-miss secret: once is enough
+/// to send someone to the configuration, and rings are built again (per
+/// worker, per test) with the same secrets.
+static WARNED: AtomicBool = AtomicBool::new(false);
+
+/// Queues one `ALE_KEY_NEAR_MISS` warning naming each text secret that
+/// nearly matched a key rule ([`near_miss`]), by label and rule, never by
+/// value; once per process.
+///
+/// # Safety
+/// `env` must be valid for the current call.
+unsafe fn warn_near_misses(env: sys::napi_env, secrets: &[(String, Owned)]) {
+    let found: Vec<String> = secrets
+        .iter()
+        .filter_map(|(label, secret)| match secret {
+            Owned::Text(bytes) => std::str::from_utf8(bytes)
+                .ok()
+                .and_then(near_miss)
+                .map(|m| format!("{label} {}", m.describe())),
+            Owned::Bytes(_) => None,
+        })
+        .collect();
+    if found.is_empty() || WARNED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    let message = format!(
+        "@sveltycms/ale: {}. It is used as it resolves, as SveltyCMS resolves it; if it was meant as a key, fix it \
+         before values are sealed with it, or they will not open under the corrected one.",
+        found.join("; ")
+    );
+    // SAFETY: forwarded.
+    if !unsafe { warning::queue(env, message, "ALE_KEY_NEAR_MISS") } {
+        WARNED.store(false, Ordering::Relaxed);
+    }
 }
 
 /// A ring of tenants, with `options` (`ivLength`, `maxEnvelopeLength`;
@@ -230,12 +272,12 @@ fn invalid_option(reason: &str) -> napi::Error<&'static str> {
 }
 
 fn build_ring(
-    secrets: Vec<(String, Owned)>,
+    secrets: &[(String, Owned)],
     options: RingOptions,
     naming: Naming,
 ) -> Result<Arc<CoreRing>> {
     let mut labelled = Vec::with_capacity(secrets.len());
-    for (label, secret) in &secrets {
+    for (label, secret) in secrets {
         let value = match secret {
             // read_utf8 transcodes from well-formed UTF-16, so this is UTF-8.
             Owned::Text(bytes) => SecretValue::Text(
@@ -311,7 +353,10 @@ pub unsafe fn ring_from_env(
             ));
         }
     }
-    build_ring(secrets, options, naming)
+    let ring = build_ring(&secrets, options, naming)?;
+    // SAFETY: forwarded.
+    unsafe { warn_near_misses(env, &secrets) };
+    Ok(ring)
 }
 
 /// `vars[name]` as bytes, `None` when undefined; `ALE_INVALID_KEY` when not a string.

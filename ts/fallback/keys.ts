@@ -58,15 +58,9 @@ export function resolveSecret({ label, value }: Labelled): Resolved {
   if (text.length < MIN_SECRET_CHARS) {
     throw invalidKey(label, 'is shorter than 32 characters; generate one with `openssl rand -base64 32` (or `openssl rand -hex 32`)');
   }
-  if (HEX.test(text)) return { key: ['hex', Buffer.from(text, 'hex')], fallbacks: [] };
-  if (text.length >= 44 && STANDARD.test(text)) {
-    const key = base64Prefix(text);
-    if (key) return { key: ['base64', key], fallbacks: [] };
-  }
-  if (text.length >= 43 && URL_SAFE.test(text) && /[-_]/.test(text)) {
-    const key = base64Prefix(text);
-    if (key) return { key: ['base64url', key], fallbacks: [] };
-  }
+  const raw = rawKind(text);
+  if (raw === 'hex') return { key: ['hex', Buffer.from(text, 'hex')], fallbacks: [] };
+  if (raw !== undefined) return { key: [raw, base64Prefix(text) as Buffer], fallbacks: [] };
 
   const utf8 = Buffer.from(text, 'utf8');
   const key = Buffer.from(hkdfSync('sha256', utf8, PASSPHRASE_SALT, INFO_FIELD_AT_REST, KEY_LENGTH));
@@ -80,6 +74,19 @@ export function resolveSecret({ label, value }: Labelled): Resolved {
     else candidate.fill(0);
   }
   return { key: ['passphrase', key], fallbacks };
+}
+
+/** The raw-key rule a secret of at least 32 characters matches (hex, strict base64, base64url), or undefined for a passphrase. */
+export function rawKind(text: string): 'hex' | 'base64' | 'base64url' | undefined {
+  if (HEX.test(text)) return 'hex';
+  const decodesToKey = () => {
+    const decoded = lenientBase64(text);
+    decoded.fill(0);
+    return decoded.length >= KEY_LENGTH;
+  };
+  if (text.length >= 44 && STANDARD.test(text) && decodesToKey()) return 'base64';
+  if (text.length >= 43 && URL_SAFE.test(text) && /[-_]/.test(text) && decodesToKey()) return 'base64url';
+  return undefined;
 }
 
 /** The first 32 bytes of the lenient base64 decoding of `text`, when it gives that many. */

@@ -22,6 +22,7 @@ import {
 } from './envelope.js';
 import { authFailed, engine, engineFailure, invalidContext, invalidInput, invalidKey, keyNotLoaded, notUtf8, random, tooLarge } from './errors.js';
 import { resolveSecret, type KeyKind, type Labelled, type Options } from './keys.js';
+import { warnNearMisses } from './near-miss.js';
 
 const ALGORITHM = 'aes-256-gcm';
 const WEB_ALGORITHM = 'AES-GCM';
@@ -113,6 +114,7 @@ export class Ring {
       keys.forEach((key, i) => (key.id = keyIds[i]));
       legacy.length = 0;
     }
+    warnNearMisses(secrets);
     const all = [...keys, ...legacy];
     const counters = new BigUint64Array(new SharedArrayBuffer(8 * (2 + 2 * all.length)));
     counters[WARN_AT] = DEFAULT_WARN_AT;

@@ -17,6 +17,7 @@ pub mod envelope;
 pub mod error;
 pub mod iv;
 pub mod keys;
+pub mod near_miss;
 pub mod scratch;
 pub mod secret;
 
