@@ -10,6 +10,7 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bin, pack, root, run, scratchEnv } from './fixtures/pack.mjs';
+import { EXAMPLES, example } from './fixtures/readme-examples.mjs';
 
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
@@ -84,6 +85,38 @@ test('a release tarball with its platform package: every subpath export loads, n
       assert.match(out.warnings[0], /linux-x64/);
     }
     assert.equal(pkg.name, '@sveltycms/ale');
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+});
+
+test('the README\'s examples pass a strict tsc --noEmit in a fresh app installed from the tarballs', () => {
+  const work = mkdtempSync(join(tmpdir(), 'ale-install-types-'));
+  try {
+    const tarballs = pack(work);
+    const { app, env } = scratch(work, 'app', [tarballs.main, tarballs.platform]);
+    const dev = ['typescript', '@types/node', '@types/better-sqlite3', 'postgres'].map((name) => `${name}@${pkg.devDependencies[name]}`);
+    run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', ...dev], { cwd: app, env });
+    const files = [];
+    for (const [id, { page }] of Object.entries(EXAMPLES)) {
+      if (page !== 'README.md') continue;
+      const code = example(id);
+      // CommonJS blocks (require) as .cts, the rest as ES modules with top-level await
+      const file = `readme-${id}.${/\brequire\(/.test(code) ? 'cts' : 'mts'}`;
+      writeFileSync(join(app, file), code);
+      files.push(file);
+    }
+    assert.ok(files.length >= 5, `the README's examples: ${files}`);
+    const tsconfig = {
+      compilerOptions: { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: ['node'], skipLibCheck: true },
+      files,
+    };
+    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(tsconfig));
+    try {
+      run(join(app, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: app, env });
+    } catch (e) {
+      assert.fail(`tsc --strict on the README's examples:\n${e.stdout ?? ''}${e.message}`);
+    }
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -18,10 +18,10 @@ import type { KekProvider } from './kek.js';
 import { ANSWER_CAP_TEXT, MAX_ITEMS, batchBody, parseAnswer, readCapped, resultsOf, wipeResult, type BatchItem } from './transit-body.js';
 
 export interface TransitKekOptions {
-  /** The service's address, e.g. `https://bao.internal:8200`. */
-  address: string;
+  /** The service's address, e.g. `https://bao.internal:8200`; undefined (an unset variable) is refused with ALE_INVALID_INPUT. */
+  address: string | undefined;
   /** A token whose policy allows encrypt and decrypt on the key, read on keys/<name> (for rewrap), and with `keyPerTenant` creating keys and updating and deleting keys/<name>(/config). */
-  token: string;
+  token: string | undefined;
   /**
    * Where the transit engine is mounted. Default `transit`. Names joined by
    * single `/`, each as a key name may be (below).
@@ -93,6 +93,7 @@ export function transitKek(options: TransitKekOptions): KekProvider {
   const invalid = (why: string) => codedError('ALE_INVALID_INPUT', `transitKek: ${why}`);
   let base: URL;
   try {
+    if (typeof address !== 'string') throw new TypeError('no address');
     base = new URL(address);
   } catch {
     throw invalid('options.address must be a URL such as http://127.0.0.1:8200');
