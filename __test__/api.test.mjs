@@ -139,3 +139,14 @@ describe('IV budget', () => {
     assert.deepEqual(seen.map((w) => w.message.match(/encrypted (\d+) values/)[1]), ['3', '2']);
   });
 });
+
+describe('secrets', () => {
+  test('an undefined secret (an unset variable) says so, by position, as initKeyRing() says ENCRYPTION_KEY is not set', () => {
+    for (const secrets of [[undefined], [SECRET, undefined]]) {
+      const e = throwsCode(assert, () => new ale.KeyRing(secrets), 'ALE_INVALID_KEY');
+      assert.match(e.message, /secret #\d.*is undefined: is the environment variable it comes from set\?/);
+    }
+    const e = throwsCode(assert, () => new ale.KeyRing([42]), 'ALE_INVALID_KEY');
+    assert.match(e.message, /must be a string or a 32-byte Uint8Array/);
+  });
+});

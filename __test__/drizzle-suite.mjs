@@ -115,7 +115,9 @@ export function drizzleSuite(d) {
         assert.fail('expected a failure');
       } catch (e) {
         assert.equal(e.code, 'ALE_AUTH_FAILED');
-        assert.match(e.message, /column "secret".*collection "posts"/);
+        assert.match(e.message, /column "secret".*collection "posts".*tenant "acme"/);
+        assert.equal(e.tenant, 'acme');
+        assert.ok(!e.message.includes('moved'), 'never the value');
       }
     });
 
@@ -129,7 +131,7 @@ export function drizzleSuite(d) {
       const { rows, failures } = await withTenant('acme', () => mod.readWithFailures(() => db.select().from(users).orderBy(users.id), { key: 'id', table: 'users' }));
       assert.deepEqual(rows.map((r) => [r.email, r.profile]), [['u1@x.test', { id: 1 }], [null, { id: 2 }], ['u3@x.test', null]]);
       assert.deepEqual(failures.map((f) => [f.key, f.column, f.code]), [[2, 'email', 'ALE_AUTH_FAILED'], [3, 'profile', 'ALE_MALFORMED_ENVELOPE']]);
-      assert.match(failures[0].message, /table "users", column "email", collection "users", row 2/);
+      assert.match(failures[0].message, /table "users", column "email", collection "users", tenant "acme", row 2/);
       // without the helper, the same read fails as a whole with a coded error naming the column
       assert.equal(await codeOf(withTenant('acme', () => db.select().from(users))), 'ALE_AUTH_FAILED');
     });
@@ -506,7 +508,7 @@ export function drizzleSuite(d) {
       ]);
       const textEnvelope = await withTenant('acme', () => db.select().from(binUsers).where(eq(binUsers.id, 5))).catch((e) => e);
       assert.ok(textEnvelope instanceof mod.AleColumnError);
-      assert.match(textEnvelope.message, /column "email", collection "users": .*text envelope.*convertStorage/);
+      assert.match(textEnvelope.message, /column "email", collection "users", tenant "acme": .*text envelope.*convertStorage/);
     });
 
     test('binary: rotateKeys re-encrypts only what is under a previous key', async () => {

@@ -138,6 +138,13 @@ unsafe fn read_secret(env: sys::napi_env, value: sys::napi_value, label: &str) -
     if unsafe { read_bytes_into(env, value, label, &mut bytes) }.is_ok() {
         return Ok(Owned::Bytes(bytes));
     }
+    // SAFETY: forwarded from the caller.
+    if unsafe { raw::type_name(env, value) } == "undefined" {
+        return Err(to_js(AleError::InvalidKey {
+            which: label.into(),
+            reason: "is undefined: is the environment variable it comes from set? (initKeyRing() with no argument reads ENCRYPTION_KEY itself)",
+        }));
+    }
     let mut text = Zeroizing::new(Vec::new());
     // SAFETY: forwarded from the caller.
     match unsafe {

@@ -102,7 +102,7 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
   storageOf(options, column);
   const field = options.field ?? column;
   const tenantOption = options.tenant;
-  const where = { column, collection };
+  const where = { column, collection, field };
   const counterKey = `${collection}.${field}`;
   const legacyUntil = legacyDeadline(options.legacyPlaintext, column);
 
@@ -162,7 +162,7 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
       if (text !== undefined) countLegacyRead(counterKey, column, collection);
       else {
         const t = tenant();
-        text = atColumn(where, () => open(stored, t));
+        text = atColumn(where, () => open(stored, t), t);
       }
       const plaintext = text;
       return parse ? atColumn(where, () => parse(plaintext)) : plaintext;
@@ -180,14 +180,14 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
     tenant,
     encrypt(value: unknown, serialise?: (value: unknown) => string) {
       const t = tenant();
-      return atColumn(where, () => sealText(serialise ? serialise(value) : (value as string), t));
+      return atColumn(where, () => sealText(serialise ? serialise(value) : (value as string), t), t);
     },
     decrypt: function (stored: string, parse?: (text: string) => unknown) {
       return decryptWith(stored, parse, legacyText, openText);
     } as FieldCodec['decrypt'],
     encryptBinary(value: unknown, serialise?: (value: unknown) => string) {
       const t = tenant();
-      return atColumn(where, () => sealBytes(serialise ? serialise(value) : (value as string), t));
+      return atColumn(where, () => sealBytes(serialise ? serialise(value) : (value as string), t), t);
     },
     decryptBinary: function (stored: unknown, parse?: (text: string) => unknown) {
       return decryptWith(stored, parse, legacyBytes, openBytes);

@@ -10,9 +10,24 @@ export class ColumnError extends Error {
   readonly collection: string;
   declare readonly table?: string;
   declare readonly rowKey?: unknown;
+  /** The field of the AAD, when it is not the column's name. */
+  declare readonly field?: string;
+  /** The tenant the value was bound to, where one was in scope. */
+  declare readonly tenant?: string;
 
-  constructor(cause: { code?: string; message: string }, where: { column: string; collection: string; table?: string; rowKey?: unknown }) {
-    const at = [where.table && `table "${where.table}"`, `column "${where.column}"`, `collection "${where.collection}"`, where.rowKey !== undefined && `row ${JSON.stringify(where.rowKey)}`]
+  constructor(
+    cause: { code?: string; message: string },
+    where: { column: string; collection: string; field?: string; table?: string; rowKey?: unknown; tenant?: string },
+  ) {
+    const field = where.field !== undefined && where.field !== where.column ? where.field : undefined;
+    const at = [
+      where.table && `table "${where.table}"`,
+      `column "${where.column}"`,
+      `collection "${where.collection}"`,
+      field !== undefined && `field "${field}"`,
+      where.tenant !== undefined && `tenant "${where.tenant}"`,
+      where.rowKey !== undefined && `row ${JSON.stringify(where.rowKey)}`,
+    ]
       .filter(Boolean)
       .join(', ');
     super(`${at}: ${cause.message}`, { cause });
@@ -23,6 +38,8 @@ export class ColumnError extends Error {
     // Only what is known: an inspected error shows no `table: undefined`.
     if (where.table !== undefined) this.table = where.table;
     if (where.rowKey !== undefined) this.rowKey = where.rowKey;
+    if (field !== undefined) this.field = field;
+    if (where.tenant !== undefined) this.tenant = where.tenant;
   }
 }
 

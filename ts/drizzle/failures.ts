@@ -13,13 +13,18 @@ export type AleReadFailure = ReadFailure;
 /** Where a failure happened, as AleColumnError reports it. */
 export type Where = ConstructorParameters<typeof ColumnError>[1];
 
-/** Runs `op`; a failure becomes an AleColumnError saying where (an AleColumnError passes through as it is). */
-export function atColumn<T>(where: Where, op: () => T): T {
+/**
+ * Runs `op`; a failure becomes an AleColumnError saying where, and for which
+ * `tenant` when one is given (an AleColumnError passes through as it is).
+ * The tenant is added on the failure path only: a call that succeeds
+ * allocates nothing for it.
+ */
+export function atColumn<T>(where: Where, op: () => T, tenant?: string): T {
   try {
     return op();
   } catch (e) {
     if (e instanceof AleColumnError) throw e;
-    throw new AleColumnError(e as Error & { code?: string }, where);
+    throw new AleColumnError(e as Error & { code?: string }, tenant === undefined ? where : { ...where, tenant });
   }
 }
 

@@ -182,6 +182,7 @@ export function readSecrets(secrets: unknown): Labelled[] {
     const label = positionLabel(i);
     const value: unknown = secrets[i];
     if (types.isUint8Array(value)) labelled.push({ label, value });
+    else if (value === undefined) throw invalidKey(label, 'is undefined: is the environment variable it comes from set? (initKeyRing() with no argument reads ENCRYPTION_KEY itself)');
     else if (typeof value !== 'string') throw invalidKey(label, 'must be a string or a 32-byte Uint8Array');
     else if (!value.isWellFormed()) throw invalidKey(label, 'contains a lone UTF-16 surrogate');
     else labelled.push({ label, value });
