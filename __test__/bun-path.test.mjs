@@ -52,3 +52,31 @@ test('ale_ffi reaches no ring or context through a forged token', { skip: !(onBu
   }
   assert.ok(output.every((b) => b === 0), 'nothing was written');
 });
+
+test('calls made at the edge of the stack, some refused for it, leave the scratch memory consistent: later values of every size round-trip', () => {
+  const ring = new ale.KeyRing([SECRET]);
+  // Each call at the deepest frame needs more scratch memory than the last, so that growing it is what runs out of stack.
+  let size = 64;
+  const refused = [];
+  const atTheEdge = () => {
+    try {
+      atTheEdge();
+    } catch {
+      if (size <= 8192) {
+        try {
+          ring.decrypt(ring.encrypt('z'.repeat(size), ...CTX), ...CTX);
+        } catch (e) {
+          refused.push(e instanceof RangeError || e?.code === 'ALE_ENGINE_FAILURE' || e?.code === 'ALE_INTERNAL');
+        }
+        size *= 2;
+      }
+    }
+  };
+  for (let i = 0; i < 10; i++) atTheEdge();
+  assert.ok(refused.every(Boolean), 'only the engine refused, for the stack');
+  for (const n of [1, 100, 4095, 4096, 4097, 8191, 8192, 8193, 20_000]) {
+    const value = 'q'.repeat(n - 1) + '✓';
+    assert.equal(ring.decrypt(ring.encrypt(value, ...CTX), ...CTX), value, `${n} units`);
+    assert.equal(ring.decryptBinary(ring.encryptBinary(value, ...CTX), ...CTX), value, `${n} units, binary`);
+  }
+});

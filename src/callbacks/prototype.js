@@ -198,18 +198,29 @@
     let outputSize = 4096;
     let output = scratch(outputSize);
     let outputPtr = ptr(output);
+    // Each grows into locals first and assigns size, buffer and pointer
+    // together once all exist: scratch() and ptr() can throw (out of memory,
+    // or stack exhaustion), and a size ahead of its buffer would tell the
+    // native side it may write past it. The native side also checks that a
+    // result fits the room it is given, and takes Node-API when it does not.
     const room = (bytes) => {
       if (inputSize < bytes) {
-        inputSize = 2 ** Math.ceil(Math.log2(bytes));
-        input = scratch(inputSize);
-        inputPtr = ptr(input);
+        const size = 2 ** Math.ceil(Math.log2(bytes));
+        const buffer = scratch(size);
+        const at = ptr(buffer);
+        input = buffer;
+        inputPtr = at;
+        inputSize = size;
       }
     };
     const outRoom = (bytes) => {
       if (outputSize < bytes) {
-        outputSize = 2 ** Math.ceil(Math.log2(bytes));
-        output = scratch(outputSize);
-        outputPtr = ptr(output);
+        const size = 2 ** Math.ceil(Math.log2(bytes));
+        const buffer = scratch(size);
+        const at = ptr(buffer);
+        output = buffer;
+        outputPtr = at;
+        outputSize = size;
       }
     };
     // The result's length and flags, or undefined for the Node-API path.
