@@ -1,9 +1,6 @@
 // One factory for the three dialect modules: the encrypted column types over
 // a dialect's customType(), and the batch helpers over its transactions.
 import { sql, type Column, type SQL } from 'drizzle-orm';
-import type { ConvertCustomConfig as MySqlConfig, MySqlCustomColumnBuilder } from 'drizzle-orm/mysql-core';
-import type { ConvertCustomConfig as PgConfig, PgCustomColumnBuilder } from 'drizzle-orm/pg-core';
-import type { ConvertCustomConfig as SQLiteConfig, SQLiteCustomColumnBuilder } from 'drizzle-orm/sqlite-core';
 import { codedError } from '../shared/json.js';
 import { batchHelpers, type Transact } from './batch.js';
 import { fieldCodec, jsonMappers, textMappers, type EncryptedColumnOptions, type FieldCodec } from './codec.js';
@@ -17,15 +14,28 @@ import { StoredIndex, storedIndexOf } from './stored-index.js';
 
 /** What a column hands the driver: a string for text storage, bytes (a Buffer) for binary. */
 type DriverData<S extends Storage> = S extends 'binary' ? Uint8Array : string;
-type Values<T, S extends Storage> = { data: T; driverData: DriverData<S> };
+/**
+ * The customType() config of a column holding T in storage S: each dialect
+ * module types its column builders with it (sqlite.ts, pg.ts, mysql.ts), so
+ * that this module imports no dialect's types.
+ */
+export type Values<T, S extends Storage> = { data: T; driverData: DriverData<S> };
 
-/** What each dialect's customType() builds for a column `TName` holding T; Drizzle infers row types from it. */
-export interface ColumnBuilders<TName extends string, T, S extends Storage = 'text'> {
-  sqlite: SQLiteCustomColumnBuilder<SQLiteConfig<TName, Values<T, S>>>;
-  pg: PgCustomColumnBuilder<PgConfig<TName, Values<T, S>>>;
-  mysql: MySqlCustomColumnBuilder<MySqlConfig<TName, Values<T, S>>>;
-}
-export type Dialect = keyof ColumnBuilders<string, unknown>;
+/** The options of a blind-index column: an encrypted column's, without storage. */
+export type BlindIndexOptions = Omit<EncryptedColumnOptions, 'storage'>;
+
+/**
+ * The builder each dialect's customType() makes for a column `TName`
+ * holding T in storage S, by dialect name: Drizzle infers row types from it.
+ * Empty here; each dialect module adds its own entry (module augmentation),
+ * so that an app that loads one dialect loads no other dialect's types.
+ */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars
+export interface Builders<TName extends string, V extends ColumnValues> {}
+/** What a column's customType() config says of its values (Values below). */
+export type ColumnValues = { data: unknown; driverData: unknown };
+/** The builder of dialect `D` for a column `TName` holding T in storage S. */
+export type BuilderOf<D extends string, TName extends string, T, S extends Storage> = D extends keyof Builders<TName, Values<T, S>> ? Builders<TName, Values<T, S>>[D] : never;
 
 /** The SQL types a dialect declares: envelopes as text, as bytes, and blind indexes. */
 export interface SqlTypes {
@@ -43,17 +53,17 @@ type Mappers<T> = { toDriver: (value: T) => unknown; fromDriver: (stored: any) =
 type CustomType = (params: { dataType: () => string; toDriver: (value: any) => unknown; fromDriver: (stored: any) => unknown }) => (name: string) => unknown;
 
 /**
- * The columns, batch helpers and tenant key store of one dialect. `D` names
- * the dialect whose `customType` is passed, so that the column builders keep
- * Drizzle's types; `keyTable` is its key table.
+ * The columns, batch helpers and tenant key store of one dialect, over its
+ * `customType`; `keyTable` is its key table. The column builders come back
+ * untyped: each dialect module gives them its own builder types.
  */
-export function dialect<D extends Dialect>(customType: CustomType, sqlType: SqlTypes, transact: Transact, keyTable: KeyTableSpec, jobs?: JobTableSpec) {
-  const column = <T, TName extends string, S extends Storage>(name: TName, type: string, toDriver: Mappers<T>['toDriver'], fromDriver: Mappers<T>['fromDriver']) =>
-    customType({ dataType: () => type, toDriver, fromDriver })(name) as ColumnBuilders<TName, T, S>[D];
+export function dialect<D extends string>(customType: CustomType, sqlType: SqlTypes, transact: Transact, keyTable: KeyTableSpec, jobs?: JobTableSpec) {
+  const column = <T>(name: string, type: string, toDriver: Mappers<T>['toDriver'], fromDriver: Mappers<T>['fromDriver']): unknown =>
+    customType({ dataType: () => type, toDriver, fromDriver })(name);
   /** An encrypted column: its mappers, and its ColumnInfo when asked with COLUMN_PROBE. */
-  const encrypted = <T, TName extends string, S extends Storage>(name: TName, info: ColumnInfo, mappers: Mappers<T>) => {
+  const encrypted = <T>(name: string, info: ColumnInfo, mappers: Mappers<T>) => {
     const toDriver = (value: T) => ((value as unknown) === COLUMN_PROBE ? info : mappers.toDriver(value));
-    return column<T, TName, S>(name, info.storage === 'binary' ? sqlType.binary : sqlType.text, toDriver, mappers.fromDriver);
+    return column<T>(name, info.storage === 'binary' ? sqlType.binary : sqlType.text, toDriver, mappers.fromDriver);
   };
   const infoOf = (codec: FieldCodec, storage: Storage, kind: ColumnInfo['kind']): ColumnInfo => ({ storage, kind, collection: codec.collection, field: codec.field, keys: codec.keys, sealer: codec.sealer });
   return {
@@ -61,20 +71,20 @@ export function dialect<D extends Dialect>(customType: CustomType, sqlType: SqlT
      * A string column stored as an envelope bound to tenant:collection:field:
      * text by default, bytes with `storage: 'binary'`.
      */
-    encryptedText<TName extends string, S extends Storage = 'text'>(name: TName, options: EncryptedColumnOptions & { storage?: S }) {
+    encryptedText<TName extends string, S extends Storage = 'text'>(name: TName, options: EncryptedColumnOptions & { storage?: S }): BuilderOf<D, TName, string, S> {
       const codec = fieldCodec(name, options);
       const storage = storageOf(options, name);
-      return encrypted<string, TName, S>(name, infoOf(codec, storage, 'text'), textMappers(codec, storage));
+      return encrypted<string>(name, infoOf(codec, storage, 'text'), textMappers(codec, storage)) as BuilderOf<D, TName, string, S>;
     },
     /**
      * A value of type T, serialised as JSON and then encrypted; `storage` as
      * for encryptedText. (With T given, TypeScript cannot infer S, so the
      * driver type is `string | Uint8Array`; the row type is T either way.)
      */
-    encryptedJson<T, TName extends string = string, S extends Storage = Storage>(name: TName, options: EncryptedColumnOptions & { storage?: S }) {
+    encryptedJson<T, TName extends string = string, S extends Storage = Storage>(name: TName, options: EncryptedColumnOptions & { storage?: S }): BuilderOf<D, TName, T, S> {
       const codec = fieldCodec(name, options);
       const storage = storageOf(options, name);
-      return encrypted<T, TName, S>(name, infoOf(codec, storage, 'json'), jsonMappers<T>(codec, storage));
+      return encrypted<T>(name, infoOf(codec, storage, 'json'), jsonMappers<T>(codec, storage)) as BuilderOf<D, TName, T, S>;
     },
     /**
      * A keyed blind index kept beside an encrypted column: write the same
@@ -89,14 +99,14 @@ export function dialect<D extends Dialect>(customType: CustomType, sqlType: SqlT
      * saved document keeps matching its lookups. Write a string to index a
      * new plaintext.
      */
-    blindIndexColumn<TName extends string>(name: TName, options: Omit<EncryptedColumnOptions, 'storage'>) {
+    blindIndexColumn<TName extends string>(name: TName, options: BlindIndexOptions): BuilderOf<D, TName, string | StoredIndex, 'text'> {
       if ((options as EncryptedColumnOptions)?.storage !== undefined) {
         throw Object.assign(new Error(`blind index column "${name}": a blind index is stored as text; storage applies to encrypted columns`), { code: 'ALE_INVALID_INPUT' });
       }
       const codec = fieldCodec(options.field ?? name, options);
       // A StoredIndex read back from a row goes back as it is: hashing it again would break the row's lookups.
       const toDriver = (value: string | StoredIndex) => ((value as unknown) === CODEC_PROBE ? codec : (storedIndexOf(value) ?? codec.blindIndex(value as string)));
-      return column<string | StoredIndex, TName, 'text'>(name, sqlType.index, toDriver, (stored: string) => new StoredIndex(stored));
+      return column<string | StoredIndex>(name, sqlType.index, toDriver, (stored: string) => new StoredIndex(stored)) as BuilderOf<D, TName, string | StoredIndex, 'text'>;
     },
     ...batchHelpers(transact, jobs),
     convertToTenantKeys: tenantConversion(transact, jobs),

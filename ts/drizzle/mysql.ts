@@ -1,7 +1,7 @@
 // Encrypted column types, batch helpers and the tenant key store for drizzle-orm/mysql-core.
-import { customType } from 'drizzle-orm/mysql-core';
+import { customType, type ConvertCustomConfig, type MySqlCustomColumnBuilder } from 'drizzle-orm/mysql-core';
 import { asyncTransact } from './batch.js';
-import { dialect } from './dialect.js';
+import { dialect, type ColumnValues } from './dialect.js';
 import { mysqlJobs } from './jobs/mysql-table.js';
 import { mysqlKeys } from './keys/mysql-table.js';
 
@@ -9,5 +9,28 @@ export * from './index.js';
 
 export { aleKeys, keyTable as aleKeysTable } from './keys/mysql-table.js';
 
-/** SQL type 'longtext' for envelopes ('longblob' with storage: 'binary'), 'char(43)' for blind indexes. */
-export const { encryptedText, encryptedJson, blindIndexColumn, migratePlaintext, rotateKeys, convertStorage, convertToTenantKeys, tenantKeys } = dialect<'mysql'>(customType, { text: 'longtext', binary: 'longblob', index: 'char(43)' }, asyncTransact, mysqlKeys, mysqlJobs);
+declare module './dialect.js' {
+  // This dialect's column builders, which the factory's columns are typed with.
+  interface Builders<TName extends string, V extends ColumnValues> {
+    mysql: MySqlCustomColumnBuilder<ConvertCustomConfig<TName, V>>;
+  }
+}
+
+const d = dialect<'mysql'>(customType, { text: 'longtext', binary: 'longblob', index: 'char(43)' }, asyncTransact, mysqlKeys, mysqlJobs);
+
+/** An encrypted string column (`longtext`; `longblob` with `storage: 'binary'`), bound to tenant:collection:field. */
+export const encryptedText = d.encryptedText;
+/** A JSON value of type T, encrypted as encryptedText (`longtext`; `longblob` with `storage: 'binary'`). */
+export const encryptedJson = d.encryptedJson;
+/** A keyed blind index (`char(43)`) beside an encrypted column; it reads back a StoredIndex, which writes back unchanged. */
+export const blindIndexColumn = d.blindIndexColumn;
+/** Encrypts the plaintext values of `options.columns` in place, batch by batch, resumably (docs/drizzle.md, "Migrating existing plaintext"). */
+export const migratePlaintext = d.migratePlaintext;
+/** Re-encrypts under the primary key of `options.keyRing` every value only a previous key opens; resumable. */
+export const rotateKeys = d.rotateKeys;
+/** Moves envelopes between a text and a binary column of one collection and field, without decrypting; resumable. */
+export const convertStorage = d.convertStorage;
+/** Moves every value of `keys` columns (and their blind indexes) under each tenant's active data key; resumable. */
+export const convertToTenantKeys = d.convertToTenantKeys;
+/** The tenant key store: `tenantKeys(db, { kek })`, or `tenantKeys()` in a schema module bound with `keys.bind(db, { kek })` at start-up. */
+export const tenantKeys = d.tenantKeys;

@@ -1,12 +1,35 @@
 // Encrypted column types, batch helpers and the tenant key store for drizzle-orm/sqlite-core.
-import { customType } from 'drizzle-orm/sqlite-core';
+import { customType, type ConvertCustomConfig, type SQLiteCustomColumnBuilder } from 'drizzle-orm/sqlite-core';
 import { sqliteTransact } from './batch.js';
-import { dialect } from './dialect.js';
+import { dialect, type ColumnValues } from './dialect.js';
 import { sqliteKeys } from './keys/sqlite-table.js';
 
 export * from './index.js';
 
 export { aleKeys, keyTable as aleKeysTable } from './keys/sqlite-table.js';
 
-/** SQL type 'text' for envelopes and for blind indexes; 'blob' for envelopes with storage: 'binary'. */
-export const { encryptedText, encryptedJson, blindIndexColumn, migratePlaintext, rotateKeys, convertStorage, convertToTenantKeys, tenantKeys } = dialect<'sqlite'>(customType, { text: 'text', binary: 'blob', index: 'text' }, sqliteTransact, sqliteKeys);
+declare module './dialect.js' {
+  // This dialect's column builders, which the factory's columns are typed with.
+  interface Builders<TName extends string, V extends ColumnValues> {
+    sqlite: SQLiteCustomColumnBuilder<ConvertCustomConfig<TName, V>>;
+  }
+}
+
+const d = dialect<'sqlite'>(customType, { text: 'text', binary: 'blob', index: 'text' }, sqliteTransact, sqliteKeys);
+
+/** An encrypted string column (`text`; `blob` with `storage: 'binary'`), bound to tenant:collection:field. */
+export const encryptedText = d.encryptedText;
+/** A JSON value of type T, encrypted as encryptedText (`text`; `blob` with `storage: 'binary'`). */
+export const encryptedJson = d.encryptedJson;
+/** A keyed blind index (`text`) beside an encrypted column; it reads back a StoredIndex, which writes back unchanged. */
+export const blindIndexColumn = d.blindIndexColumn;
+/** Encrypts the plaintext values of `options.columns` in place, batch by batch, resumably (docs/drizzle.md, "Migrating existing plaintext"). */
+export const migratePlaintext = d.migratePlaintext;
+/** Re-encrypts under the primary key of `options.keyRing` every value only a previous key opens; resumable. */
+export const rotateKeys = d.rotateKeys;
+/** Moves envelopes between a text and a binary column of one collection and field, without decrypting; resumable. */
+export const convertStorage = d.convertStorage;
+/** Moves every value of `keys` columns (and their blind indexes) under each tenant's active data key; resumable. */
+export const convertToTenantKeys = d.convertToTenantKeys;
+/** The tenant key store: `tenantKeys(db, { kek })`, or `tenantKeys()` in a schema module bound with `keys.bind(db, { kek })` at start-up. */
+export const tenantKeys = d.tenantKeys;
