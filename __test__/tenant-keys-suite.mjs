@@ -313,6 +313,50 @@ export function tenantKeysSuite(d) {
       assert.deepEqual(await alsoDeclared.withTenant('acme', () => db.select({ body: defineKeyedTables(mod, d.builders, alsoDeclared).notes.body }).from(t.notes)), [{ body: 'bound later' }]);
     });
 
+    test('operators: describe() shows counts not flushed yet, tenants() pages through the table, destroyRetired() destroys decrypt-only keys only once no value needs them', async () => {
+      await insert('acme', [{ id: 1, body: 'first' }]);
+      const [data] = (await keys.describe('acme')).filter((k) => k.purpose === 'data');
+      assert.equal(data.encryptions, 0);
+      assert.equal(data.pending, 1, 'the body; the meta column is NULL');
+      await keys.flush();
+      const [flushed] = (await keys.describe('acme')).filter((k) => k.purpose === 'data');
+      assert.deepEqual([flushed.encryptions, flushed.pending], [1, 0]);
+      await keys.rotate('acme');
+      await insert('acme', [{ id: 2, body: 'second' }]);
+      const uses = [{ table: t.notes, tenant: { column: t.notes.tenantId }, columns: [t.notes.body, t.notes.meta] }];
+      const refused = await keys.destroyRetired('acme', uses).catch((e) => e);
+      assert.equal(refused?.code, 'ALE_KEY_IN_USE');
+      assert.match(refused.message, /1 value\(s\) of tenant "acme" in column "body"/);
+      assert.deepEqual((await keys.describe('acme')).map((k) => k.state).sort(), ['active', 'active', 'decrypt-only'], 'nothing destroyed');
+      assert.equal(await codeOf(() => keys.destroyRetired('acme', [])), 'ALE_INVALID_INPUT');
+      assert.equal(await codeOf(() => keys.destroyRetired('acme', [{ ...uses[0], columns: [t.notes.tenantId] }])), 'ALE_INVALID_INPUT');
+      await mod.convertToTenantKeys(db, { table: t.notes, key: t.notes.id, tenant: { column: t.notes.tenantId }, keys, columns: [{ column: t.notes.body }, { column: t.notes.meta }] });
+      const { destroyed } = await keys.destroyRetired('acme', uses);
+      assert.deepEqual(destroyed, [data.keyId]);
+      const after = await keys.describe('acme');
+      assert.equal(after.find((k) => k.keyId === data.keyId).state, 'destroyed');
+      assert.deepEqual((await read('acme')).map((r) => r.body), ['first', 'second']);
+      // another process reads the tenant without the destroyed key
+      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
+      assert.deepEqual((await other.withTenant('acme', () => db.select({ body: t.notes.body }).from(t.notes).orderBy(t.notes.id))).map((r) => r.body), ['first', 'second']);
+      assert.deepEqual(await keys.destroyRetired('acme', uses), { destroyed: [] });
+      // tenants(), page by page
+      for (const tenant of ['b-tenant', 'c-tenant', 'd-tenant']) await keys.load(tenant);
+      await keys.shred('c-tenant');
+      const seen = [];
+      for (let page = await keys.tenants({ limit: 2 }); ; page = await keys.tenants({ after: page.next, limit: 2 })) {
+        seen.push(...page.tenants);
+        if (page.next === undefined) break;
+      }
+      assert.deepEqual(seen, [
+        { tenant: 'acme', shredded: false },
+        { tenant: 'b-tenant', shredded: false },
+        { tenant: 'c-tenant', shredded: true },
+        { tenant: 'd-tenant', shredded: false },
+      ]);
+      assert.equal(await codeOf(() => keys.tenants({ limit: 0 })), 'ALE_INVALID_INPUT');
+    });
+
     test('rotate: a new active key, the old one decrypt-only; old values open, new ones use the new key, the conversion moves the rest', async () => {
       await insert('acme', [{ id: 1, body: 'before', meta: { a: 1 } }]);
       const before = (await keys.describe('acme')).find((k) => k.purpose === 'data');

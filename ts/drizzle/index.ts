@@ -18,5 +18,6 @@ export { TenantKeys } from './keys/store.js';
 export type { KekProvider, KekInput } from './keys/kek.js';
 export type { TransitKekOptions } from './keys/transit.js';
 export type { TenantKeysOptions, TenantKeyInfo } from './keys/store.js';
+export type { KeyUse, TenantListing, TenantPage } from './keys/admin.js';
 export type { TenantConversionOptions, IndexSpec } from './keys/convert.js';
 export type { KeyRow } from './keys/table.js';

@@ -1,12 +1,12 @@
-// What a column says about itself. Drizzle gives no place to hang our data on
-// a column, so each of our columns answers a probe symbol passed through its
-// public mapToDriverValue: an encrypted column with its ColumnInfo, a
-// blind-index column with its codec. The symbols come from Symbol.for, so a
-// column of either build (ESM or CommonJS) answers the other's probe.
+// What a column says about itself when asked (asking.ts): an encrypted
+// column answers with its ColumnInfo, a blind-index column with its codec.
 import type { FieldCodec } from './codec.js';
 import type { TenantKeys } from './keys/store.js';
 import type { Sealer } from './process-ring.js';
+import { ask, CODEC_PROBE, COLUMN_PROBE } from './asking.js';
 import type { Storage } from './storage.js';
+
+export { CODEC_PROBE, COLUMN_PROBE };
 
 /**
  * What an encrypted column says about itself when its mapToDriverValue is
@@ -24,24 +24,6 @@ export interface ColumnInfo {
   /** What the column seals with: the store's sealer, its keyRing, or the process-wide ring. */
   sealer: Sealer;
 }
-export const COLUMN_PROBE = Symbol.for('@sveltycms/ale/column-probe');
-
-/**
- * Asked through a blind-index column's public `mapToDriverValue`, its
- * `toDriver` answers with its codec: that is how matchBlindIndex() finds the
- * column's ring and context.
- */
-export const CODEC_PROBE = Symbol.for('@sveltycms/ale/codec-probe');
-
-/** The column's answer to `probe`; undefined from a column whose mapper refuses it, which is not one of ours. */
-function ask(column: unknown, probe: symbol): unknown {
-  try {
-    return (column as { mapToDriverValue?: (value: unknown) => unknown })?.mapToDriverValue?.(probe);
-  } catch {
-    return undefined;
-  }
-}
-
 /** The column's ColumnInfo, or undefined when it is not an encryptedText/encryptedJson column. */
 export function columnInfo(column: unknown): ColumnInfo | undefined {
   const info = ask(column, COLUMN_PROBE);

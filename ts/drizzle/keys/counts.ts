@@ -15,6 +15,11 @@ export class PendingCounts {
     if (n > 0) this.#pending.set(keyId, (this.#pending.get(keyId) ?? 0) + n);
   }
 
+  /** The count not written yet for `keyId`. */
+  pending(keyId: string): number {
+    return this.#pending.get(keyId) ?? 0;
+  }
+
   get size(): number {
     return this.#pending.size;
   }

@@ -11,7 +11,9 @@ import { processRing, type Sealer } from '../process-ring.js';
 import { withTenant as inTenantScope } from '../scope.js';
 import { clock, startClock, TenantCache, type Entry } from './cache.js';
 import { incompleteKeys, kekNotHeld, keyNotLoaded, keyShredded, unwrapFailed } from './errors.js';
+import { destroyRetired, listTenants, type KeyUse, type TenantPage } from './admin.js';
 import { PendingCounts } from './counts.js';
+import { INTERNALS, type StoreInternals } from './internals.js';
 import { kekOf, type KekInput, type KekProvider } from './kek.js';
 import { checkedTableName, DEFAULT_TABLE, type KeyRow, type KeyTableSpec, type NewKeyRow, type Purpose } from './table.js';
 
@@ -81,6 +83,8 @@ export interface TenantKeyInfo {
   updatedAt: Date;
   /** Encryptions under the key over every process, as far as they have flushed their counts. */
   encryptions: number;
+  /** This process's encryptions under the key that are not in `encryptions` yet (flush() adds them). */
+  pending: number;
 }
 
 const KEY_BYTES = 32;
@@ -450,6 +454,8 @@ export class TenantKeys {
     checkTenant(tenantId);
     const t = this.#table;
     const rows: KeyRow[] = await this.#db.select().from(t).where(eq(t.tenant, tenantId)).orderBy(t.purpose, t.generation);
+    const entry = this.#cache.get(tenantId);
+    const active = entry?.loaded ? entry.keyIds.split(',')[0] : undefined;
     return rows.map((r) => ({
       keyId: r.keyId,
       purpose: r.purpose,
@@ -457,6 +463,7 @@ export class TenantKeys {
       state: r.state,
       kek: r.kek,
       encryptions: Number(r.encryptions),
+      pending: this.#counts.pending(r.keyId) + (r.keyId === active ? (entry?.sealed ?? 0) : 0),
       createdAt: new Date(Number(r.createdAt)),
       updatedAt: new Date(Number(r.updatedAt)),
     }));
@@ -471,6 +478,26 @@ export class TenantKeys {
     const entry = this.#use(tenantId);
     if (!entry.loaded) throw keyShredded(tenantId);
     return entry.keyIds.split(',')[0];
+  }
+
+  /** A page of the key table's tenants, in id order: `{ after: page.next }` gives the next one. */
+  tenants(options?: { after?: string; limit?: number }): Promise<TenantPage> {
+    return listTenants(this[INTERNALS](), options);
+  }
+
+  /**
+   * Destroys the tenant's decrypt-only data keys once no value in `uses`
+   * (every table and `keys` column holding the tenant's values) is under
+   * one; otherwise ALE_KEY_IN_USE and nothing changes. Run it after
+   * convertToTenantKeys. See admin.ts, destroyRetired.
+   */
+  destroyRetired(tenantId: string, uses: KeyUse[]): Promise<{ destroyed: string[] }> {
+    return destroyRetired(this[INTERNALS](), tenantId, uses, this);
+  }
+
+  /** What admin.ts reaches of the store (internals.ts). */
+  [INTERNALS](): StoreInternals {
+    return { db: this.#db, table: this.#table, touched: () => this.#touched(), refresh: (tenant) => this.#refresh(tenant, true), checkTenant };
   }
 
   /** Whether the tenant is known here to be shredded (after a load, a shred, or a re-read that found its tombstone). */
@@ -515,7 +542,7 @@ export class TenantKeys {
       this.#markShredded(tenant);
       return;
     }
-    const data = rows.filter((r) => r.purpose === 'data').sort((a, b) => b.generation - a.generation);
+    const data = rows.filter((r) => r.purpose === 'data' && r.state !== 'destroyed').sort((a, b) => b.generation - a.generation);
     const index = rows.find((r) => r.purpose === 'index');
     if (data.length === 0) throw incompleteKeys(tenant, 'data key');
     if (!index) throw incompleteKeys(tenant, 'index key');

@@ -5,8 +5,12 @@ import { codedError } from '../../shared/json.js';
 
 /** What a key is for: sealing values, or keying their blind indexes. */
 export type Purpose = 'data' | 'index';
-/** active: seals new values; decrypt-only: a previous data key; shredded: destroyed (a tombstone). */
-export type KeyState = 'active' | 'decrypt-only' | 'shredded';
+/**
+ * active: seals new values; decrypt-only: a previous data key; destroyed: a
+ * previous data key no value needed any more (keys.destroyRetired), a
+ * tombstone; shredded: every key of the tenant destroyed (a tombstone).
+ */
+export type KeyState = 'active' | 'decrypt-only' | 'destroyed' | 'shredded';
 
 /** One row of the key table. */
 export interface KeyRow {

@@ -1,0 +1,98 @@
+// What an operator does with a key store beyond one tenant's keys: list the
+// tenants page by page, and destroy a tenant's decrypt-only data keys once
+// no value needs them. The store's methods of the same names call these.
+import { and, eq, gt, inArray, or, sql, type Column, type SQL, type Table } from 'drizzle-orm';
+import { codedError } from '../../shared/json.js';
+import { ask, COLUMN_PROBE } from '../asking.js';
+import type { StoreInternals } from './internals.js';
+
+/** One tenant of the key table, as keys.tenants() lists it. */
+export interface TenantListing {
+  tenant: string;
+  /** Its keys were destroyed (keys.shred). */
+  shredded: boolean;
+}
+
+/** A page of tenants, by id; `next` is the `after` of the next page, undefined on the last. */
+export interface TenantPage {
+  tenants: TenantListing[];
+  next: string | undefined;
+}
+
+/** Where the values of a tenant under `keys` live: a table, how it names a row's tenant, and its encrypted columns with those keys. */
+export interface KeyUse {
+  table: Table;
+  /** The tenant of a row: a fixed id (a table of one tenant), or the column that holds it. */
+  tenant: string | { column: Column };
+  /** encryptedText/encryptedJson columns of the table that have `keys: store`. */
+  columns: Column[];
+}
+
+const MAX_PAGE = 10_000;
+
+/** Up to `limit` tenants with an id after `after`, in id order (the key table's collation). */
+export async function listTenants(s: StoreInternals, options: { after?: string; limit?: number } = {}): Promise<TenantPage> {
+  const limit = options.limit ?? 100;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw codedError('ALE_INVALID_INPUT', `keys.tenants: limit must be a whole number from 1 to ${MAX_PAGE}`);
+  if (options.after !== undefined) s.checkTenant(options.after);
+  const t = s.table;
+  const rows: { tenant: string; shredded: number | string }[] = await s.db
+    .select({ tenant: t.tenant, shredded: sql<number>`max(case when ${t.state} = 'shredded' then 1 else 0 end)` })
+    .from(t)
+    .where(options.after === undefined ? undefined : gt(t.tenant, options.after))
+    .groupBy(t.tenant)
+    .orderBy(t.tenant)
+    .limit(limit);
+  const tenants = rows.map((r) => ({ tenant: r.tenant, shredded: Number(r.shredded) === 1 }));
+  return { tenants, next: rows.length === limit ? tenants[tenants.length - 1].tenant : undefined };
+}
+
+/**
+ * Destroys the tenant's decrypt-only data keys (left by rotations), once no
+ * value in `uses` names one: their rows stay, as `destroyed` tombstones
+ * with no key. A value still under one of them is refused with
+ * ALE_KEY_IN_USE, naming the table and column and counting the values, and
+ * nothing is destroyed: run convertToTenantKeys first. The check covers the
+ * columns given, so give every column that holds the tenant's values.
+ */
+export async function destroyRetired(s: StoreInternals, tenantId: string, uses: KeyUse[], own: unknown): Promise<{ destroyed: string[] }> {
+  const tenant = s.checkTenant(tenantId);
+  if (!Array.isArray(uses) || uses.length === 0) {
+    throw codedError('ALE_INVALID_INPUT', 'keys.destroyRetired: give the tables and keys columns that hold the tenant\'s values (uses), so that no value still needing a key loses it');
+  }
+  const t = s.table;
+  const retired: { keyId: string }[] = await s.db
+    .select({ keyId: t.keyId })
+    .from(t)
+    .where(and(eq(t.tenant, tenant), eq(t.purpose, 'data'), eq(t.state, 'decrypt-only')));
+  const ids = retired.map((r) => r.keyId);
+  if (ids.length === 0) return { destroyed: [] };
+  for (const use of uses) {
+    for (const column of use.columns ?? []) {
+      const info = ask(column, COLUMN_PROBE) as { storage?: unknown; keys?: unknown } | undefined;
+      const name = (column as { name?: string })?.name ?? String(column);
+      if (typeof info !== 'object' || info === null || info.keys === undefined || info.keys !== own) {
+        throw codedError('ALE_INVALID_INPUT', `keys.destroyRetired: column "${name}" is not an encrypted column with keys: this store`);
+      }
+      const cell = sql`${column}`;
+      const named: SQL =
+        info.storage === 'binary'
+          ? sql`substr(${cell}, 1, 17) in ${ids.map((id) => Buffer.concat([Buffer.of(2), Buffer.from(id, 'base64url')]))}`
+          : (or(...ids.map((id) => sql`${cell} like ${`v2:${id}:%`}`)) as SQL);
+      const ofTenant = typeof use.tenant === 'string' ? sql`1 = ${use.tenant === tenant ? 1 : 0}` : eq(use.tenant.column, tenant);
+      const [{ n }] = await s.db.select({ n: sql<number>`count(*)` }).from(use.table).where(and(ofTenant, named));
+      if (Number(n) > 0) {
+        throw codedError(
+          'ALE_KEY_IN_USE',
+          `keys.destroyRetired: ${Number(n)} value(s) of tenant "${tenant}" in column "${name}" are still under a decrypt-only key; run convertToTenantKeys first, and nothing was destroyed`,
+        );
+      }
+    }
+  }
+  await s.db
+    .update(t)
+    .set({ state: 'destroyed', wrappedKey: null, kek: null, updatedAt: s.touched() })
+    .where(and(eq(t.tenant, tenant), eq(t.state, 'decrypt-only'), inArray(t.keyId, ids)));
+  await s.refresh(tenant);
+  return { destroyed: ids };
+}
