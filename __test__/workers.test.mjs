@@ -1,13 +1,19 @@
 // The addon in several worker_threads at once: IVs stay unique across all of
 // them, the process-wide ring is shared, and workers can be terminated
 // mid-work without crashing the process or leaking memory
-// (fixtures/worker-churn.mjs, in a child process).
-import { test } from 'node:test';
+// (fixtures/worker-churn.mjs, in a child process). Then the batch jobs'
+// workers (options.workers) on PostgreSQL and MariaDB: a job's name is bound
+// to its operation and parameters, a finished job is not silently run again,
+// edited job ranges fail the job instead of skipping rows, and `written`
+// counts only the updates that took, on every driver (fixtures/job-tables.mjs).
+import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { ale, SECRET } from './helpers.mjs';
+import { ale, SECRET, OLD_SECRET } from './helpers.mjs';
+import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
+import { SERVERS, NAMES, ROWS, notesTable, refill, counts } from './fixtures/job-tables.mjs';
 
 const script = new URL('./fixtures/iv-worker.mjs', import.meta.url);
 const WORKERS = 4;
@@ -52,3 +58,180 @@ test('workers terminated mid-encryption: no crash, no growing memory', () => {
   console.log(`RSS after 6 rounds ${rss[0].toFixed(0)} MiB, after 30 rounds ${rss[1].toFixed(0)} MiB (full GC forced before each)`);
   assert.ok(growthMiB < 64, `RSS grew ${growthMiB.toFixed(0)} MiB over 24 rounds of 3 terminated workers`);
 });
+
+// The lease runner's tables, per dialect; each run starts from a fresh table of ROWS plaintext rows.
+for (const [dialect, server] of Object.entries(SERVERS)) {
+  if (!server.url) continue;
+  describe(`several workers on one job: ${dialect}`, () => {
+    let conn;
+    let mod;
+    let notes;
+    before(async () => {
+      ale.initKeyRing([SECRET]);
+      conn = await Object.values(server.drivers)[0](server.url);
+      mod = await import(`@sveltycms/ale/drizzle/${dialect}`);
+      notes = await notesTable(dialect, mod);
+    });
+    after(async () => {
+      for (const name of Object.values(NAMES)) await conn.run(`DROP TABLE IF EXISTS ${name}`);
+      await conn.close();
+    });
+    const migrate = ({ workers, ...options } = {}) =>
+      mod.migratePlaintext(conn.db, {
+        table: notes,
+        key: notes.id,
+        columns: [{ column: notes.body }],
+        tenant: { column: notes.tenantId },
+        batchSize: 500,
+        ...options,
+        workers: { table: NAMES.jobs, rangeRows: 500, ...workers },
+      });
+    const plaintext = async () => (await counts(conn)).plain;
+    /** A worker that stops with an error after its first batch: its ranges are cut, and its range's lease runs out soon after. */
+    const interrupted = (job, batchSize = 500) =>
+      assert.rejects(migrate({ batchSize, onProgress: () => { throw new Error('stopped after one batch'); }, workers: { job, leaseMs: 100 } }), /stopped after one batch/);
+
+    test(`${dialect}: a finished job run again is refused (ALE_INVALID_INPUT) instead of reporting written: 0 over plaintext rows; restart: true walks the table again`, async () => {
+      await refill(conn, server.ddl);
+      const first = await migrate({ workers: { job: 'finished' } });
+      assert.equal(first.written, ROWS);
+      // rows written after the job walked past them, by an older version of the application, say
+      await conn.run(`UPDATE ${NAMES.notes} SET body = 'written since' WHERE id <= 100`);
+      const again = await migrate({ workers: { job: 'finished' } }).catch((e) => e);
+      assert.equal(again?.code, 'ALE_INVALID_INPUT', `the rerun resolved: ${JSON.stringify(again)}`);
+      assert.match(again.message, /job "finished" is finished/);
+      assert.match(again.message, /new job name, or workers: \{ restart: true \}/);
+      assert.equal(await plaintext(), 100, 'the refused run wrote nothing');
+      const restarted = await migrate({ workers: { job: 'finished', restart: true } });
+      assert.deepEqual([restarted.written, restarted.skipped], [100, ROWS - 100]);
+      assert.equal(await plaintext(), 0);
+    });
+
+    test(`${dialect}: a job name is bound to its operation and parameters: another operation, tenant or keyRing under it is refused without a word of them; batchSize, leaseMs, the worker's name and a column's own collection, given or not, may differ`, async () => {
+      await refill(conn, server.ddl);
+      await interrupted('bound');
+      const refused = async (run) => {
+        const e = await run().catch((error) => error);
+        assert.equal(e?.code, 'ALE_INVALID_INPUT', `not refused: ${JSON.stringify(e)}`);
+        assert.match(e.message, /job "bound" was started by another operation or with other parameters/);
+        return e;
+      };
+      const base = { table: notes, key: notes.id, columns: [{ column: notes.body }], tenant: { column: notes.tenantId }, workers: { job: 'bound', table: NAMES.jobs } };
+      await refused(() => mod.rotateKeys(conn.db, { ...base, keyRing: new ale.KeyRing([SECRET, OLD_SECRET]) }));
+      const tenant = await refused(() => migrate({ tenant: 'tenant-7f3a9c', workers: { job: 'bound' } }));
+      assert.doesNotMatch(tenant.message, /7f3a9c/);
+      await refused(() => migrate({ keyRing: new ale.KeyRing([OLD_SECRET]), workers: { job: 'bound' } }));
+      assert.equal(await plaintext(), ROWS - 500, 'the refused runs wrote nothing');
+      const resumed = await migrate({ batchSize: 250, columns: [{ column: notes.body, collection: 'notes', field: 'body' }], workers: { job: 'bound', leaseMs: 5_000, worker: 'a-second-worker' } });
+      assert.equal(resumed.written, ROWS - 500);
+      assert.equal(await plaintext(), 0);
+    });
+
+    test(`${dialect}: edited job ranges fail the job with how many ranges are inconsistent and how many rows they leave, instead of reporting it done`, async () => {
+      // Ranges of 500 rows: idx 0 to 5, and an empty one after the last row.
+      await refill(conn, server.ddl);
+      await interrupted('edited');
+      await conn.run(`UPDATE ${NAMES.jobs} SET state = 'done' WHERE job = 'edited' AND idx IN (2, 3)`);
+      await conn.run(`DELETE FROM ${NAMES.jobs} WHERE job = 'edited' AND idx = 4`);
+      const e = await migrate({ workers: { job: 'edited' } }).catch((error) => error);
+      assert.equal(e?.code, 'ALE_INVALID_INPUT', `the job was reported done: ${JSON.stringify(e)}`);
+      assert.match(e.message, /job "edited" has 3 inconsistent ranges/);
+      assert.match(e.message, /leave 1500 rows of the table unvisited/);
+      assert.equal(await plaintext(), 1500, 'the rows it counts are the ones left as they were');
+
+      // the first range marked done where its worker stopped, halfway, and a range whose end no longer meets the next one's start
+      await refill(conn, server.ddl);
+      await interrupted('short', 250);
+      await conn.run(`UPDATE ${NAMES.jobs} SET state = 'done', done_upto = '250' WHERE job = 'short' AND idx = 0`);
+      await conn.run(`UPDATE ${NAMES.jobs} SET end_key = '1800' WHERE job = 'short' AND idx = 3`);
+      const short = await migrate({ workers: { job: 'short' } }).catch((error) => error);
+      assert.equal(short?.code, 'ALE_INVALID_INPUT', `the job was reported done: ${JSON.stringify(short)}`);
+      assert.match(short.message, /job "short" has 2 inconsistent ranges/);
+      assert.match(short.message, /leave 450 rows of the table unvisited/);
+      assert.equal(await plaintext(), 450);
+    });
+
+    test(`${dialect}: a job table made before the fingerprint column gets it, and a job it already held is refused, since its parameters cannot be checked`, async () => {
+      await refill(conn, server.ddl);
+      await conn.run(`DROP TABLE IF EXISTS ${NAMES.oldJobs}`);
+      await conn.run(
+        `CREATE TABLE ${NAMES.oldJobs} (job varchar(64) NOT NULL, idx ${server.ddl.int} NOT NULL, start_key text, end_key text, state varchar(16) NOT NULL, ` +
+          'owner varchar(128), lease_until bigint NOT NULL, done_upto text, PRIMARY KEY (job, idx))',
+      );
+      await conn.run(`INSERT INTO ${NAMES.oldJobs} (job, idx, start_key, end_key, state, owner, lease_until, done_upto) VALUES ('before', 0, NULL, NULL, 'pending', NULL, 0, NULL)`);
+      const e = await migrate({ workers: { job: 'before', table: NAMES.oldJobs } }).catch((error) => error);
+      assert.equal(e?.code, 'ALE_INVALID_INPUT', `not refused: ${JSON.stringify(e)}`);
+      assert.match(e.message, /job "before" was made before jobs recorded their parameters/);
+      assert.equal(await plaintext(), ROWS);
+      const next = await migrate({ workers: { job: 'after', table: NAMES.oldJobs } });
+      assert.equal(next.written, ROWS);
+      const [{ n }] = await conn.run(`SELECT count(*) AS n FROM ${NAMES.oldJobs} WHERE job = 'after' AND fingerprint IS NOT NULL`);
+      assert.ok(Number(n) > 0);
+    });
+  });
+}
+
+// `written` on every driver: a tenant key store's load() runs between a batch's read and its write, so the
+// application can change rows there, deterministically; their compare-and-set then changes nothing.
+const writtenCases = [
+  ...Object.entries(SERVERS).flatMap(([dialect, server]) => (server.url ? Object.entries(server.drivers).map(([driver, open]) => ({ dialect, driver, open: () => open(server.url), ddl: server.ddl, workers: true })) : [])),
+  ...SQLITE_DRIVERS.map((driver) => ({ dialect: 'sqlite', driver, open: () => sqliteConn(driver), ddl: { int: 'integer', text: 'text', envelope: 'text' }, workers: false })),
+];
+for (const { dialect, driver, open, ddl, workers } of writtenCases) {
+  test(`${dialect} (${driver}): written counts only the updates that took; rows the application changed between a batch's read and its write are left to it and not counted`, async () => {
+    ale.initKeyRing([SECRET]);
+    const conn = await open();
+    try {
+      const mod = await import(`@sveltycms/ale/drizzle/${dialect}`);
+      await conn.run(`DROP TABLE IF EXISTS ${NAMES.keys}`);
+      const keys = mod.tenantKeys(conn.db, { kek: 'workers-kek-0123456789-abcdefghijklmnop', table: NAMES.keys, flushEvery: 0, changeCheckEvery: 0 });
+      await keys.ready();
+      const notes = await notesTable(dialect, mod, keys);
+      await refill(conn, ddl);
+      const load = keys.load.bind(keys);
+      let changed = false;
+      keys.load = async (tenant) => {
+        await load(tenant);
+        if (changed) return;
+        changed = true;
+        await conn.run(`UPDATE ${NAMES.notes} SET body = 'changed by the application' WHERE id <= 100`);
+      };
+      const run = (job) =>
+        mod.migratePlaintext(conn.db, {
+          table: notes,
+          key: notes.id,
+          columns: [{ column: notes.body }],
+          tenant: { column: notes.tenantId },
+          batchSize: 500,
+          ...(workers ? { workers: { job, table: NAMES.jobs } } : {}),
+        });
+      const first = await run('count-1');
+      assert.equal(first.written, ROWS - 100, `${first.written} written against ${ROWS - 100} rows changed`);
+      assert.deepEqual(await counts(conn), { plain: 100, sealed: ROWS - 100 });
+      const [{ body }] = await conn.run(`SELECT body FROM ${NAMES.notes} WHERE id = 1`);
+      assert.equal(body, 'changed by the application', "the application's write stands");
+      const second = await run('count-2');
+      assert.deepEqual([second.written, second.skipped], [100, ROWS - 100]);
+    } finally {
+      for (const name of [NAMES.notes, NAMES.jobs, NAMES.keys]) await conn.run(`DROP TABLE IF EXISTS ${name}`);
+      await conn.close();
+    }
+  });
+}
+
+/** A SQLite database in a temporary file, removed when closed. */
+async function sqliteConn(driver) {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'ale-workers-'));
+  const s = await openSqlite(join(dir, 'jobs.db'), { driver });
+  return {
+    db: s.db,
+    run: async (q) => (/^\s*select/i.test(q) ? s.all(q) : (s.exec(q), [])),
+    close: async () => {
+      s.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -13,7 +13,14 @@ import { binaryPlaintext, bytesOnly, textOnly, type Storage } from './storage.js
 export interface Progress {
   /** Rows read so far. */
   scanned: number;
-  /** Values written (encrypted, re-encrypted, or moved into the other storage) so far. */
+  /**
+   * Values written (encrypted, re-encrypted, or moved into the other
+   * storage) so far: compare-and-set updates that the database says changed
+   * their row (the driver's affected-row count). An update that changed no
+   * row is not counted: its row was changed by someone else since it was
+   * read (another worker, one whose lease ran out, or the application), and
+   * holds what they wrote.
+   */
   written: number;
   /**
    * Values that needed nothing (already envelopes, or already under the
@@ -64,13 +71,17 @@ export interface FetchedRow {
 export interface BatchDriver {
   /** Up to `limit` rows with a key above `afterKey` (all when undefined) and at most `upTo` (no bound when undefined), by key. */
   fetch(afterKey: unknown, limit: number, upTo?: unknown): Promise<FetchedRow[]>;
-  apply(updates: RowUpdate[]): Promise<void>;
+  /** Runs the updates in one transaction; resolves to how many of them changed their row. */
+  apply(updates: RowUpdate[]): Promise<number>;
   /** The key `offset` rows after the first key above `afterKey` (the start when undefined), or undefined past the end: where several workers cut the table into ranges. */
   keyAt?(afterKey: unknown, offset: number): Promise<unknown>;
 }
 
-/** The updates one row needs; what it leaves alone is counted in `progress`. */
-export type Plan = (row: FetchedRow, progress: Progress) => RowUpdate[];
+/**
+ * The updates one row needs; what it leaves alone is counted in `progress`.
+ * `operation` names what it does: a job of several workers is bound to it.
+ */
+export type Plan = ((row: FetchedRow, progress: Progress) => RowUpdate[]) & { operation?: string };
 
 /**
  * The shared loop: keyset pagination over the table by primary key, one
@@ -103,9 +114,8 @@ export async function batchLoop(
     const rows = await driver.fetch(after, batchSize);
     if (rows.length === 0) return;
     const updates = rows.flatMap((row) => plan(row, progress));
-    await driver.apply(updates);
+    progress.written += await driver.apply(updates);
     progress.scanned += rows.length;
-    progress.written += updates.length;
     progress.batches++;
     progress.lastKey = after = rows[rows.length - 1].key;
     options.onProgress?.({ ...progress });
@@ -126,12 +136,12 @@ export interface CellSpec {
   tenantKeys: boolean;
 }
 
-/** What to write into a non-NULL cell, or null when it needs nothing. */
-type Decide = (cell: string | Uint8Array, tenant: string, spec: CellSpec) => string | Uint8Array | null;
+/** What to write into a non-NULL cell, or null when it needs nothing; `operation` names what it does, as Plan's. */
+type Decide = ((cell: string | Uint8Array, tenant: string, spec: CellSpec) => string | Uint8Array | null) & { operation?: string };
 
 /** A plan that decides every non-NULL cell on its own (migratePlaintext, rotateKeys). */
 export function eachCell(specs: CellSpec[], decide: Decide): Plan {
-  return (row, progress) => {
+  const plan: Plan = (row, progress) => {
     const updates: RowUpdate[] = [];
     row.cells.forEach((cell, i) => {
       if (cell === null) {
@@ -144,6 +154,8 @@ export function eachCell(specs: CellSpec[], decide: Decide): Plan {
     });
     return updates;
   };
+  plan.operation = decide.operation;
+  return plan;
 }
 
 /** Runs `op` for one cell; a failure becomes an AleColumnError naming the table, column and row. */
@@ -158,7 +170,7 @@ function atCell<T>(spec: CellSpec, key: unknown, op: () => T): T {
  * rule its reads follow.
  */
 export function encryptPlaintext(ring: KeyRing | undefined): Decide {
-  return (cell, t, { collection: c, field: f, storage, sealer }) => {
+  const decide: Decide = (cell, t, { collection: c, field: f, storage, sealer }) => {
     if (storage === 'binary') {
       const text = binaryPlaintext(cell);
       if (text === undefined) return null;
@@ -168,6 +180,8 @@ export function encryptPlaintext(ring: KeyRing | undefined): Decide {
     const text = textOnly(cell);
     return (ring ?? sealer).encrypt(text, t, c, f);
   };
+  decide.operation = 'migratePlaintext';
+  return decide;
 }
 
 /**
@@ -188,7 +202,7 @@ export function loadingTenants(driver: BatchDriver, load: (tenant: string) => Pr
 
 /** Re-encrypt envelopes that only a previous key opens. Plaintext is an error. */
 export function reencryptUnderPrimary(ring: KeyRing): Decide {
-  return (cell, t, { collection: c, field: f, storage }) => {
+  const decide: Decide = (cell, t, { collection: c, field: f, storage }) => {
     if (storage === 'binary') {
       const bytes = bytesOnly(cell);
       if (ring.keyIndex(native.envelopeFromBytes(bytes), t, c, f) === 0) return null;
@@ -198,6 +212,8 @@ export function reencryptUnderPrimary(ring: KeyRing): Decide {
     if (ring.keyIndex(text, t, c, f) === 0) return null;
     return ring.encrypt(ring.decrypt(text, t, c, f), t, c, f);
   };
+  decide.operation = 'rotateKeys';
+  return decide;
 }
 
 /**
@@ -209,7 +225,7 @@ export function reencryptUnderPrimary(ring: KeyRing): Decide {
  * is its source.
  */
 export function moveToOtherStorage(pairs: { from: CellSpec; to: CellSpec }[]): Plan {
-  return (row, progress) => {
+  const plan: Plan = (row, progress) => {
     const updates: RowUpdate[] = [];
     pairs.forEach(({ from, to }, i) => {
       const source = row.cells[2 * i];
@@ -228,6 +244,8 @@ export function moveToOtherStorage(pairs: { from: CellSpec; to: CellSpec }[]): P
     });
     return updates;
   };
+  plan.operation = 'convertStorage';
+  return plan;
 }
 
 /** Whether a cell holds a v1 envelope, in either storage (a binary v1 envelope starts with byte 1). */

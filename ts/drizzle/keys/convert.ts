@@ -59,7 +59,7 @@ function underKey(cell: string | Uint8Array, storage: Storage, keyId: string): b
 
 function plan(keys: TenantKeys, cells: Cells): Plan {
   const sealer = keys.sealer;
-  return (row, progress) => {
+  const planned: Plan = (row, progress) => {
     const t = row.tenant as string;
     if (keys.isShredded(t)) {
       progress.skipped += row.cells.filter((c) => c !== null).length;
@@ -104,6 +104,9 @@ function plan(keys: TenantKeys, cells: Cells): Plan {
     });
     return updates;
   };
+  // a job of several workers is bound to the operation (leases.ts)
+  planned.operation = 'convertToTenantKeys';
+  return planned;
 }
 
 /** A column converted under a store that is not its own would no longer open through it. */
