@@ -23,6 +23,8 @@ const m = mysqlTable('m', { id: int('id').primaryKey(), doc: mysql.encryptedJson
 // storage: 'binary' changes what the driver gets (bytes), not the row types
 const bin = { collection: 'users', storage: 'binary' } as const;
 const sb = sqliteTable('sb', { id: integer('id').primaryKey(), email: sqlite.encryptedText('email', { collection: 'users', storage: 'binary' }), doc: sqlite.encryptedJson<{ a: number }>('doc', bin).notNull() });
+// Drizzle's own idiom for a JSON column's type works on ours too
+const st = sqliteTable('st', { id: integer('id').primaryKey(), doc: sqlite.encryptedJson('doc', opts).$type<{ a: number }>() });
 const pb = pgTable('pb', { id: serial('id').primaryKey(), email: pg.encryptedText('email', bin).notNull(), doc: pg.encryptedJson<{ a: number }>('doc', bin) });
 const mb = mysqlTable('mb', { id: int('id').primaryKey(), email: mysql.encryptedText('email', bin), emailText: mysql.encryptedText('email_text', { collection: 'users', storage: 'text' }) });
 declare const mysqlDb: Parameters<typeof mysql.convertStorage>[0];
@@ -36,6 +38,7 @@ const pRows = withTenant('t', () => pdb.select({ doc: p.doc }).from(p).where(mat
 const asyncResult = withTenant('t', async () => 1);
 
 export type Tests = [
+  Expect<Equal<(typeof st.$inferSelect)['doc'], { a: number } | null>>,
   Expect<Equal<(typeof s.$inferSelect)['doc'], { a: number } | null>>,
   Expect<Equal<(typeof s.$inferSelect)['email'], string>>,
   Expect<Equal<(typeof p.$inferSelect)['doc'], { a: number } | null>>,
