@@ -90,7 +90,7 @@ test('a release tarball with its platform package: every subpath export loads, n
   }
 });
 
-test('the README\'s examples pass a strict tsc --noEmit in a fresh app installed from the tarballs', () => {
+test('the README\'s examples (and docs/tenant-keys.md\'s) pass a strict tsc --noEmit in a fresh app installed from the tarballs', () => {
   const work = mkdtempSync(join(tmpdir(), 'ale-install-types-'));
   try {
     const tarballs = pack(work);
@@ -99,7 +99,8 @@ test('the README\'s examples pass a strict tsc --noEmit in a fresh app installed
     run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', ...dev], { cwd: app, env });
     const files = [];
     for (const [id, { page }] of Object.entries(EXAMPLES)) {
-      if (page !== 'README.md') continue;
+      // the README's, and those of the page its tenant-key section sends readers to
+      if (page !== 'README.md' && page !== 'docs/tenant-keys.md') continue;
       const code = example(id);
       // CommonJS blocks (require) as .cts, the rest as ES modules with top-level await
       const file = `readme-${id}.${/\brequire\(/.test(code) ? 'cts' : 'mts'}`;

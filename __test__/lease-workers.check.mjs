@@ -152,7 +152,7 @@ for (const [dialect, { url, connect }] of Object.entries(dialects)) {
 
 const pgUrl = dialects.pg.url;
 if (pgUrl) {
-  test("README: the several-workers example, run as two processes at once, re-encrypts every row under the primary key", { timeout: 120_000 }, async () => {
+  test("docs/tenant-keys.md: the several-workers example, run as two processes at once, re-encrypts every row under the primary key", { timeout: 120_000 }, async () => {
     const c = postgres(pgUrl, { max: 2, onnotice: () => {} });
     try {
       await c.unsafe('DROP TABLE IF EXISTS notes');

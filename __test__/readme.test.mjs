@@ -46,12 +46,12 @@ test('README: the core API example runs and round-trips', () => {
   assert.deepEqual(out.trim().split('\n'), ['ALE_AUTH_FAILED', 'alice@example.com']);
 });
 
-test('README: the fleet-count example runs: three values sealed, flushed, and counted on the data key', () => {
+test('docs/tenant-keys.md: the fleet-count example runs: three values sealed, flushed, and counted on the data key', () => {
   const out = runExample('fleet-counts.mjs', sqliteExample('fleet-counts'), { env: { KEY_ENCRYPTION_KEY: OLD_SECRET } });
   assert.match(out, /\[ 'data 3', 'index 0' \]|\[\s*"data 3",\s*"index 0",?\s*\]/);
 });
 
-test('README: the tenant-key example runs: a value under the tenant key, then ALE_KEY_SHREDDED after the shred', () => {
+test('docs/tenant-keys.md: the tenant-key example runs: a value under the tenant key, then ALE_KEY_SHREDDED after the shred', () => {
   const out = runExample('tenant-keys.mjs', sqliteExample('tenant-keys'), { env: { KEY_ENCRYPTION_KEY: OLD_SECRET } });
   assert.deepEqual(out.trim().split('\n'), ['hello', 'ALE_KEY_SHREDDED']);
 });

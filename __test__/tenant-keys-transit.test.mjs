@@ -219,7 +219,7 @@ if (address) {
       assert.deepEqual(await bodyOf(fresh()), [{ body: 'rotated' }], 'opens with version 1 retired');
     });
 
-    test("README: the key-service example runs: a tenant's value round-trips, and shred deletes its transit key", async () => {
+    test("docs/tenant-keys.md: the key-service example runs: a tenant's value round-trips, and shred deletes its transit key", async () => {
       const prefix = `${run}-readme-`;
       const code = sqliteExample('transit-kek').replace("prefix: 'cms-tenant-'", `prefix: '${prefix}'`);
       assert.notEqual(code, sqliteExample('transit-kek'), 'the example names its prefix as this test expects');
