@@ -3,7 +3,7 @@
 // own mappers (which would encrypt or decrypt) stay out of the way.
 import { and, asc, eq, getTableColumns, getTableName, gt, isNull, lte, sql, type Column, type SQL, type Table } from 'drizzle-orm';
 import type { KeyRing } from '../../index.js';
-import { codedError } from '../shared/json.js';
+import { codedError } from '../shared/errors.js';
 import type { JobTableSpec } from './jobs/table.js';
 import { runJob, type LeaseOptions } from './leases.js';
 import { eachCell, encryptPlaintext, loadingTenants, moveToOtherStorage, reencryptUnderPrimary, requireRing } from './operations.js';

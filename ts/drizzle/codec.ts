@@ -3,7 +3,8 @@
 // storage, and the column mappers that run values through it.
 import * as native from '../../index.js';
 import type { KeyRing } from '../../index.js';
-import { codedError, parseJson, stringifyJson } from '../shared/json.js';
+import { codedError } from '../shared/errors.js';
+import { parseJson, stringifyJson } from '../shared/json.js';
 import { AleColumnError, atColumn, failedRead } from './failures.js';
 import { countLegacyRead, legacyDeadline } from './legacy.js';
 import type { TenantKeys } from './keys/store.js';

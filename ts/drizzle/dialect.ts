@@ -1,7 +1,7 @@
 // One factory for the three dialect modules: the encrypted column types over
 // a dialect's customType(), and the batch helpers over its transactions.
 import { sql, type Column, type SQL } from 'drizzle-orm';
-import { codedError } from '../shared/json.js';
+import { codedError } from '../shared/errors.js';
 import { batchHelpers, type Transact } from './batch.js';
 import { fieldCodec, jsonMappers, textMappers, type EncryptedColumnOptions, type FieldCodec } from './codec.js';
 import { tenantConversion } from './keys/convert.js';
@@ -101,7 +101,7 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
      */
     blindIndexColumn<TName extends string>(name: TName, options: BlindIndexOptions): BuilderOf<D, TName, string | StoredIndex, 'text'> {
       if ((options as EncryptedColumnOptions)?.storage !== undefined) {
-        throw Object.assign(new Error(`blind index column "${name}": a blind index is stored as text; storage applies to encrypted columns`), { code: 'ALE_INVALID_INPUT' });
+        throw codedError('ALE_INVALID_INPUT', `blind index column "${name}": a blind index is stored as text; storage applies to encrypted columns`);
       }
       const codec = fieldCodec(options.field ?? name, options);
       // A StoredIndex read back from a row goes back as it is: hashing it again would break the row's lookups.

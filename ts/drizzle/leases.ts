@@ -14,7 +14,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { and, asc, eq, gt, isNull, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
-import { codedError } from '../shared/json.js';
+import { codedError } from '../shared/errors.js';
 import { checkChain, walkedTo, type Gap } from './jobs/chain.js';
 import { fingerprint } from './jobs/fingerprint.js';
 import type { JobTableSpec } from './jobs/table.js';

@@ -1,6 +1,7 @@
 // Legacy plaintext: how long a column with `legacyPlaintext` serves values
 // that are not envelopes, and how many it has served (see the option in
 // codec.ts).
+import { codedError } from '../shared/errors.js';
 import { state } from './state.js';
 
 /** How many legacy plaintext values each `collection.field` has read (legacyPlaintext: true). */
@@ -14,7 +15,7 @@ export function legacyDeadline(option: boolean | { until: Date | string } | unde
   if (option === true) return Infinity;
   const until = new Date(option.until).getTime();
   if (Number.isNaN(until)) {
-    throw Object.assign(new Error(`encrypted column "${column}": legacyPlaintext.until must be a Date or a date string`), { code: 'ALE_INVALID_INPUT' });
+    throw codedError('ALE_INVALID_INPUT', `encrypted column "${column}": legacyPlaintext.until must be a Date or a date string`);
   }
   return until;
 }

@@ -5,7 +5,7 @@
 import * as native from '../../index.js';
 import type { KeyRing } from '../../index.js';
 import { atColumn } from './failures.js';
-import { codedError } from '../shared/json.js';
+import { codedError } from '../shared/errors.js';
 import type { Sealer } from './process-ring.js';
 import { binaryPlaintext, bytesOnly, textOnly, type Storage } from './storage.js';
 
@@ -108,7 +108,7 @@ export async function batchLoop(
   afterBatch?: (lastKey: unknown) => Promise<boolean>,
 ): Promise<void> {
   const batchSize = options.batchSize ?? 500;
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw new TypeError('batchSize must be a positive integer');
+  if (!Number.isInteger(batchSize) || batchSize < 1) throw codedError('ALE_INVALID_INPUT', 'options.batchSize must be a positive integer');
   let after: unknown = options.after;
   for (;;) {
     const rows = await driver.fetch(after, batchSize);

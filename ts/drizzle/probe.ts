@@ -1,5 +1,6 @@
 // What a column says about itself when asked (asking.ts): an encrypted
 // column answers with its ColumnInfo, a blind-index column with its codec.
+import { codedError } from '../shared/errors.js';
 import type { FieldCodec } from './codec.js';
 import type { TenantKeys } from './keys/store.js';
 import type { Sealer } from './process-ring.js';
@@ -34,7 +35,7 @@ export function columnInfo(column: unknown): ColumnInfo | undefined {
 export function codecOf(column: unknown): FieldCodec {
   const codec = ask(column, CODEC_PROBE);
   if (typeof codec !== 'object' || codec === null || typeof (codec as FieldCodec).blindIndexes !== 'function') {
-    throw Object.assign(new TypeError('matchBlindIndex: the column is not a blindIndexColumn'), { code: 'ALE_INVALID_INPUT' });
+    throw codedError('ALE_INVALID_INPUT', 'matchBlindIndex: the column is not a blindIndexColumn');
   }
   return codec as FieldCodec;
 }

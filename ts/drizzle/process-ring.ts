@@ -7,7 +7,7 @@
 // ALE_INVALID_KEY before anything is written, and is tried again on the
 // next use, so a key set later is picked up.
 import * as native from '../../index.js';
-import type { CodedError } from '../shared/json.js';
+import type { CodedError } from '../shared/errors.js';
 
 type Call<V, R> = (value: V, tenantId: string, collectionId: string, fieldName: string) => R;
 

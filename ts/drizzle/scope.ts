@@ -1,6 +1,6 @@
 // The tenant scope: withTenant() sets the tenant that encrypted columns bind
 // their values to, for everything `fn` runs, across `await`.
-import { codedError } from '../shared/json.js';
+import { codedError } from '../shared/errors.js';
 import { state } from './state.js';
 
 /** What withTenant() returns for `fn`'s result: a thenable (a lazy query) becomes a Promise of its result. */

@@ -3,7 +3,7 @@
 // and what is an error, for reads (codec.ts) and for the batch operations
 // (operations.ts) alike, so that the two never disagree.
 import * as native from '../../index.js';
-import { codedError } from '../shared/json.js';
+import { codedError } from '../shared/errors.js';
 
 /**
  * How a column stores its envelopes: 'text', the `v1:…` form in a text

@@ -4,7 +4,7 @@
 // value's text; secrets are named by position or variable.
 /// <reference lib="es2024.string" />
 import { types } from 'node:util';
-import { codedError, type CodedError } from '../shared/json.js';
+import { codedError, type CodedError } from '../shared/errors.js';
 
 export type { CodedError };
 

@@ -3,12 +3,7 @@
 // here is authentic plaintext, so it never reaches a caller or a log: it is
 // replaced by a coded error that says what happened and nothing of the value.
 
-/** An Error with a stable `code`. */
-export type CodedError = Error & { code: string };
-
-export function codedError(code: string, message: string): CodedError {
-  return Object.assign(new Error(message), { code });
-}
+import { codedError } from './errors.js';
 
 /** `JSON.parse(text)`, or `ALE_INVALID_JSON` without the text or the parser's message. */
 export function parseJson(text: string): unknown {

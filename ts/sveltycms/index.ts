@@ -5,7 +5,8 @@
 // one differs, is in docs/sveltycms.md.
 import * as native from '../../index.js';
 import type { KeyRing } from '../../index.js';
-import { codedError, parseJson, stringifyJson, type CodedError } from '../shared/json.js';
+import { codedError, type CodedError } from '../shared/errors.js';
+import { parseJson, stringifyJson } from '../shared/json.js';
 
 /** Where a value lives: the tenant and the collection (the field is passed beside it). */
 export interface FieldEncryptionContext {

@@ -2,7 +2,7 @@
 // tenants page by page, and destroy a tenant's decrypt-only data keys once
 // no value needs them. The store's methods of the same names call these.
 import { and, eq, gt, inArray, or, sql, type Column, type SQL, type Table } from 'drizzle-orm';
-import { codedError } from '../../shared/json.js';
+import { codedError } from '../../shared/errors.js';
 import { ask, COLUMN_PROBE } from '../asking.js';
 import type { StoreInternals } from './internals.js';
 

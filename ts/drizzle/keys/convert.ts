@@ -5,7 +5,7 @@
 // tenant's index key. It runs on the batched, resumable loop of
 // migratePlaintext and rotateKeys.
 import { getTableName, type Column, type Table } from 'drizzle-orm';
-import { codedError } from '../../shared/json.js';
+import { codedError } from '../../shared/errors.js';
 import { cellSpec, drizzleDriver, type ColumnSpec, type Transact } from '../batch.js';
 import { atColumn } from '../failures.js';
 import type { JobTableSpec } from '../jobs/table.js';

@@ -1,6 +1,6 @@
 // The tenant key store's coded errors. Messages name tenants and key ids,
 // which are not secret, and never a key, a wrapped key or a value.
-import { codedError, type CodedError } from '../../shared/json.js';
+import { codedError, type CodedError } from '../../shared/errors.js';
 
 /** A column that uses `keys` ran for a tenant whose keys are not in memory. */
 export const keyNotLoaded = (tenant: string): CodedError =>

@@ -5,7 +5,7 @@
 import { createCipheriv, createDecipheriv, createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { types } from 'node:util';
 import { resolveSecret } from '../../fallback/keys.js';
-import { codedError } from '../../shared/json.js';
+import { codedError } from '../../shared/errors.js';
 
 /**
  * What wraps and unwraps tenant keys. `id` names the key that wraps new

@@ -6,7 +6,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { and, eq, gt, lt, max, sql, type SQL } from 'drizzle-orm';
 import * as native from '../../../index.js';
 import type { KeyRing } from '../../../index.js';
-import { codedError } from '../../shared/json.js';
+import { codedError } from '../../shared/errors.js';
 import { processRing, type Sealer } from '../process-ring.js';
 import { withTenant as inTenantScope } from '../scope.js';
 import { clock, startClock, TenantCache, type Entry } from './cache.js';
@@ -644,7 +644,7 @@ export class TenantKeys {
       const key = await this.#kek.unwrap(row.wrappedKey, ref, wrapAad(row.tenant, row.keyId, row.purpose), row.tenant);
       if (key.length !== KEY_BYTES) {
         key.fill(0);
-        throw new Error('wrong length');
+        throw codedError('ALE_AUTH_FAILED', 'the unwrapped key is not 32 bytes');
       }
       return key;
     } catch (e) {

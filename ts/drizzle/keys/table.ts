@@ -1,7 +1,7 @@
 // What every dialect's key table has in common: its rows, the name rule, and
 // how a dialect describes itself to the key store.
 import type { SQL } from 'drizzle-orm';
-import { codedError } from '../../shared/json.js';
+import { codedError } from '../../shared/errors.js';
 
 /** What a key is for: sealing values, or keying their blind indexes. */
 export type Purpose = 'data' | 'index';

@@ -13,7 +13,7 @@
 // appears in no message. Wraps and unwraps asked for together go out as one
 // request. The bytes of requests and answers are transit-body.ts's.
 import { createHash } from 'node:crypto';
-import { codedError, type CodedError } from '../../shared/json.js';
+import { codedError, type CodedError } from '../../shared/errors.js';
 import type { KekProvider } from './kek.js';
 import { ANSWER_CAP_TEXT, MAX_ITEMS, batchBody, parseAnswer, readCapped, resultsOf, wipeResult, type BatchItem } from './transit-body.js';
 
@@ -91,12 +91,13 @@ function unavailable(address: string, what: string): CodedError {
 export function transitKek(options: TransitKekOptions): KekProvider {
   const { address, token, mount = 'transit', key, keyPerTenant, timeoutMs = 2_000, retries = 2, namespace } = options ?? ({} as TransitKekOptions);
   const invalid = (why: string) => codedError('ALE_INVALID_INPUT', `transitKek: ${why}`);
+  const badAddress = () => invalid('options.address must be a URL such as http://127.0.0.1:8200');
+  if (typeof address !== 'string') throw badAddress();
   let base: URL;
   try {
-    if (typeof address !== 'string') throw new TypeError('no address');
     base = new URL(address);
   } catch {
-    throw invalid('options.address must be a URL such as http://127.0.0.1:8200');
+    throw badAddress();
   }
   if (typeof token !== 'string' || token.length === 0) throw invalid('options.token must be a non-empty string');
   if ((key === undefined) === (keyPerTenant === undefined)) throw invalid('give options.key (one transit key) or options.keyPerTenant (a key per tenant), not both');
