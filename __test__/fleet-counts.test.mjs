@@ -51,7 +51,7 @@ for (const [dialect, { url, mod, connect }] of Object.entries(dialects)) {
     });
 
     test(`${PROCESSES} processes × ${VALUES.toLocaleString('en-US')} values: the stored count is their sum once they have flushed, and the key rotates at the threshold`, { timeout: 120_000 }, async () => {
-      const keys = mod.tenantKeys(conn.db, { kek: KEK, table: TABLE, changeCheckEvery: 0, flushEvery: 0 });
+      const keys = mod.tenantKeys(conn.db, { kek: KEK, table: TABLE, changeCheckEveryMs: 0, flushEveryMs: 0 });
       await keys.ready();
       await keys.load('acme');
       const first = keys.activeKeyId('acme');
@@ -63,10 +63,10 @@ for (const [dialect, { url, mod, connect }] of Object.entries(dialects)) {
       // the index key seals nothing
       assert.equal((await keys.describe('acme')).find((k) => k.purpose === 'index').encryptions, 0);
       // below the threshold nothing happens; at it, the first read of the rows rotates
-      const below = mod.tenantKeys(conn.db, { kek: KEK, table: TABLE, changeCheckEvery: 0, flushEvery: 0, rotateAfter: total + 1 });
+      const below = mod.tenantKeys(conn.db, { kek: KEK, table: TABLE, changeCheckEveryMs: 0, flushEveryMs: 0, rotateAfterEncryptions: total + 1 });
       await below.load('acme');
       assert.equal(below.activeKeyId('acme'), first);
-      const at = mod.tenantKeys(conn.db, { kek: KEK, table: TABLE, changeCheckEvery: 0, flushEvery: 0, rotateAfter: total });
+      const at = mod.tenantKeys(conn.db, { kek: KEK, table: TABLE, changeCheckEveryMs: 0, flushEveryMs: 0, rotateAfterEncryptions: total });
       await at.load('acme');
       const second = at.activeKeyId('acme');
       assert.notEqual(second, first, 'rotated at the threshold');

@@ -41,7 +41,7 @@ async function withKeys(dialect, url, fn) {
   const { drizzle } = dialect === 'pg' ? await import('drizzle-orm/postgres-js') : await import('drizzle-orm/mysql2');
   const client = dialect === 'pg' ? postgres(url, { max: 2, onnotice: () => {} }) : createPool({ uri: url, connectionLimit: 2 });
   try {
-    return await fn(mod.tenantKeys(drizzle(client), { kek: KEK, flushEvery: 0, changeCheckEvery: 0 }));
+    return await fn(mod.tenantKeys(drizzle(client), { kek: KEK, flushEveryMs: 0, changeCheckEveryMs: 0 }));
   } finally {
     await client.end();
   }

@@ -36,7 +36,7 @@ test('backups: a snapshot taken before a shred opens the tenant while the old KE
   try {
     const s = await openSqlite(live);
     for (const stmt of keyedDdl(types)) s.exec(stmt);
-    const keys = mod.tenantKeys(s.db, { kek: KEK, changeCheckEvery: 0 });
+    const keys = mod.tenantKeys(s.db, { kek: KEK, changeCheckEveryMs: 0 });
     await keys.ready();
     const { notes } = defineKeyedTables(mod, builders, keys);
     for (const tenant of ['acme', 'globex']) {
@@ -52,7 +52,7 @@ test('backups: a snapshot taken before a shred opens the tenant while the old KE
     const bodyOf = async (file, kek, tenant) => {
       const b = await openSqlite(file, { wal: false });
       try {
-        const store = mod.tenantKeys(b.db, { kek, changeCheckEvery: 0 });
+        const store = mod.tenantKeys(b.db, { kek, changeCheckEveryMs: 0 });
         const table = defineKeyedTables(mod, builders, store).notes;
         const rows = await store.withTenant(tenant, () => b.db.select({ body: table.body }).from(table).where(eq(table.tenantId, tenant)));
         return rows.map((r) => r.body);

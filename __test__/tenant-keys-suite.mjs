@@ -113,7 +113,7 @@ export function tenantKeysSuite(d) {
     });
     beforeEach(async () => {
       for (const stmt of ['DROP TABLE IF EXISTS tk_notes', 'DROP TABLE IF EXISTS ale_keys', ...keyedDdl(d.types)]) await conn.query(stmt);
-      keys = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
+      keys = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       t = defineKeyedTables(mod, d.builders, keys);
       await keys.ready();
       await keys.ready(); // a second time is a no-op
@@ -155,7 +155,7 @@ export function tenantKeysSuite(d) {
     });
 
     test('a tenant whose keys are not loaded: ALE_KEY_NOT_LOADED naming how to load them; concurrent loads create one set of keys', async () => {
-      const fresh = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
+      const fresh = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       const table = defineKeyedTables(mod, d.builders, fresh).notes;
       let error;
       try {
@@ -174,7 +174,7 @@ export function tenantKeysSuite(d) {
           return typeof v === 'function' ? v.bind(target) : v;
         },
       });
-      const shared = mod.tenantKeys(counting, { kek: kek(), changeCheckEvery: 0 });
+      const shared = mod.tenantKeys(counting, { kek: kek(), changeCheckEveryMs: 0 });
       selects = 0; // telling a database from options looked at select
       await Promise.all(Array.from({ length: 8 }, () => shared.load('initech')));
       // one read, and one more of the rows it created (their timestamps are the database's)
@@ -277,7 +277,7 @@ export function tenantKeysSuite(d) {
 
     test('readV1: false refuses v1 values in keys columns with ALE_UNSUPPORTED_VERSION, and their v1-era indexes no longer match; the default reads them', async () => {
       await mod.withTenant('acme', () => db.insert(t.plainNotes).values([{ id: 1, tenantId: 'acme', body: 'old one', bodyIndex: 'old one', meta: { v: 1 } }]));
-      const strict = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0, readV1: false });
+      const strict = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0, readV1: false });
       const strictNotes = defineKeyedTables(mod, d.builders, strict).notes;
       const readWith = (store, table) => store.withTenant('acme', () => db.select({ body: table.body }).from(table).where(eq(table.id, 1)));
       assert.deepEqual(await readWith(keys, t.notes), [{ body: 'old one' }], 'the default reads v1');
@@ -337,7 +337,7 @@ export function tenantKeysSuite(d) {
       assert.equal(after.find((k) => k.keyId === data.keyId).state, 'destroyed');
       assert.deepEqual((await read('acme')).map((r) => r.body), ['first', 'second']);
       // another process reads the tenant without the destroyed key
-      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
+      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       assert.deepEqual((await other.withTenant('acme', () => db.select({ body: t.notes.body }).from(t.notes).orderBy(t.notes.id))).map((r) => r.body), ['first', 'second']);
       assert.deepEqual(await keys.destroyRetired('acme', uses), { destroyed: [] });
       // tenants(), page by page
@@ -397,7 +397,7 @@ export function tenantKeysSuite(d) {
       assert.ok(stored.every((r) => r.wrappedKey === null));
       assert.deepEqual((await read('globex')).map((r) => r.body), ['globex plans']);
       // another store, as a restarted process: acme stays shredded, and loading does not bring keys back
-      const restarted = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
+      const restarted = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       await restarted.load('acme');
       assert.equal(restarted.isShredded('acme'), true);
       assert.equal(await codeOf(() => restarted.withTenant('acme', () => restarted.sealer.decrypt('v1:x', 'acme', 'notes', 'body'))), 'ALE_KEY_SHREDDED');
@@ -425,11 +425,11 @@ export function tenantKeysSuite(d) {
         assert.notEqual(row.kek, old.kek);
       }
       assert.deepEqual(await conn.query('SELECT id, body FROM tk_notes ORDER BY id'), dataBefore);
-      const onlyNew = mod.tenantKeys(db, { kek: newKek(), changeCheckEvery: 0 });
+      const onlyNew = mod.tenantKeys(db, { kek: newKek(), changeCheckEveryMs: 0 });
       const table = defineKeyedTables(mod, d.builders, onlyNew).notes;
       const bodies = await onlyNew.withTenant('acme', () => db.select({ body: table.body }).from(table).where(eq(table.tenantId, 'acme')));
       assert.deepEqual(bodies, [{ body: 'kept' }]);
-      const onlyOld = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
+      const onlyOld = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       assert.equal(await codeOf(() => onlyOld.load('globex')), 'ALE_INVALID_KEY');
       // the old store, given [new, old], still wraps new tenants under the new KEK
       await keys.load('newco');
@@ -441,7 +441,7 @@ export function tenantKeysSuite(d) {
       await keys.load('globex');
       const [a] = await db.select().from(mod.aleKeys).where(and(eq(mod.aleKeys.tenant, 'acme'), eq(mod.aleKeys.purpose, 'data')));
       await db.update(mod.aleKeys).set({ wrappedKey: a.wrappedKey }).where(eq(mod.aleKeys.tenant, 'globex'));
-      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
+      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       assert.equal(await codeOf(() => other.load('globex')), 'ALE_AUTH_FAILED');
     });
 
@@ -455,7 +455,7 @@ export function tenantKeysSuite(d) {
       assert.deepEqual(await byId('acme', 1), [{ body: 'body of "acme"' }]);
       assert.deepEqual(await byId('acme ', 3), [{ body: 'body of "acme "' }]);
       assert.equal(await codeOf(() => byId('Acme', 2)), 'ALE_KEY_SHREDDED');
-      const fresh = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
+      const fresh = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       await fresh.load('acme');
       assert.equal(fresh.isShredded('acme'), false);
     });
@@ -463,7 +463,7 @@ export function tenantKeysSuite(d) {
     test('a tenant id with a lone surrogate is refused with ALE_INVALID_CONTEXT before any query: it cannot alias the tenant whose id has U+FFFD there', async () => {
       await insert('victim\uFFFD', [{ id: 1, body: 'the victim\'s' }]);
       const before = await keys.describe('victim\uFFFD');
-      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
+      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       for (const id of ['victim\uD800', 'victim\uDC00', '\uD800']) {
         for (const [what, op] of [['describe', () => other.describe(id)], ['load', () => other.load(id)], ['shred', () => other.shred(id)], ['rotate', () => other.rotate(id)], ['withTenant', () => other.withTenant(id, () => 1)]]) {
           assert.equal(await codeOf(op), 'ALE_INVALID_CONTEXT', `${what}(${JSON.stringify(id)})`);
@@ -480,7 +480,7 @@ export function tenantKeysSuite(d) {
       let unwraps = 0;
       const local = mod.localKek(KEK);
       const counting = { id: local.id, holds: (r) => local.holds(r), wrap: (...a) => local.wrap(...a), unwrap: (...a) => (unwraps++, local.unwrap(...a)) };
-      const store = mod.tenantKeys(db, { kek: counting, changeCheckEvery: 0 });
+      const store = mod.tenantKeys(db, { kek: counting, changeCheckEveryMs: 0 });
       const notes = defineKeyedTables(mod, d.builders, store).notes;
       await store.withTenant('globex', () => db.insert(notes).values({ id: 1, tenantId: 'globex', body: "globex's" }));
       await store.load('acme');
@@ -496,7 +496,7 @@ export function tenantKeysSuite(d) {
 
     test('a shred wins over a load that was reading when it happened', async () => {
       await insert('acme', [{ id: 1, body: 'x' }]);
-      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 0 });
+      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       const loading = other.load('acme'); // reads the rows now, unwraps after
       await other.shred('acme');
       await loading;
@@ -506,10 +506,10 @@ export function tenantKeysSuite(d) {
 
     test('ready() adds the encryption-count column to a key table made before it, and runs again harmlessly; flush() adds counts to it', async () => {
       await conn.query('DROP TABLE IF EXISTS upgraded_keys');
-      const old = mod.tenantKeys(db, { kek: kek(), table: 'upgraded_keys', changeCheckEvery: 0, flushEvery: 0 });
+      const old = mod.tenantKeys(db, { kek: kek(), table: 'upgraded_keys', changeCheckEveryMs: 0, flushEveryMs: 0 });
       await old.ready();
       await conn.query('ALTER TABLE upgraded_keys DROP COLUMN encryptions');
-      const store = mod.tenantKeys(db, { kek: kek(), table: 'upgraded_keys', changeCheckEvery: 0, flushEvery: 0 });
+      const store = mod.tenantKeys(db, { kek: kek(), table: 'upgraded_keys', changeCheckEveryMs: 0, flushEveryMs: 0 });
       await store.ready();
       await store.ready();
       await store.load('acme');
@@ -536,11 +536,16 @@ export function tenantKeysSuite(d) {
       await keys.load('t'.repeat(191));
       for (const table of ['Ale_Keys', 'ale-keys', '1keys', 'x'.repeat(49)]) assert.equal(await codeOf(() => mod.tenantKeys(db, { kek: kek(), table })), 'ALE_INVALID_INPUT', table);
       assert.equal(await codeOf(() => mod.tenantKeys(db, { kek: 'too short' })), 'ALE_INVALID_KEY');
+      // options renamed once, before the first release: the old names are refused, naming the new
+      const renamed = await (async () => mod.tenantKeys(db, { kek: kek(), recheckAfter: 1_000 }))().catch((e) => e);
+      assert.equal(renamed?.code, 'ALE_INVALID_INPUT');
+      assert.match(renamed.message, /unknown option "recheckAfter"; it is called recheckAfterMs now/);
+      assert.equal(await codeOf(() => mod.tenantKeys(db, { kek: kek(), rotateAfter: 5 })), 'ALE_INVALID_INPUT');
       assert.equal(await codeOf(() => mod.tenantKeys(db, {}).load('acme')), 'ALE_NOT_INITIALIZED', 'no KEK yet: given later with bind()');
     });
 
     test('the cache is bounded: past maxTenants a tenant not used since is dropped, its keys leave the ring, and it must be loaded again', async () => {
-      const small = mod.tenantKeys(db, { kek: kek(), maxTenants: 3, changeCheckEvery: 0 });
+      const small = mod.tenantKeys(db, { kek: kek(), maxTenants: 3, changeCheckEveryMs: 0 });
       for (const tenant of ['a', 'b', 'c', 'd', 'e']) await small.load(tenant);
       assert.equal(small.loadedTenants, 3);
       assert.equal(await codeOf(() => small.sealer.encrypt('x', 'a', 'notes', 'body')), 'ALE_KEY_NOT_LOADED');
@@ -549,7 +554,7 @@ export function tenantKeysSuite(d) {
     });
 
     test('the sealer remembers the tenant it served last, but a forget, an eviction or a shred of that tenant is seen on its next value', async () => {
-      const small = mod.tenantKeys(db, { kek: kek(), maxTenants: 1, changeCheckEvery: 0 });
+      const small = mod.tenantKeys(db, { kek: kek(), maxTenants: 1, changeCheckEveryMs: 0 });
       const seal = (tenant) => small.sealer.encrypt('x', tenant, 'notes', 'body');
       await small.load('m1');
       assert.ok(seal('m1').startsWith('v2:') && seal('m1').startsWith('v2:'));
@@ -566,7 +571,7 @@ export function tenantKeysSuite(d) {
 
     test('a process idle since before another one shredded a tenant sees the shred on its first withTenant after the change-check interval', async () => {
       await insert('acme', [{ id: 1, body: 'x' }]);
-      const idle = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 200 });
+      const idle = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 200 });
       const table = defineKeyedTables(mod, d.builders, idle).notes;
       const first = () => idle.withTenant('acme', () => db.select({ body: table.body }).from(table).where(eq(table.id, 1)));
       assert.deepEqual(await first(), [{ body: 'x' }]);
@@ -585,7 +590,7 @@ export function tenantKeysSuite(d) {
           p.on('close', (code) => (code === 0 && out.includes('done') ? resolve() : reject(new Error(`the ${action} process exited ${code}: ${out}`))));
         });
       await inSkewedProcess('load', 600_000);
-      const reader = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 200, flushEvery: 0 });
+      const reader = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 200, flushEveryMs: 0 });
       await reader.load('skewed');
       const seal = () => reader.sealer.encrypt('x', 'skewed', 'notes', 'body');
       assert.ok(seal().startsWith('v2:'));
@@ -599,13 +604,13 @@ export function tenantKeysSuite(d) {
       }
       const seenAfter = performance.now() - shredAt;
       assert.equal(code, 'ALE_KEY_SHREDDED');
-      // changeCheckEvery (200 ms) plus one query, with room for a busy host
+      // changeCheckEveryMs (200 ms) plus one query, with room for a busy host
       assert.ok(seenAfter < 2_000, `seen ${Math.round(seenAfter)} ms after the shred`);
     });
 
     test('the bound for a column used without load(): after a shred elsewhere, a synchronous loop goes on until its next await; then the background check sees it within one query and one re-read', async () => {
       await insert('acme', [{ id: 1, body: 'x' }]);
-      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 100, flushEvery: 0 });
+      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 100, flushEveryMs: 0 });
       await other.load('acme');
       const seal = () => other.sealer.encrypt('x', 'acme', 'notes', 'body');
       seal();
@@ -620,7 +625,7 @@ export function tenantKeysSuite(d) {
       }
       assert.equal(code, 'ALE_KEY_SHREDDED');
       // a synchronous loop on a fresh process state: every call until the next await goes through
-      const third = mod.tenantKeys(db, { kek: kek(), changeCheckEvery: 100, flushEvery: 0 });
+      const third = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 100, flushEveryMs: 0 });
       await insert('globex', [{ id: 2, body: 'y' }]);
       await third.load('globex');
       await keys.shred('globex');
@@ -645,7 +650,7 @@ export function tenantKeysSuite(d) {
       assert.ok(performance.now() - after < 2_000, 'seen within one query and one re-read after the loop yields');
     });
 
-    test('another process sees a rotation and a shred within the bound (recheckAfter, or sooner through the change check)', async () => {
+    test('another process sees a rotation and a shred within the bound (recheckAfterMs, or sooner through the change check)', async () => {
       await insert('acme', [{ id: 1, body: 'watched', meta: null }]);
       const w = startWatcher(conn.target, 'acme', specs.current);
       try {

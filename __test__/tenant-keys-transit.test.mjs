@@ -77,7 +77,7 @@ if (address) {
     test('an outage: loading a new tenant fails with ALE_KEK_UNAVAILABLE within the bound, loaded tenants keep working, and loads work again once the service is back', { skip: !process.env.BAO_PID && 'BAO_PID is not set' }, async () => {
       const pid = Number(process.env.BAO_PID);
       const kek = mod.transitKek({ address, token, key: `${run}-outage`, timeoutMs: 300, retries: 1 });
-      const keys = mod.tenantKeys(s.db, { kek, table: 'outage_keys', changeCheckEvery: 0 });
+      const keys = mod.tenantKeys(s.db, { kek, table: 'outage_keys', changeCheckEveryMs: 0 });
       await keys.ready();
       const notes = defineKeyedTables(mod, builders, keys).notes;
       await keys.withTenant('acme', () => s.db.insert(notes).values({ id: 1, tenantId: 'acme', body: 'before', bodyIndex: 'before' }));
@@ -105,7 +105,7 @@ if (address) {
       const inner = mod.transitKek({ address, token, key: `${run}-count` });
       const calls = { wrap: 0, unwrap: 0 };
       const counting = { ...inner, id: inner.id, holds: inner.holds, wrap: (...a) => (calls.wrap++, inner.wrap(...a)), unwrap: (...a) => (calls.unwrap++, inner.unwrap(...a)) };
-      const keys = mod.tenantKeys(s.db, { kek: counting, table: 'count_keys', changeCheckEvery: 0 });
+      const keys = mod.tenantKeys(s.db, { kek: counting, table: 'count_keys', changeCheckEveryMs: 0 });
       await keys.ready();
       // requests to the service, counted where they leave the process
       const realFetch = globalThis.fetch;
@@ -116,7 +116,7 @@ if (address) {
         // first use: the data key and the index key are made and wrapped, then unwrapped, once each, in one request each way
         assert.deepEqual(calls, { wrap: 2, unwrap: 2 });
         assert.deepEqual(requests, [`POST /v1/transit/encrypt/${run}-count`, `POST /v1/transit/decrypt/${run}-count`]);
-        const again = mod.tenantKeys(s.db, { kek: counting, table: 'count_keys', changeCheckEvery: 0 });
+        const again = mod.tenantKeys(s.db, { kek: counting, table: 'count_keys', changeCheckEveryMs: 0 });
         await Promise.all(Array.from({ length: 10 }, () => again.load('acme')));
         assert.deepEqual(calls, { wrap: 2, unwrap: 4 });
         assert.equal(requests.length, 3, 'a load from the table: one request');
@@ -127,7 +127,7 @@ if (address) {
 
     test('one bad row fails its own tenant only: the other tenants loaded in the same turn, under one transit key, load', async () => {
       const kek = () => mod.transitKek({ address, token, key: `${run}-rows` });
-      const keys = mod.tenantKeys(s.db, { kek: kek(), table: 'rows_keys', changeCheckEvery: 0 });
+      const keys = mod.tenantKeys(s.db, { kek: kek(), table: 'rows_keys', changeCheckEveryMs: 0 });
       await keys.ready();
       const tenants = ['acme', 'globex', 'initech', 'umbrella'];
       for (const tenant of tenants) await keys.load(tenant);
@@ -135,7 +135,7 @@ if (address) {
       const [{ w }] = await s.all("SELECT wrapped_key AS w FROM rows_keys WHERE tenant = 'acme' AND purpose = 'index'");
       assert.match(w, /^vault:v1:[A-Za-z0-9+/=]+$/);
       s.exec(`UPDATE rows_keys SET wrapped_key = '${w}' WHERE tenant = 'acme' AND purpose = 'data'`);
-      const fresh = mod.tenantKeys(s.db, { kek: kek(), table: 'rows_keys', changeCheckEvery: 0 });
+      const fresh = mod.tenantKeys(s.db, { kek: kek(), table: 'rows_keys', changeCheckEveryMs: 0 });
       const realFetch = globalThis.fetch;
       const requests = [];
       globalThis.fetch = (url, init) => (requests.push(`${init?.method} ${new URL(url).pathname}`), realFetch(url, init));
@@ -170,7 +170,7 @@ if (address) {
 
     test('a key per tenant: a backup restored after the shred holds nothing that opens the tenant, and the other tenants open', async () => {
       const kek = () => mod.transitKek({ address, token, keyPerTenant: { prefix: `${run}-bk-` } });
-      const keys = mod.tenantKeys(s.db, { kek: kek(), table: 'backup_keys', changeCheckEvery: 0 });
+      const keys = mod.tenantKeys(s.db, { kek: kek(), table: 'backup_keys', changeCheckEveryMs: 0 });
       await keys.ready();
       const notes = defineKeyedTables(mod, builders, keys).notes;
       for (const [id, tenant] of [[10, 'acme'], [11, 'globex']]) {
@@ -182,7 +182,7 @@ if (address) {
       await keys.shred('acme');
       const restored = await openSqlite(backup, { driver: SQLITE_DRIVERS[0] });
       try {
-        const store = mod.tenantKeys(restored.db, { kek: kek(), table: 'backup_keys', changeCheckEvery: 0 });
+        const store = mod.tenantKeys(restored.db, { kek: kek(), table: 'backup_keys', changeCheckEveryMs: 0 });
         const table = defineKeyedTables(mod, builders, store).notes;
         const bodyOf = (tenant) => store.withTenant(tenant, () => restored.db.select({ body: table.body }).from(table).where(eq(table.tenantId, tenant)));
         // the backup's rows still hold acme's wrapped keys, but its transit key is gone
@@ -199,12 +199,12 @@ if (address) {
     test("the engine's key rotation: old versions keep opening, rewrap moves every key to the newest, then the old version can be retired", async () => {
       const name = `${run}-rot`;
       const kek = () => mod.transitKek({ address, token, key: name });
-      const keys = mod.tenantKeys(s.db, { kek: kek(), table: 'rot_keys', changeCheckEvery: 0 });
+      const keys = mod.tenantKeys(s.db, { kek: kek(), table: 'rot_keys', changeCheckEveryMs: 0 });
       await keys.ready();
       const notes = defineKeyedTables(mod, builders, keys).notes;
       await keys.withTenant('acme', () => s.db.insert(notes).values({ id: 20, tenantId: 'acme', body: 'rotated', bodyIndex: 'x' }));
       await bao('POST', `transit/keys/${name}/rotate`);
-      const fresh = () => mod.tenantKeys(s.db, { kek: kek(), table: 'rot_keys', changeCheckEvery: 0 });
+      const fresh = () => mod.tenantKeys(s.db, { kek: kek(), table: 'rot_keys', changeCheckEveryMs: 0 });
       const bodyOf = async (store) => {
         const table = defineKeyedTables(mod, builders, store).notes;
         return store.withTenant('acme', () => s.db.select({ body: table.body }).from(table).where(eq(table.id, 20)));
@@ -236,7 +236,7 @@ if (address) {
         ['a token the service refuses', { address, token: wrong, key: `${run}-denied` }, 'ALE_KEK_UNAVAILABLE'],
         ['a service that is not there', { address: 'http://127.0.0.1:9', token: wrong, key: 'k', timeoutMs: 200, retries: 1 }, 'ALE_KEK_UNAVAILABLE'],
       ]) {
-        const keys = mod.tenantKeys(s.db, { kek: mod.transitKek(options), table: 'denied_keys', changeCheckEvery: 0 });
+        const keys = mod.tenantKeys(s.db, { kek: mod.transitKek(options), table: 'denied_keys', changeCheckEveryMs: 0 });
         await keys.ready();
         const error = await keys.load(`t-${randomBytes(4).toString('hex')}`).then(() => null, (e) => e);
         assert.equal(error?.code, code, what);

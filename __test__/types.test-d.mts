@@ -94,3 +94,36 @@ sqlite.encryptedText('email', { collection: 'c', storage: 'base64' });
 pg.blindIndexColumn('idx', { collection: 'c', storage: 'binary' });
 // @ts-expect-error convertStorage moves { from, to } pairs
 mysql.convertStorage(mysqlDb, { table: mb, key: mb.id, columns: [{ column: mb.email }] });
+
+// The tenant-key API: options with a shape, exclusive pairs as unions.
+declare const keys: drizzle.TenantKeys;
+const declaredKeys = sqlite.tenantKeys();
+const boundKeys = sqlite.tenantKeys(sdb, { kek: 'k'.repeat(32), recheckAfterMs: 30_000, changeCheckEveryMs: 500, flushEveryMs: 0, rotateAfterEncryptions: 2 ** 20, readV1: false });
+const keyed = sqliteTable('k', { id: integer('id').primaryKey(), tenantId: integer('tenant_id'), body: sqlite.encryptedText('body', { collection: 'c', keys }), idx: sqlite.blindIndexColumn('idx', { collection: 'c', field: 'body', keys }) });
+const kek = drizzle.transitKek({ address: process.env.BAO_ADDR, token: process.env.BAO_TOKEN, keyPerTenant: { prefix: 'cms-' } });
+export type TenantKeyTests = [
+  Expect<Equal<typeof declaredKeys, drizzle.TenantKeys>>,
+  Expect<Equal<typeof boundKeys, drizzle.TenantKeys>>,
+  Expect<Equal<ReturnType<drizzle.TenantKeys['bind']>, drizzle.TenantKeys>>,
+  Expect<Equal<(typeof keyed.$inferSelect)['body'], string | null>>,
+  Expect<Equal<ReturnType<typeof keys.tenants>, Promise<drizzle.TenantPage>>>,
+  Expect<Equal<typeof kek, drizzle.KekProvider>>,
+];
+// @ts-expect-error keys or keyRing, not both
+sqlite.encryptedText('body', { collection: 'c', keys, keyRing: new KeyRing(['k'.repeat(32)]) });
+// @ts-expect-error keys or keyRing, not both, on a blind index too
+pg.blindIndexColumn('idx', { collection: 'c', keys, keyRing: new KeyRing(['k'.repeat(32)]) });
+// @ts-expect-error durations are named in milliseconds: recheckAfterMs
+sqlite.tenantKeys(sdb, { recheckAfter: 30_000 });
+// @ts-expect-error a count is named as a count: rotateAfterEncryptions
+sqlite.tenantKeys({ rotateAfter: 10 });
+// @ts-expect-error key or keyPerTenant, not both
+drizzle.transitKek({ address: 'http://127.0.0.1:8200', token: 't', key: 'cms', keyPerTenant: { prefix: 'cms-' } });
+// @ts-expect-error key or keyPerTenant: one of them
+drizzle.transitKek({ address: 'http://127.0.0.1:8200', token: 't' });
+// @ts-expect-error the batch helpers take Drizzle columns, not names
+sqlite.migratePlaintext(sdb, { table: keyed, key: keyed.id, columns: [{ column: 'body' }], tenant: { column: keyed.tenantId } });
+// @ts-expect-error the tenant comes from a Drizzle column
+sqlite.convertToTenantKeys(sdb, { table: keyed, key: keyed.id, columns: [{ column: keyed.body }], tenant: { column: 'tenant_id' }, keys });
+// @ts-expect-error destroyRetired checks tables and their columns
+void keys.destroyRetired('acme', [{ table: 'k', tenant: 'acme', columns: [] }]);

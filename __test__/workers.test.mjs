@@ -184,7 +184,7 @@ for (const { dialect, driver, open, ddl, workers } of writtenCases) {
     try {
       const mod = await import(`@sveltycms/ale/drizzle/${dialect}`);
       await conn.run(`DROP TABLE IF EXISTS ${NAMES.keys}`);
-      const keys = mod.tenantKeys(conn.db, { kek: 'workers-kek-0123456789-abcdefghijklmnop', table: NAMES.keys, flushEvery: 0, changeCheckEvery: 0 });
+      const keys = mod.tenantKeys(conn.db, { kek: 'workers-kek-0123456789-abcdefghijklmnop', table: NAMES.keys, flushEveryMs: 0, changeCheckEveryMs: 0 });
       await keys.ready();
       const notes = await notesTable(dialect, mod, keys);
       await refill(conn, ddl);

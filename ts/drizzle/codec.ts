@@ -15,26 +15,14 @@ import { binaryPlaintext, bytesOnly, isTextEnvelopeBytes, storageOf, storedBytes
 /** A fixed tenant id, or a synchronous resolver called for every value. */
 export type TenantSource = string | (() => string);
 
-export interface EncryptedColumnOptions {
+/** The options every encrypted column takes, whichever ring it seals with. */
+export interface ColumnOptionsBase {
   /** collectionId in the AAD. */
   collection: string;
   /** fieldName in the AAD; defaults to the column name. */
   field?: string;
   /** Fixed tenant or a synchronous resolver; default: the withTenant() scope. */
   tenant?: TenantSource;
-  /**
-   * Default: the process-wide ring: the one initKeyRing() set or, on first
-   * use without one, the one initKeyRing() would read from the environment.
-   */
-  keyRing?: KeyRing;
-  /**
-   * Seal values under each tenant's own data key from this store
-   * (tenantKeys()), as v2 envelopes; v1 values still open through the
-   * process-wide ring until convertToTenantKeys() moves them. The tenant's
-   * keys must be loaded first: keys.withTenant(tenantId, fn), or
-   * keys.load(tenantId). Not with `keyRing`.
-   */
-  keys?: TenantKeys;
   /**
    * Read stored values that are not envelopes (`isEnvelope()` is false, the
    * rule migratePlaintext uses) as legacy plaintext instead of failing, count
@@ -60,6 +48,35 @@ export interface EncryptedColumnOptions {
    */
   storage?: Storage;
 }
+
+/** A column on a KeyRing of its own, or on the process-wide ring (no `keyRing`). */
+export interface OnKeyRing {
+  /**
+   * Default: the process-wide ring: the one initKeyRing() set or, on first
+   * use without one, the one initKeyRing() would read from the environment.
+   */
+  keyRing?: KeyRing;
+  keys?: undefined;
+}
+
+/** A column under each tenant's own keys. */
+export interface OnTenantKeys {
+  /**
+   * Seal values under each tenant's own data key from this store
+   * (tenantKeys()), as v2 envelopes; v1 values still open through the
+   * process-wide ring until convertToTenantKeys() moves them. The tenant's
+   * keys must be loaded first: keys.withTenant(tenantId, fn), or
+   * keys.load(tenantId). Not with `keyRing`.
+   */
+  keys: TenantKeys;
+  keyRing?: undefined;
+}
+
+/**
+ * An encrypted column's options: `keyRing` or `keys`, not both (the type
+ * says so, and the column refuses both at run time with ALE_INVALID_INPUT).
+ */
+export type EncryptedColumnOptions = ColumnOptionsBase & (OnKeyRing | OnTenantKeys);
 
 /** Binds one column's values to tenant:collection:field. */
 export interface FieldCodec {

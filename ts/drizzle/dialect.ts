@@ -3,7 +3,7 @@
 import { sql, type Column, type SQL } from 'drizzle-orm';
 import { codedError } from '../shared/errors.js';
 import { batchHelpers, type Transact } from './batch.js';
-import { fieldCodec, jsonMappers, textMappers, type EncryptedColumnOptions, type FieldCodec } from './codec.js';
+import { fieldCodec, jsonMappers, textMappers, type ColumnOptionsBase, type EncryptedColumnOptions, type FieldCodec, type OnKeyRing, type OnTenantKeys } from './codec.js';
 import { tenantConversion } from './keys/convert.js';
 import { TenantKeys, type TenantKeysOptions } from './keys/store.js';
 import type { KeyTableSpec } from './keys/table.js';
@@ -22,7 +22,7 @@ type DriverData<S extends Storage> = S extends 'binary' ? Uint8Array : string;
 export type Values<T, S extends Storage> = { data: T; driverData: DriverData<S> };
 
 /** The options of a blind-index column: an encrypted column's, without storage. */
-export type BlindIndexOptions = Omit<EncryptedColumnOptions, 'storage'>;
+export type BlindIndexOptions = Omit<ColumnOptionsBase, 'storage'> & (OnKeyRing | OnTenantKeys);
 
 /**
  * The builder each dialect's customType() makes for a column `TName`
@@ -127,7 +127,7 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
 /** tenantKeys(db, options), or tenantKeys(options) for a store declared before its database exists. */
 function tenantKeysFactory(keyTable: KeyTableSpec) {
   function tenantKeys(options?: TenantKeysOptions): TenantKeys;
-  function tenantKeys(db: unknown, options?: TenantKeysOptions): TenantKeys;
+  function tenantKeys(db: { select: unknown } | undefined, options?: TenantKeysOptions): TenantKeys;
   function tenantKeys(first?: unknown, second?: TenantKeysOptions): TenantKeys {
     // A Drizzle database has select(); an options object does not.
     const declared = second === undefined && (first === undefined || typeof (first as { select?: unknown })?.select !== 'function');

@@ -38,21 +38,21 @@ export interface TenantKeysOptions {
    * next load() or withTenant(), which wait for the read, or in the
    * background on its next use by a column. Default 60,000.
    */
-  recheckAfter?: number;
+  recheckAfterMs?: number;
   /**
    * Milliseconds between change checks: one query for the key rows changed
    * since the last, which re-reads the loaded tenants they belong to; run by
    * the next load() after the interval (which waits for it), or in the
    * background by the next use. 0 turns it off. Default 1,000.
    */
-  changeCheckEvery?: number;
+  changeCheckEveryMs?: number;
   /** IV length of the values sealed under tenant keys. Default 12 (v2 values are read by this package only). */
   ivLength?: 12 | 16;
   /**
    * Milliseconds between writes of this process's encryption counts to the
    * key table (flush()); 0 leaves them to flush() alone. Default 10,000.
    */
-  flushEvery?: number;
+  flushEveryMs?: number;
   /**
    * A tenant's active data key is rotated by the first read of its rows
    * after its fleet-wide count (the key table's, as flushed) reaches this;
@@ -60,7 +60,7 @@ export interface TenantKeysOptions {
    * SP 800-38D allows one key with random IVs, which leaves room for the
    * counts not flushed yet.
    */
-  rotateAfter?: number;
+  rotateAfterEncryptions?: number;
   /**
    * Whether `keys` columns still read v1 values (sealed by the process-wide
    * ring before the column had `keys`) through the process-wide ring, and
@@ -117,6 +117,21 @@ function checkTenant(tenant: unknown): string {
   return tenant;
 }
 
+/** Every option tenantKeys takes; and the names the unpublished versions used, renamed once (CHANGELOG.md). */
+const OPTION_NAMES = new Set(['kek', 'table', 'maxTenants', 'recheckAfterMs', 'changeCheckEveryMs', 'ivLength', 'flushEveryMs', 'rotateAfterEncryptions', 'readV1']);
+const RENAMED: Record<string, string> = { recheckAfter: 'recheckAfterMs', changeCheckEvery: 'changeCheckEveryMs', flushEvery: 'flushEveryMs', rotateAfter: 'rotateAfterEncryptions' };
+
+/** An option tenantKeys does not know is refused: a misspelt or renamed one would otherwise leave its default in force, silently. */
+function checkOptionNames(options: object): void {
+  if (options === null || typeof options !== 'object') throw codedError('ALE_INVALID_INPUT', 'tenantKeys: options must be an object');
+  for (const name of Object.keys(options)) {
+    if (!OPTION_NAMES.has(name)) {
+      const now = RENAMED[name];
+      throw codedError('ALE_INVALID_INPUT', `tenantKeys: unknown option "${name}"${now ? `; it is called ${now} now` : ''}`);
+    }
+  }
+}
+
 /** A Drizzle database, as far as can be told: it has select(). */
 function checkedDb(db: unknown): AnyDb {
   if (typeof (db as { select?: unknown })?.select !== 'function') throw codedError('ALE_INVALID_INPUT', 'tenantKeys: the database must be a Drizzle database (drizzle(...))');
@@ -154,8 +169,8 @@ export class TenantKeys {
   readonly #cache: TenantCache;
   /** Every loaded tenant's keys, in one native ring (or the JS backend's), which hands each call to the tenant's keys. */
   readonly #rings: KeyRing;
-  readonly #recheckAfter: number;
-  readonly #changeCheckEvery: number;
+  readonly #recheckAfterMs: number;
+  readonly #changeCheckEveryMs: number;
   readonly #ivLength: 12 | 16;
   /** Loads under way, so that concurrent loads of one tenant share one read. */
   readonly #pending = new Map<string, Promise<void>>();
@@ -171,7 +186,7 @@ export class TenantKeys {
   #checking: Promise<void> | undefined;
   /** Encryption counts taken from the entries, not written to the key table yet. */
   readonly #counts = new PendingCounts();
-  readonly #rotateAfter: number;
+  readonly #rotateAfterEncryptions: number;
   readonly #readV1: boolean;
 
   /** What `keys` columns call: the tenant's ring from memory, or a coded error. */
@@ -183,6 +198,7 @@ export class TenantKeys {
    * (as `vite build` does, with no secrets set) needs no database and no KEK.
    */
   constructor(db: AnyDb | undefined, spec: KeyTableSpec, options: TenantKeysOptions = {}) {
+    checkOptionNames(options);
     if (db !== undefined && db !== null) this.#boundDb = checkedDb(db);
     this.#spec = spec;
     this.#name = checkedTableName(options?.table ?? DEFAULT_TABLE);
@@ -192,18 +208,18 @@ export class TenantKeys {
       this.#takeCount(entry);
       this.#rings.deleteTenant(tenant);
     });
-    this.#recheckAfter = positive(options.recheckAfter, 60_000, 'recheckAfter');
-    this.#changeCheckEvery = positive(options.changeCheckEvery, 1_000, 'changeCheckEvery', true);
-    this.#nextCheck = this.#changeCheckEvery > 0 ? 0 : Number.POSITIVE_INFINITY;
+    this.#recheckAfterMs = positive(options.recheckAfterMs, 60_000, 'recheckAfterMs');
+    this.#changeCheckEveryMs = positive(options.changeCheckEveryMs, 1_000, 'changeCheckEveryMs', true);
+    this.#nextCheck = this.#changeCheckEveryMs > 0 ? 0 : Number.POSITIVE_INFINITY;
     if (options.ivLength !== undefined && options.ivLength !== 12 && options.ivLength !== 16) {
       throw codedError('ALE_INVALID_INPUT', 'tenantKeys: options.ivLength must be 12 or 16');
     }
     this.#ivLength = options.ivLength ?? 12;
-    this.#rotateAfter = positive(options.rotateAfter, 2 ** 30, 'rotateAfter', true);
+    this.#rotateAfterEncryptions = positive(options.rotateAfterEncryptions, 2 ** 30, 'rotateAfterEncryptions', true);
     if (options.readV1 !== undefined && typeof options.readV1 !== 'boolean') throw codedError('ALE_INVALID_INPUT', 'tenantKeys: options.readV1 must be true or false');
     this.#readV1 = options.readV1 ?? true;
-    const flushEvery = positive(options.flushEvery, 10_000, 'flushEvery', true);
-    if (flushEvery > 0) {
+    const flushEveryMs = positive(options.flushEveryMs, 10_000, 'flushEveryMs', true);
+    if (flushEveryMs > 0) {
       // Unref'd, and holding the store weakly: counts never keep a process
       // or a dropped store alive. A failed write stays pending for the next.
       const store = new WeakRef(this);
@@ -211,7 +227,7 @@ export class TenantKeys {
         const s = store.deref();
         if (s === undefined) clearInterval(timer);
         else s.flush().catch(() => undefined);
-      }, flushEvery);
+      }, flushEveryMs);
       timer.unref?.();
     }
     this.#rings = native.KeyRing.forTenants({ ivLength: this.#ivLength });
@@ -275,7 +291,7 @@ export class TenantKeys {
 
   /**
    * Adds this process's encryption counts to the key table (one UPDATE per
-   * key with new encryptions), as it also does every flushEvery ms. Run it
+   * key with new encryptions), as it also does every flushEveryMs ms. Run it
    * before a process exits: counts not flushed are not in the fleet-wide
    * count. Counts whose write fails stay for the next flush.
    */
@@ -360,7 +376,7 @@ export class TenantKeys {
    * Destroys every key of the tenant and leaves a tombstone: its rows stay,
    * with state 'shredded' and no key. Its values fail with ALE_KEY_SHREDDED
    * from now on, here at once and in other processes within the bound of
-   * changeCheckEvery or recheckAfter;
+   * changeCheckEveryMs or recheckAfterMs;
    * its blind-index lookups match nothing. A backup taken before still
    * holds the wrapped keys: see rewrap(). With a KEK per tenant
    * (transitKek's keyPerTenant), the tenant's KEK is deleted too, and such
@@ -546,7 +562,7 @@ export class TenantKeys {
     const index = rows.find((r) => r.purpose === 'index');
     if (data.length === 0) throw incompleteKeys(tenant, 'data key');
     if (!index) throw incompleteKeys(tenant, 'index key');
-    if (mayRotate && this.#rotateAfter > 0 && data[0].state === 'active' && Number(data[0].encryptions) >= this.#rotateAfter) {
+    if (mayRotate && this.#rotateAfterEncryptions > 0 && data[0].state === 'active' && Number(data[0].encryptions) >= this.#rotateAfterEncryptions) {
       // The active key has sealed its share of values across the fleet: a
       // new one, then one more read. If the rotation fails (another process
       // rotated first, or the KEK or the table refused), that read finds
@@ -561,7 +577,7 @@ export class TenantKeys {
     const keyIds = data.map((r) => r.keyId);
     const joined = keyIds.join();
     const current = this.#cache.get(tenant);
-    const staleAt = clock.now + this.#recheckAfter;
+    const staleAt = clock.now + this.#recheckAfterMs;
     if (current?.loaded && current.keyIds === joined && current.staleAt > 0) {
       current.staleAt = staleAt;
       current.seen = seen;
@@ -668,7 +684,7 @@ export class TenantKeys {
     if (entry === undefined) throw this.#shredded.has(tenant) ? keyShredded(tenant) : keyNotLoaded(tenant);
     entry.used = true;
     if (entry.staleAt <= clock.now) {
-      entry.staleAt = clock.now + this.#recheckAfter;
+      entry.staleAt = clock.now + this.#recheckAfterMs;
       this.#refresh(tenant).catch(() => this.#cache.expire(entry, clock.now));
     }
     if (this.#nextCheck <= clock.now) void this.#checkChanges();
@@ -683,7 +699,7 @@ export class TenantKeys {
    */
   #checkChanges(): Promise<void> {
     if (this.#checking) return this.#checking;
-    this.#nextCheck = clock.now + this.#changeCheckEvery;
+    this.#nextCheck = clock.now + this.#changeCheckEveryMs;
     // Rows are stamped by the database's clock (the spec's `now`), and the
     // window is measured back from that same clock: no application clock,
     // ours or a writer's, decides what is seen. The window spans the time

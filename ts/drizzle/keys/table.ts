@@ -28,7 +28,7 @@ export interface KeyRow {
   /** Milliseconds since the epoch, by the database's clock (KeyTableSpec.now). */
   createdAt: number;
   updatedAt: number;
-  /** Encryptions under this key, summed over every process that has flushed its counts (tenantKeys' flushEvery). */
+  /** Encryptions under this key, summed over every process that has flushed its counts (tenantKeys' flushEveryMs). */
   encryptions: number;
 }
 

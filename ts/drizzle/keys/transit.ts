@@ -17,7 +17,8 @@ import { codedError, type CodedError } from '../../shared/errors.js';
 import type { KekProvider } from './kek.js';
 import { ANSWER_CAP_TEXT, MAX_ITEMS, batchBody, parseAnswer, readCapped, resultsOf, wipeResult, type BatchItem } from './transit-body.js';
 
-export interface TransitKekOptions {
+/** What every transitKek takes, with one transit key or a key per tenant. */
+export interface TransitKekBase {
   /** The service's address, e.g. `https://bao.internal:8200`; undefined (an unset variable) is refused with ALE_INVALID_INPUT. */
   address: string | undefined;
   /** A token whose policy allows encrypt and decrypt on the key, read on keys/<name> (for rewrap), and with `keyPerTenant` creating keys and updating and deleting keys/<name>(/config). */
@@ -27,21 +28,6 @@ export interface TransitKekOptions {
    * single `/`, each as a key name may be (below).
    */
   mount?: string;
-  /**
-   * The transit key that wraps every tenant's keys: letters, digits, `.`,
-   * `_` and `-`, and not dots alone (`.` and `..` would step out of the
-   * engine's path). Anything else is ALE_INVALID_INPUT when transitKek() is
-   * called.
-   */
-  key?: string;
-  /**
-   * A transit key per tenant instead, named this prefix followed by the
-   * base64url SHA-256 of the tenant id. The service creates it on the
-   * tenant's first wrap; shred() deletes it, so that a backup restored
-   * later holds wrapped keys that nothing can open. The prefix is a key
-   * name as above.
-   */
-  keyPerTenant?: { prefix: string };
   /** Milliseconds one request may take before it counts as failed. Default 2,000. */
   timeoutMs?: number;
   /** Further attempts after a request that failed or timed out. Default 2. */
@@ -49,6 +35,34 @@ export interface TransitKekOptions {
   /** An OpenBao or Vault Enterprise namespace, sent as X-Vault-Namespace. */
   namespace?: string;
 }
+
+/** One transit key for every tenant. */
+export interface TransitOneKey {
+  /**
+   * The transit key that wraps every tenant's keys: letters, digits, `.`,
+   * `_` and `-`, and not dots alone (`.` and `..` would step out of the
+   * engine's path). Anything else is ALE_INVALID_INPUT when transitKek() is
+   * called.
+   */
+  key: string;
+  keyPerTenant?: undefined;
+}
+
+/** A transit key per tenant. */
+export interface TransitKeyPerTenant {
+  /**
+   * A transit key per tenant instead, named this prefix followed by the
+   * base64url SHA-256 of the tenant id. The service creates it on the
+   * tenant's first wrap; shred() deletes it, so that a backup restored
+   * later holds wrapped keys that nothing can open. The prefix is a key
+   * name as above.
+   */
+  keyPerTenant: { prefix: string };
+  key?: undefined;
+}
+
+/** transitKek's options: `key` or `keyPerTenant`, not both (the type says so, and transitKek() refuses both at run time). */
+export type TransitKekOptions = TransitKekBase & (TransitOneKey | TransitKeyPerTenant);
 
 /** Pause before the n-th retry: 100 ms, then 200 ms, 400 ms, … */
 const backoff = (n: number) => new Promise((resolve) => setTimeout(resolve, 100 * 2 ** n));
