@@ -148,6 +148,15 @@ export declare function encryptBinary(plaintext: string, tenantId: string, colle
 export declare function envelopeFromBytes(envelope: Uint8Array): string
 
 /**
+ * The key id a `v2` envelope names (22 base64url characters), text or
+ * binary; `null` for a `v1` envelope, which names none. No key needed,
+ * nothing decrypted. Throws `ALE_MALFORMED_ENVELOPE` or
+ * `ALE_UNSUPPORTED_VERSION` on anything else: callers ask this instead of
+ * cutting the text at its `:`.
+ */
+export declare function envelopeKeyId(envelope: string | Uint8Array): string | null
+
+/**
  * The binary form of a text envelope, as a new `Buffer`; no key needed.
  * Throws like decryption on a malformed envelope.
  */

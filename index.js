@@ -842,6 +842,7 @@ module.exports.decryptBinary = nativeBinding.decryptBinary
 module.exports.encrypt = nativeBinding.encrypt
 module.exports.encryptBinary = nativeBinding.encryptBinary
 module.exports.envelopeFromBytes = nativeBinding.envelopeFromBytes
+module.exports.envelopeKeyId = nativeBinding.envelopeKeyId
 module.exports.envelopeToBytes = nativeBinding.envelopeToBytes
 module.exports.initKeyRing = nativeBinding.initKeyRing
 module.exports.isEnvelope = nativeBinding.isEnvelope

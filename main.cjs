@@ -122,4 +122,5 @@ exports.decryptBinary = impl.decryptBinary;
 exports.envelopeToBytes = impl.envelopeToBytes;
 exports.envelopeFromBytes = impl.envelopeFromBytes;
 exports.isEnvelope = impl.isEnvelope;
+exports.envelopeKeyId = impl.envelopeKeyId;
 exports.__napiBindingTarget = impl.__napiBindingTarget; // the generated loader's marker; undefined on the js backend

@@ -29,6 +29,9 @@ test(`vectors (${ale.backend}): every envelope opens to its plaintext, text and 
     assert.equal(Buffer.from(ale.envelopeToBytes(c.text)).toString('hex'), c.binary, `${c.name}: text to binary`);
     assert.equal(ale.envelopeFromBytes(bytes), c.text, `${c.name}: binary to text`);
     assert.ok(ale.isEnvelope(c.text), c.name);
+    const id = c.text.startsWith('v2:') ? doc.rings[c.ring].options.keyIds.find((k) => c.text.includes(k)) : null;
+    assert.equal(ale.envelopeKeyId(c.text), id, `${c.name}: key id`);
+    assert.equal(ale.envelopeKeyId(bytes), id, `${c.name}: key id, binary`);
   }
 });
 
@@ -40,4 +43,8 @@ test(`vectors (${ale.backend}): every failure gives its code, and no ring is bui
     assert.equal(got, c.code, c.name);
   }
   for (const c of doc.badRings) assert.equal(codeOf(() => ringOf(c)), c.code, c.name);
+  // what is not an envelope has no key id to give: the same codes as decryption's, before any key
+  for (const c of doc.errors.filter((e) => ['ALE_MALFORMED_ENVELOPE', 'ALE_UNSUPPORTED_VERSION'].includes(e.code))) {
+    assert.equal(codeOf(() => ale.envelopeKeyId(c.text ?? Buffer.from(c.binary, 'hex'))), c.code, `${c.name}: key id`);
+  }
 });

@@ -1,8 +1,8 @@
 //! Functions on envelopes that need no key: telling an envelope from
 //! plaintext, and converting between the text and binary forms.
 
-use ale_core::binary;
 use ale_core::keys::KeyRing as CoreRing;
+use ale_core::{binary, envelope};
 use napi::bindgen_prelude::JsValue;
 use napi::{Env, Unknown};
 use napi_derive::napi;
@@ -65,5 +65,40 @@ pub fn is_envelope(env: &Env, value: Unknown) -> Result<bool> {
             unsafe { read_utf16(env.raw(), value.raw(), &mut wide, "value", None) }.is_ok()
                 && CoreRing::check_envelope(&wide[..]).is_ok(),
         )
+    })
+}
+
+/// The key id a `v2` envelope names (22 base64url characters), text or
+/// binary; `null` for a `v1` envelope, which names none. No key needed,
+/// nothing decrypted. Throws `ALE_MALFORMED_ENVELOPE` or
+/// `ALE_UNSUPPORTED_VERSION` on anything else: callers ask this instead of
+/// cutting the text at its `:`.
+#[napi(
+    catch_unwind,
+    ts_return_type = "string | null",
+    ts_args_type = "envelope: string | Uint8Array"
+)]
+pub fn envelope_key_id(env: &Env, envelope: Unknown) -> Result<Option<String>> {
+    let raw = env.raw();
+    guard(|| {
+        let mut bytes = Vec::new();
+        // SAFETY: `envelope` is an argument of the current callback.
+        let id = if unsafe { read_bytes_into(raw, envelope.raw(), "envelope", &mut bytes) }.is_ok()
+        {
+            binary::parse(&bytes).map_err(to_js)?.key_id
+        } else {
+            let mut wide = Vec::new();
+            // SAFETY: as above.
+            unsafe { read_utf16(raw, envelope.raw(), &mut wide, "envelope", None) }
+                .map_err(to_js)?;
+            CoreRing::check_envelope(&wide[..]).map_err(to_js)?;
+            envelope::parse(&wide[..]).map_err(to_js)?.key_id
+        };
+        Ok(id.map(|id| {
+            envelope::key_id_text(&id)
+                .iter()
+                .map(|&b| char::from(b))
+                .collect()
+        }))
     })
 }

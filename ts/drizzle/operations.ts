@@ -248,9 +248,13 @@ export function moveToOtherStorage(pairs: { from: CellSpec; to: CellSpec }[]): P
   return plan;
 }
 
-/** Whether a cell holds a v1 envelope, in either storage (a binary v1 envelope starts with byte 1). */
+/** Whether a cell holds a v1 envelope (one that names no key), in either storage; a malformed one is not, and the move says why. */
 function isV1(cell: string | Uint8Array): boolean {
-  return typeof cell === 'string' ? cell.startsWith('v1:') : cell[0] === 1;
+  try {
+    return native.envelopeKeyId(cell) === null;
+  } catch {
+    return false;
+  }
 }
 
 /** The ring a helper needs to tell keys apart: the one given, or a coded error. */

@@ -9,7 +9,8 @@
 // them.
 import { getEnvironmentData, setEnvironmentData } from 'node:worker_threads';
 import type { KeyRing as NativeKeyRing, KeyStats, RingOptions } from '../../index.js';
-import { binaryToText, decodeCiphertext, parseText, textToBinary } from './envelope.js';
+import { binaryToText, decodeCiphertext, parseBinary, parseText, textToBinary } from './envelope.js';
+import { types } from 'node:util';
 import { invalidContext, invalidInput, notInitialized, readBytes, readString, readText } from './errors.js';
 import { readOptions, readSecrets, secretsFromEnv } from './keys.js';
 import { Ring, type SharedRing } from './ring.js';
@@ -267,6 +268,16 @@ export function envelopeToBytes(envelope: string): Buffer {
 export function envelopeFromBytes(envelope: Uint8Array): string {
   return binaryToText(readBytes(envelope, 'envelope'));
 }
+
+export function envelopeKeyId(envelope: string | Uint8Array): string | null {
+  if (types.isUint8Array(envelope)) return keyIdText(parseBinary(envelope).keyId);
+  const text = readString(envelope, 'envelope');
+  const parts = parseText(text);
+  decodeCiphertext(parts.ciphertext);
+  return keyIdText(parts.keyId);
+}
+
+const keyIdText = (id: Uint8Array | null): string | null => (id === null ? null : Buffer.from(id).toString('base64url'));
 
 export function isEnvelope(value: unknown): boolean {
   if (typeof value !== 'string') return false;

@@ -4,6 +4,7 @@
 // under it, and the blind indexes beside them are recomputed under the
 // tenant's index key. It runs on the batched, resumable loop of
 // migratePlaintext and rotateKeys.
+import * as native from '../../../index.js';
 import { getTableName, type Column, type Table } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
 import { cellSpec, drizzleDriver, type ColumnSpec, type Transact } from '../batch.js';
@@ -50,11 +51,13 @@ interface Cells {
   indexes: { at: number; source: number; collection: string; field: string }[];
 }
 
-/** Whether `cell` is a v2 value naming `keyId`: nothing to do for it. */
+/** Whether `cell` is a v2 value naming `keyId`: nothing to do for it. A malformed value is not, and its decryption says why. */
 function underKey(cell: string | Uint8Array, storage: Storage, keyId: string): boolean {
-  if (storage === 'text') return textOnly(cell).startsWith(`v2:${keyId}:`);
-  const bytes = bytesOnly(cell);
-  return bytes[0] === 2 && Buffer.from(bytes.buffer, bytes.byteOffset + 1, Math.min(16, bytes.length - 1)).toString('base64url') === keyId;
+  try {
+    return native.envelopeKeyId(storage === 'text' ? textOnly(cell) : bytesOnly(cell)) === keyId;
+  } catch {
+    return false;
+  }
 }
 
 function plan(keys: TenantKeys, cells: Cells): Plan {
