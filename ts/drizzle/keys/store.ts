@@ -2,75 +2,30 @@
 // KEK in a table of the app's own database, loaded into memory before a
 // tenant's queries run, and the Sealer that `keys` columns call
 // synchronously with them.
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { and, eq, gt, lt, max, sql, type SQL } from 'drizzle-orm';
 import * as native from '../../../index.js';
 import type { KeyRing } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
-import { processRing, type Sealer } from '../process-ring.js';
+import type { Sealer } from '../process-ring.js';
 import { withTenant as inTenantScope } from '../scope.js';
 import { clock, startClock, TenantCache, type Entry } from './cache.js';
-import { incompleteKeys, kekNotHeld, keyNotLoaded, keyShredded, unwrapFailed } from './errors.js';
+import { incompleteKeys, keyNotLoaded, keyShredded } from './errors.js';
 import { destroyRetired, listTenants, type KeyUse, type TenantPage } from './admin.js';
 import { PendingCounts } from './counts.js';
 import { INTERNALS, type StoreInternals } from './internals.js';
 import { kekOf, type KekInput, type KekProvider } from './kek.js';
-import { checkedTableName, DEFAULT_TABLE, type KeyRow, type KeyTableSpec, type NewKeyRow, type Purpose } from './table.js';
+import { newKeyRow, unwrapRow, wrapAad } from './wrap.js';
+import { makeSealer } from './sealer.js';
+import { checkedDb, checkTenant, parseOptions, unbound, type TenantKeysOptions } from './options.js';
+export type { TenantKeysOptions } from './options.js';
+import { type KeyRow, type KeyTableSpec, type NewKeyRow, type Purpose } from './table.js';
 
 // The query builders differ per dialect; the store only chains methods every dialect has.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = any;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyTable = any;
-
-export interface TenantKeysOptions {
-  /**
-   * The KEK: a secret resolved like ENCRYPTION_KEY, `[current, ...previous]`,
-   * or a KEK provider. May be left out and given to bind() at start-up.
-   */
-  kek?: KekInput;
-  /** The key table's name. Default `ale_keys`. */
-  table?: string;
-  /** Tenants kept in memory at once; past it, the least recently used is dropped. Default 10,000. */
-  maxTenants?: number;
-  /**
-   * Milliseconds after which a loaded tenant's rows are read again: on its
-   * next load() or withTenant(), which wait for the read, or in the
-   * background on its next use by a column. Default 60,000.
-   */
-  recheckAfterMs?: number;
-  /**
-   * Milliseconds between change checks: one query for the key rows changed
-   * since the last, which re-reads the loaded tenants they belong to; run by
-   * the next load() after the interval (which waits for it), or in the
-   * background by the next use. 0 turns it off. Default 1,000.
-   */
-  changeCheckEveryMs?: number;
-  /** IV length of the values sealed under tenant keys. Default 12 (v2 values are read by this package only). */
-  ivLength?: 12 | 16;
-  /**
-   * Milliseconds between writes of this process's encryption counts to the
-   * key table (flush()); 0 leaves them to flush() alone. Default 10,000.
-   */
-  flushEveryMs?: number;
-  /**
-   * A tenant's active data key is rotated by the first read of its rows
-   * after its fleet-wide count (the key table's, as flushed) reaches this;
-   * 0 turns it off. Default 2^30, a quarter of the 2^32 encryptions NIST
-   * SP 800-38D allows one key with random IVs, which leaves room for the
-   * counts not flushed yet.
-   */
-  rotateAfterEncryptions?: number;
-  /**
-   * Whether `keys` columns still read v1 values (sealed by the process-wide
-   * ring before the column had `keys`) through the process-wide ring, and
-   * match their v1-era blind indexes. Default true, so that a column keeps
-   * reading while convertToTenantKeys() runs. Once it has run on every
-   * column, set false: a v1 value then fails with ALE_UNSUPPORTED_VERSION,
-   * and the process-wide key no longer opens anything in these columns.
-   */
-  readV1?: boolean;
-}
 
 /** One key of a tenant, as keys.describe() reports it. */
 export interface TenantKeyInfo {
@@ -87,72 +42,10 @@ export interface TenantKeyInfo {
   pending: number;
 }
 
-const KEY_BYTES = 32;
 /** What load() returns for a tenant in memory. */
 const SETTLED: Promise<void> = Promise.resolve();
-/** The least time between two re-reads of one tenant for values naming a key it lacks. */
-const MISS_INTERVAL = 1_000;
 /** How far before the last change check's window a change check looks, for writes stamped before they committed. */
 const CHANGE_LOOKBACK = 60_000;
-/** Versioned, so that a later wrap layout cannot be confused with this one. */
-const WRAP_LABEL = 'sveltycms-ale/tenant-key/1';
-
-/** The AAD of a wrapped key: it opens only in the row of its tenant, id and purpose. */
-function wrapAad(tenant: string, keyId: string, purpose: Purpose): Buffer {
-  return Buffer.from(JSON.stringify([WRAP_LABEL, tenant, keyId, purpose]), 'utf8');
-}
-
-/** The longest tenant id: what MySQL's key table indexes (191 characters of utf8mb4), the same on every dialect. */
-const MAX_TENANT_CHARS = 191;
-
-/** A UTF-16 code unit of a surrogate pair standing alone. */
-const LONE_SURROGATE = /\p{Cs}/u;
-
-function checkTenant(tenant: unknown): string {
-  if (typeof tenant !== 'string' || tenant === '' || tenant.includes(':') || tenant.length > MAX_TENANT_CHARS) {
-    throw codedError('ALE_INVALID_CONTEXT', `tenantKeys: the tenant id must be a non-empty string without ":", of at most ${MAX_TENANT_CHARS} characters`);
-  }
-  // The drivers store a lone surrogate as U+FFFD, so 'victim\uD800' would name the rows of 'victim\uFFFD'.
-  if (LONE_SURROGATE.test(tenant)) throw codedError('ALE_INVALID_CONTEXT', 'tenantKeys: the tenant id is not well-formed UTF-16 (it holds a lone surrogate)');
-  return tenant;
-}
-
-/** Every option tenantKeys takes; and the names the unpublished versions used, renamed once (CHANGELOG.md). */
-const OPTION_NAMES = new Set(['kek', 'table', 'maxTenants', 'recheckAfterMs', 'changeCheckEveryMs', 'ivLength', 'flushEveryMs', 'rotateAfterEncryptions', 'readV1']);
-const RENAMED: Record<string, string> = { recheckAfter: 'recheckAfterMs', changeCheckEvery: 'changeCheckEveryMs', flushEvery: 'flushEveryMs', rotateAfter: 'rotateAfterEncryptions' };
-
-/** An option tenantKeys does not know is refused: a misspelt or renamed one would otherwise leave its default in force, silently. */
-function checkOptionNames(options: object): void {
-  if (options === null || typeof options !== 'object') throw codedError('ALE_INVALID_INPUT', 'tenantKeys: options must be an object');
-  for (const name of Object.keys(options)) {
-    if (!OPTION_NAMES.has(name)) {
-      const now = RENAMED[name];
-      throw codedError('ALE_INVALID_INPUT', `tenantKeys: unknown option "${name}"${now ? `; it is called ${now} now` : ''}`);
-    }
-  }
-}
-
-/** A Drizzle database, as far as can be told: it has select(). */
-function checkedDb(db: unknown): AnyDb {
-  if (typeof (db as { select?: unknown })?.select !== 'function') throw codedError('ALE_INVALID_INPUT', 'tenantKeys: the database must be a Drizzle database (drizzle(...))');
-  return db;
-}
-
-/** What a store declared without its database or KEK says until bind() gives it. */
-function unbound(what: 'database' | 'KEK'): Error {
-  return codedError(
-    'ALE_NOT_INITIALIZED',
-    `tenantKeys: this store has no ${what} yet. Give it at start-up with keys.bind(db, { kek }) (or pass both to tenantKeys(db, { kek }))`,
-  );
-}
-
-function positive(value: number | undefined, fallback: number, name: string, zero = false): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < (zero ? 0 : 1)) {
-    throw codedError('ALE_INVALID_INPUT', `tenantKeys: options.${name} must be a ${zero ? 'non-negative' : 'positive'} integer`);
-  }
-  return value;
-}
 
 /**
  * The key store of one database. Values of a column with `keys: store` are
@@ -176,10 +69,9 @@ export class TenantKeys {
   readonly #pending = new Map<string, Promise<void>>();
   /** Tenants known to be shredded: kept apart from the bounded cache, so eviction cannot forget a shred. */
   readonly #shredded = new Set<string>();
-  /** Keys a shredded tenant's blind-index lookups are computed under: random, so they match nothing. */
-  readonly #nowhere = randomBytes(32);
   /** Clock time of the next change check; never when change checks are off. */
-  #nextCheck: number;
+  /** Clock time of the next change check (never when change checks are off), shared with the sealer. */
+  readonly #times = { nextCheck: 0 };
   /** performance.now() when the last change check was sent; undefined before the first, which reads every row. */
   #lastCheck: number | undefined;
   /** The change check under way, if any. */
@@ -187,7 +79,6 @@ export class TenantKeys {
   /** Encryption counts taken from the entries, not written to the key table yet. */
   readonly #counts = new PendingCounts();
   readonly #rotateAfterEncryptions: number;
-  readonly #readV1: boolean;
 
   /** What `keys` columns call: the tenant's ring from memory, or a coded error. */
   readonly sealer: Sealer;
@@ -198,27 +89,22 @@ export class TenantKeys {
    * (as `vite build` does, with no secrets set) needs no database and no KEK.
    */
   constructor(db: AnyDb | undefined, spec: KeyTableSpec, options: TenantKeysOptions = {}) {
-    checkOptionNames(options);
+    const config = parseOptions(options);
     if (db !== undefined && db !== null) this.#boundDb = checkedDb(db);
     this.#spec = spec;
-    this.#name = checkedTableName(options?.table ?? DEFAULT_TABLE);
+    this.#name = config.table;
     this.#table = spec.table(this.#name);
     if (options?.kek !== undefined) this.#boundKek = kekOf(options.kek);
-    this.#cache = new TenantCache(positive(options.maxTenants, 10_000, 'maxTenants'), (tenant, entry) => {
+    this.#cache = new TenantCache(config.maxTenants, (tenant, entry) => {
       this.#takeCount(entry);
       this.#rings.deleteTenant(tenant);
     });
-    this.#recheckAfterMs = positive(options.recheckAfterMs, 60_000, 'recheckAfterMs');
-    this.#changeCheckEveryMs = positive(options.changeCheckEveryMs, 1_000, 'changeCheckEveryMs', true);
-    this.#nextCheck = this.#changeCheckEveryMs > 0 ? 0 : Number.POSITIVE_INFINITY;
-    if (options.ivLength !== undefined && options.ivLength !== 12 && options.ivLength !== 16) {
-      throw codedError('ALE_INVALID_INPUT', 'tenantKeys: options.ivLength must be 12 or 16');
-    }
-    this.#ivLength = options.ivLength ?? 12;
-    this.#rotateAfterEncryptions = positive(options.rotateAfterEncryptions, 2 ** 30, 'rotateAfterEncryptions', true);
-    if (options.readV1 !== undefined && typeof options.readV1 !== 'boolean') throw codedError('ALE_INVALID_INPUT', 'tenantKeys: options.readV1 must be true or false');
-    this.#readV1 = options.readV1 ?? true;
-    const flushEveryMs = positive(options.flushEveryMs, 10_000, 'flushEveryMs', true);
+    this.#recheckAfterMs = config.recheckAfterMs;
+    this.#changeCheckEveryMs = config.changeCheckEveryMs;
+    this.#times.nextCheck = this.#changeCheckEveryMs > 0 ? 0 : Number.POSITIVE_INFINITY;
+    this.#ivLength = config.ivLength;
+    this.#rotateAfterEncryptions = config.rotateAfterEncryptions;
+    const { flushEveryMs } = config;
     if (flushEveryMs > 0) {
       // Unref'd, and holding the store weakly: counts never keep a process
       // or a dropped store alive. A failed write stays pending for the next.
@@ -232,7 +118,14 @@ export class TenantKeys {
     }
     this.#rings = native.KeyRing.forTenants({ ivLength: this.#ivLength });
     startClock();
-    this.sealer = this.#makeSealer();
+    this.sealer = makeSealer({
+      cache: this.#cache,
+      rings: this.#rings,
+      times: this.#times,
+      readV1: config.readV1,
+      use: (tenant) => this.#use(tenant),
+      refresh: (tenant) => this.#refresh(tenant),
+    });
   }
 
   /**
@@ -311,7 +204,7 @@ export class TenantKeys {
     const entry = this.#cache.get(tenantId);
     if (entry !== undefined && entry.staleAt > clock.now) {
       entry.used = true;
-      if (this.#nextCheck > clock.now) return SETTLED;
+      if (this.#times.nextCheck > clock.now) return SETTLED;
       // A change check is due: wait for it (and for the re-reads it starts),
       // so that work run through load() never uses keys older than the bound.
       return this.#checkChanges().then(() => this.load(tenantId));
@@ -639,36 +532,13 @@ export class TenantKeys {
     return stored();
   }
 
-  /** A fresh random key, wrapped, as a row. */
-  async #newRow(tenant: string, purpose: Purpose, generation: number, state: KeyRow['state']): Promise<NewKeyRow> {
-    const keyId = randomBytes(16).toString('base64url');
-    const key = randomBytes(KEY_BYTES);
-    let wrappedKey: string;
-    try {
-      wrappedKey = await this.#kek.wrap(key, wrapAad(tenant, keyId, purpose), tenant);
-    } finally {
-      key.fill(0);
-    }
-    const now = this.#spec.now;
-    return { keyId, tenant, purpose, generation, state, wrappedKey, kek: this.#kek.id, createdAt: now, updatedAt: now, encryptions: 0 };
+  /** A fresh random key, wrapped, as a row stamped by the database's clock. */
+  #newRow(tenant: string, purpose: Purpose, generation: number, state: KeyRow['state']): Promise<NewKeyRow> {
+    return newKeyRow(this.#kek, this.#spec.now, tenant, purpose, generation, state);
   }
 
-  async #unwrap(row: KeyRow): Promise<Buffer> {
-    const ref = row.kek ?? '';
-    if (row.wrappedKey === null || !this.#kek.holds(ref)) throw kekNotHeld(row.tenant, row.keyId, ref);
-    try {
-      const key = await this.#kek.unwrap(row.wrappedKey, ref, wrapAad(row.tenant, row.keyId, row.purpose), row.tenant);
-      if (key.length !== KEY_BYTES) {
-        key.fill(0);
-        throw codedError('ALE_AUTH_FAILED', 'the unwrapped key is not 32 bytes');
-      }
-      return key;
-    } catch (e) {
-      // A provider's own coded error (a key service that cannot be reached) says more than "did not unwrap".
-      const code = (e as { code?: unknown })?.code;
-      if (typeof code === 'string' && code !== 'ALE_AUTH_FAILED') throw e;
-      throw unwrapFailed(row.tenant, row.keyId, ref);
-    }
+  #unwrap(row: KeyRow): Promise<Buffer> {
+    return unwrapRow(this.#kek, row);
   }
 
   #markShredded(tenant: string): void {
@@ -687,7 +557,7 @@ export class TenantKeys {
       entry.staleAt = clock.now + this.#recheckAfterMs;
       this.#refresh(tenant).catch(() => this.#cache.expire(entry, clock.now));
     }
-    if (this.#nextCheck <= clock.now) void this.#checkChanges();
+    if (this.#times.nextCheck <= clock.now) void this.#checkChanges();
     return entry;
   }
 
@@ -699,7 +569,7 @@ export class TenantKeys {
    */
   #checkChanges(): Promise<void> {
     if (this.#checking) return this.#checking;
-    this.#nextCheck = clock.now + this.#changeCheckEveryMs;
+    this.#times.nextCheck = clock.now + this.#changeCheckEveryMs;
     // Rows are stamped by the database's clock (the spec's `now`), and the
     // window is measured back from that same clock: no application clock,
     // ours or a writer's, decides what is seen. The window spans the time
@@ -727,113 +597,5 @@ export class TenantKeys {
       .finally(() => (this.#checking = undefined));
     this.#checking = check;
     return check;
-  }
-
-  #makeSealer(): Sealer {
-    const cache = this.#cache;
-    const rings = this.#rings;
-    // The last tenant that passed the check, and the clock time until which
-    // it passes again with three comparisons: the earlier of its staleAt and
-    // the next change check, as long as the cache's version stays (every
-    // change that could make the entry unusable moves it on, eviction's
-    // passes included, so that a hot tenant gets its `used` bit back).
-    let lastTenant: string | undefined;
-    let lastEntry: Entry | undefined;
-    let lastUntil = 0;
-    let lastVersion = -1;
-    /** The tenant's entry, or a throw unless it is loaded: the memo above (three comparisons), else a cache lookup and four comparisons when it is fresh and no check is due, else #use(). */
-    const check = (tenant: string): Entry => {
-      if (tenant === lastTenant && lastUntil > clock.now && cache.version === lastVersion) return lastEntry as Entry;
-      const entry = cache.get(tenant);
-      if (entry !== undefined && entry.loaded && entry.staleAt > clock.now && this.#nextCheck > clock.now) {
-        entry.used = true;
-        lastTenant = tenant;
-        lastEntry = entry;
-        lastUntil = Math.min(entry.staleAt, this.#nextCheck);
-        lastVersion = cache.version;
-        return entry;
-      }
-      const used = this.#use(tenant);
-      if (!used.loaded) throw keyShredded(tenant);
-      return used;
-    };
-    /** A v1 value predates the tenant keys: the process-wide ring reads it, once the tenant is known not to be shredded. */
-    const readV1 = this.#readV1;
-    const legacyText = (stored: string) => typeof stored === 'string' && stored.charCodeAt(1) === 0x31 && stored.startsWith('v1:');
-    const legacyBytes = (stored: Uint8Array) => stored[0] === 1;
-    const v1Refused = () =>
-      codedError('ALE_UNSUPPORTED_VERSION', 'the value is a v1 envelope under the process-wide key, and this store reads none (readV1: false); convertToTenantKeys() moves such values under the tenant key');
-    const nowhere = (value: string, t: string, c: string, f: string) =>
-      createHmac('sha256', this.#nowhere).update(`${t}:${c}:${f}:`).update(value).digest('base64url');
-    /**
-     * A loaded tenant whose ring lacks the key a value names: the value is
-     * another tenant's (or forged), or under a key another process made
-     * since this one read the tenant. Either way it does not open for this
-     * tenant: ALE_AUTH_FAILED. A re-read picks up a new key, at most once a
-     * MISS_INTERVAL per tenant: each forced re-read unwraps every key of the
-     * tenant, and a caller that can make reads fail must not be able to aim
-     * that load at the key service.
-     */
-    const missed = (e: unknown, tenant: string, field: string): unknown => {
-      const entry = cache.get(tenant);
-      if ((e as { code?: string })?.code !== 'ALE_KEY_NOT_LOADED' || !entry?.loaded) return e;
-      if (!(clock.now - (entry.missedAt ?? -Infinity) < MISS_INTERVAL)) {
-        entry.missedAt = clock.now;
-        cache.expire(entry, 0);
-        this.#refresh(tenant).catch(() => undefined);
-      }
-      return codedError(
-        'ALE_AUTH_FAILED',
-        `the value of field "${field}" names a key that is not one of tenant "${tenant}"'s keys: it is another tenant's, or under a key made since this process read the tenant's keys (which it reads again)`,
-      );
-    };
-    /** Whether a blind index can be computed for the tenant: false once shredded (its lookups then match nothing). */
-    const indexable = (tenant: string): boolean => this.#use(tenant).loaded;
-    return {
-      // Counted before the seal: a seal that then fails counts too, which errs on the safe side.
-      encrypt: (plaintext, t, c, f) => (check(t).sealed++, rings.encrypt(plaintext, t, c, f)),
-      encryptBinary: (plaintext, t, c, f) => (check(t).sealed++, rings.encryptBinary(plaintext, t, c, f)),
-      // decrypt and decryptBinary are written out rather than made by one
-      // higher-order helper: closures of one literal share their call-site
-      // feedback, and the two-target call that made cost V8 more than the
-      // rest of the check (docs/performance.md, "Keys per tenant").
-      decrypt: (stored, t, c, f) => {
-        check(t);
-        if (legacyText(stored)) {
-          if (!readV1) throw v1Refused();
-          return processRing.decrypt(stored, t, c, f);
-        }
-        try {
-          return rings.decrypt(stored, t, c, f);
-        } catch (e) {
-          throw missed(e, t, f);
-        }
-      },
-      decryptBinary: (stored, t, c, f) => {
-        check(t);
-        if (legacyBytes(stored)) {
-          if (!readV1) throw v1Refused();
-          return processRing.decryptBinary(stored, t, c, f);
-        }
-        try {
-          return rings.decryptBinary(stored, t, c, f);
-        } catch (e) {
-          throw missed(e, t, f);
-        }
-      },
-      blindIndex: (value, t, c, f) => (indexable(t) ? rings.blindIndex(value, t, c, f) : nowhere(value, t, c, f)),
-      blindIndexes: (value, t, c, f) => {
-        if (!indexable(t)) return [nowhere(value, t, c, f)];
-        // Rows not converted yet still hold the process-wide ring's index.
-        const out = [rings.blindIndex(value, t, c, f)];
-        if (!readV1) return out;
-        try {
-          out.push(processRing.blindIndex(value, t, c, f));
-        } catch {
-          // no process-wide key configured: there are no v1-era indexes to match
-        }
-        return out;
-      },
-    };
   }
 }
