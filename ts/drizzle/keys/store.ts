@@ -2,8 +2,7 @@
 // KEK in a table of the app's own database, loaded into memory before a
 // tenant's queries run, and the Sealer that `keys` columns call
 // synchronously with them.
-import { randomBytes } from 'node:crypto';
-import { and, eq, gt, lt, max, sql, type SQL } from 'drizzle-orm';
+import { eq, sql, type SQL } from 'drizzle-orm';
 import * as native from '../../../index.js';
 import type { KeyRing } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
@@ -15,8 +14,11 @@ import { destroyRetired, listTenants, type KeyUse, type TenantPage } from './adm
 import { PendingCounts } from './counts.js';
 import { INTERNALS, type StoreInternals } from './internals.js';
 import { kekOf, type KekInput, type KekProvider } from './kek.js';
-import { newKeyRow, unwrapRow, wrapAad } from './wrap.js';
+import { newKeyRow, unwrapRow } from './wrap.js';
 import { makeSealer } from './sealer.js';
+import { ChangeCheck } from './freshness.js';
+import { addGeneration, describeTenant, retireBefore, rewrap, rotate, shred, type TenantKeyInfo } from './lifecycle.js';
+export type { TenantKeyInfo } from './lifecycle.js';
 import { checkedDb, checkTenant, parseOptions, unbound, type TenantKeysOptions } from './options.js';
 export type { TenantKeysOptions } from './options.js';
 import { type KeyRow, type KeyTableSpec, type NewKeyRow, type Purpose } from './table.js';
@@ -27,25 +29,9 @@ type AnyDb = any;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyTable = any;
 
-/** One key of a tenant, as keys.describe() reports it. */
-export interface TenantKeyInfo {
-  keyId: string;
-  purpose: Purpose;
-  generation: number;
-  state: KeyRow['state'];
-  kek: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-  /** Encryptions under the key over every process, as far as they have flushed their counts. */
-  encryptions: number;
-  /** This process's encryptions under the key that are not in `encryptions` yet (flush() adds them). */
-  pending: number;
-}
 
 /** What load() returns for a tenant in memory. */
 const SETTLED: Promise<void> = Promise.resolve();
-/** How far before the last change check's window a change check looks, for writes stamped before they committed. */
-const CHANGE_LOOKBACK = 60_000;
 
 /**
  * The key store of one database. Values of a column with `keys: store` are
@@ -72,10 +58,8 @@ export class TenantKeys {
   /** Clock time of the next change check; never when change checks are off. */
   /** Clock time of the next change check (never when change checks are off), shared with the sealer. */
   readonly #times = { nextCheck: 0 };
-  /** performance.now() when the last change check was sent; undefined before the first, which reads every row. */
-  #lastCheck: number | undefined;
-  /** The change check under way, if any. */
-  #checking: Promise<void> | undefined;
+  /** The change check (keys/freshness.ts). */
+  readonly #changes: ChangeCheck;
   /** Encryption counts taken from the entries, not written to the key table yet. */
   readonly #counts = new PendingCounts();
   readonly #rotateAfterEncryptions: number;
@@ -102,6 +86,19 @@ export class TenantKeys {
     this.#recheckAfterMs = config.recheckAfterMs;
     this.#changeCheckEveryMs = config.changeCheckEveryMs;
     this.#times.nextCheck = this.#changeCheckEveryMs > 0 ? 0 : Number.POSITIVE_INFINITY;
+    this.#changes = new ChangeCheck({
+      db: () => this.#db,
+      table: this.#table,
+      now: spec.now,
+      everyMs: this.#changeCheckEveryMs,
+      times: this.#times,
+      changed: (tenant, newest) => {
+        const entry = this.#cache.get(tenant);
+        // Any other newest stamp is a change, later or earlier: a row stamped by an older version's clock may lie ahead.
+        if (!entry?.loaded || newest === entry.seen) return undefined;
+        return this.#refresh(tenant, true).catch(() => this.#cache.expire(entry, clock.now));
+      },
+    });
     this.#ivLength = config.ivLength;
     this.#rotateAfterEncryptions = config.rotateAfterEncryptions;
     const { flushEveryMs } = config;
@@ -207,7 +204,7 @@ export class TenantKeys {
       if (this.#times.nextCheck > clock.now) return SETTLED;
       // A change check is due: wait for it (and for the re-reads it starts),
       // so that work run through load() never uses keys older than the bound.
-      return this.#checkChanges().then(() => this.load(tenantId));
+      return this.#changes.run().then(() => this.load(tenantId));
     }
     return this.#refresh(checkTenant(tenantId));
   }
@@ -219,163 +216,38 @@ export class TenantKeys {
   }
 
   /**
-   * A new active data key for the tenant; the previous ones become
-   * decrypt-only, so existing values keep opening. Run
-   * convertToTenantKeys() to move them under the new key. The index key
-   * stays: blind indexes keep matching.
+   * A new active data key; the previous ones become decrypt-only, so
+   * existing values keep opening (keys/lifecycle.ts, rotate). Run
+   * convertToTenantKeys() to move them under the new key.
    */
-  async rotate(tenantId: string): Promise<{ keyId: string }> {
-    checkTenant(tenantId);
-    await this.#refresh(tenantId);
-    if (this.#shredded.has(tenantId)) throw keyShredded(tenantId);
-    const t = this.#table;
-    const rows: KeyRow[] = await this.#db.select().from(t).where(and(eq(t.tenant, tenantId), eq(t.purpose, 'data')));
-    let added: NewKeyRow;
-    try {
-      added = await this.#addGeneration(tenantId, rows);
-    } catch (e) {
-      // A concurrent rotate took this generation (the unique index): its key is the new one.
-      await this.#refresh(tenantId, true);
-      const theirs = this.#cache.get(tenantId);
-      if (!theirs?.loaded || theirs.keyIds.split(',').length <= rows.length) throw e;
-      return { keyId: this.activeKeyId(tenantId) };
-    }
-    await this.#retireBefore(added);
-    await this.#refresh(tenantId, true);
-    return { keyId: added.keyId };
+  rotate(tenantId: string): Promise<{ keyId: string }> {
+    return rotate(this[INTERNALS](), tenantId);
   }
 
   /**
-   * Stores the tenant's next data key, active. Rejects with the insert's
-   * error when another process stored that generation first.
+   * Destroys every key of the tenant and leaves a tombstone (keys/lifecycle.ts,
+   * shred): its values fail with ALE_KEY_SHREDDED here at once, and in other
+   * processes within the bound SECURITY.md states; with a KEK per tenant, the
+   * tenant's KEK is deleted too.
    */
-  async #addGeneration(tenant: string, dataRows: KeyRow[]): Promise<NewKeyRow> {
-    const generation = Math.max(0, ...dataRows.map((r) => Number(r.generation))) + 1;
-    const row = await this.#newRow(tenant, 'data', generation, 'active');
-    await this.#db.insert(this.#table).values(row);
-    return row;
-  }
-
-  /** Makes the data keys older than `row` decrypt-only. */
-  async #retireBefore(row: NewKeyRow): Promise<void> {
-    const t = this.#table;
-    await this.#db
-      .update(t)
-      .set({ state: 'decrypt-only', updatedAt: this.#touched() })
-      .where(and(eq(t.tenant, row.tenant), eq(t.purpose, 'data'), eq(t.state, 'active'), lt(t.generation, row.generation)));
+  shred(tenantId: string): Promise<void> {
+    return shred(this[INTERNALS](), tenantId);
   }
 
   /**
-   * Destroys every key of the tenant and leaves a tombstone: its rows stay,
-   * with state 'shredded' and no key. Its values fail with ALE_KEY_SHREDDED
-   * from now on, here at once and in other processes within the bound of
-   * changeCheckEveryMs or recheckAfterMs;
-   * its blind-index lookups match nothing. A backup taken before still
-   * holds the wrapped keys: see rewrap(). With a KEK per tenant
-   * (transitKek's keyPerTenant), the tenant's KEK is deleted too, and such
-   * a backup opens nothing of the tenant.
-   */
-  async shred(tenantId: string): Promise<void> {
-    checkTenant(tenantId);
-    const t = this.#table;
-    const now = this.#spec.now;
-    for (let attempt = 0; ; attempt++) {
-      const existing: KeyRow[] = await this.#db.select({ keyId: t.keyId }).from(t).where(eq(t.tenant, tenantId));
-      if (existing.length > 0) {
-        await this.#db.update(t).set({ state: 'shredded', wrappedKey: null, kek: null, updatedAt: this.#touched() }).where(eq(t.tenant, tenantId));
-        break;
-      }
-      // Never used: a tombstone at generation 1, which also stops a later load from creating keys.
-      try {
-        await this.#db.insert(t).values(
-          (['data', 'index'] as const).map((purpose) => ({
-            keyId: randomBytes(16).toString('base64url'),
-            tenant: tenantId,
-            purpose,
-            generation: 1,
-            state: 'shredded',
-            wrappedKey: null,
-            kek: null,
-            createdAt: now,
-            updatedAt: now,
-          })),
-        );
-        break;
-      } catch (e) {
-        // Another process created the tenant's keys meanwhile: shred those.
-        if (attempt > 0) throw e;
-      }
-    }
-    this.#markShredded(tenantId);
-    // A KEK per tenant goes last, once no row can be unwrapped with it. If
-    // the key service fails here, the tenant is shredded in the database and
-    // its KEK remains: shred() again deletes it.
-    await this.#kek.destroy?.(tenantId);
-  }
-
-  /**
-   * Re-wraps every stored key under `newKek`, one row per key (data rows are
-   * never touched), and makes it the KEK new keys are wrapped under; keys
-   * under the previous KEK keep opening here. Safe to rerun: a key already
-   * under `newKek` is skipped. Once every process runs with the new KEK
-   * first, and the backups that still need the old one have expired,
-   * destroy the old KEK: then a tenant shredded before the rewrap is gone
-   * from those backups too.
+   * Re-wraps every stored key under `newKek` and makes it the KEK new keys
+   * are wrapped under (keys/lifecycle.ts, rewrap); safe to rerun.
    */
   async rewrap(newKek: KekInput): Promise<{ rewrapped: number; skipped: number }> {
     const next = kekOf(newKek);
-    const t = this.#table;
-    const rows: KeyRow[] = await this.#db.select().from(t).orderBy(t.keyId);
-    let rewrapped = 0;
-    let skipped = 0;
-    for (const row of rows) {
-      if (row.wrappedKey === null || row.kek === null) continue;
-      const aad = wrapAad(row.tenant, row.keyId, row.purpose);
-      let wrapped: string;
-      if (row.kek === next.id) {
-        // Under this KEK already: a key service may still move it to the KEK's newest version.
-        const moved = next.rewrap ? await next.rewrap(row.wrappedKey, row.kek, aad, row.tenant) : null;
-        if (moved === null) {
-          skipped++;
-          continue;
-        }
-        wrapped = moved;
-      } else {
-        const key = await this.#unwrap(row);
-        try {
-          wrapped = await next.wrap(key, aad, row.tenant);
-        } finally {
-          key.fill(0);
-        }
-      }
-      await this.#db
-        .update(t)
-        .set({ wrappedKey: wrapped, kek: next.id, updatedAt: this.#touched() })
-        .where(and(eq(t.keyId, row.keyId), eq(t.wrappedKey, row.wrappedKey)));
-      rewrapped++;
-    }
+    const done = await rewrap(this[INTERNALS](), next);
     this.#boundKek = kekOf([next, this.#kek]);
-    return { rewrapped, skipped };
+    return done;
   }
 
-  /** The tenant's keys as stored (no key material): ids, purposes, generations, states, KEK references. */
-  async describe(tenantId: string): Promise<TenantKeyInfo[]> {
-    checkTenant(tenantId);
-    const t = this.#table;
-    const rows: KeyRow[] = await this.#db.select().from(t).where(eq(t.tenant, tenantId)).orderBy(t.purpose, t.generation);
-    const entry = this.#cache.get(tenantId);
-    const active = entry?.loaded ? entry.keyIds.split(',')[0] : undefined;
-    return rows.map((r) => ({
-      keyId: r.keyId,
-      purpose: r.purpose,
-      generation: Number(r.generation),
-      state: r.state,
-      kek: r.kek,
-      encryptions: Number(r.encryptions),
-      pending: this.#counts.pending(r.keyId) + (r.keyId === active ? (entry?.sealed ?? 0) : 0),
-      createdAt: new Date(Number(r.createdAt)),
-      updatedAt: new Date(Number(r.updatedAt)),
-    }));
+  /** The tenant's keys as stored (no key material): ids, purposes, generations, states, KEK references, counts. */
+  describe(tenantId: string): Promise<TenantKeyInfo[]> {
+    return describeTenant(this[INTERNALS](), tenantId);
   }
 
   /**
@@ -406,7 +278,28 @@ export class TenantKeys {
 
   /** What admin.ts reaches of the store (internals.ts). */
   [INTERNALS](): StoreInternals {
-    return { db: this.#db, table: this.#table, touched: () => this.#touched(), refresh: (tenant) => this.#refresh(tenant, true), checkTenant };
+    return {
+      db: this.#db,
+      table: this.#table,
+      touched: () => this.#touched(),
+      refresh: (tenant) => this.#refresh(tenant, true),
+      checkTenant,
+      now: this.#spec.now,
+      kek: () => this.#kek,
+      unwrap: (row) => this.#unwrap(row),
+      markShredded: (tenant) => this.#markShredded(tenant),
+      newRow: (tenant, purpose, generation, state) => this.#newRow(tenant, purpose, generation, state),
+      isShredded: (tenant) => this.#shredded.has(tenant),
+      activeKeyIds: (tenant) => {
+        const entry = this.#cache.get(tenant);
+        return entry?.loaded ? entry.keyIds.split(',') : undefined;
+      },
+      pending: (tenant, keyId) => {
+        const entry = this.#cache.get(tenant);
+        const active = entry?.loaded ? entry.keyIds.split(',')[0] : undefined;
+        return this.#counts.pending(keyId) + (keyId === active ? (entry?.sealed ?? 0) : 0);
+      },
+    };
   }
 
   /** Whether the tenant is known here to be shredded (after a load, a shred, or a re-read that found its tombstone). */
@@ -461,7 +354,7 @@ export class TenantKeys {
       // rotated first, or the KEK or the table refused), that read finds
       // what there is, and the tenant's next read tries again.
       try {
-        await this.#retireBefore(await this.#addGeneration(tenant, data));
+        await retireBefore(this[INTERNALS](), await addGeneration(this[INTERNALS](), tenant, data));
       } catch {
         // as above
       }
@@ -557,45 +450,7 @@ export class TenantKeys {
       entry.staleAt = clock.now + this.#recheckAfterMs;
       this.#refresh(tenant).catch(() => this.#cache.expire(entry, clock.now));
     }
-    if (this.#times.nextCheck <= clock.now) void this.#checkChanges();
+    if (this.#times.nextCheck <= clock.now) void this.#changes.run();
     return entry;
-  }
-
-  /**
-   * One query for rows changed since the last check; the loaded tenants
-   * among them are read again. Concurrent callers share one check; the
-   * promise settles once those re-reads have, and never rejects (a failed
-   * check leaves the entries as they were, to be checked again).
-   */
-  #checkChanges(): Promise<void> {
-    if (this.#checking) return this.#checking;
-    this.#times.nextCheck = clock.now + this.#changeCheckEveryMs;
-    // Rows are stamped by the database's clock (the spec's `now`), and the
-    // window is measured back from that same clock: no application clock,
-    // ours or a writer's, decides what is seen. The window spans the time
-    // since the last check (a monotonic clock: skew is an offset, not a
-    // rate) plus CHANGE_LOOKBACK for writes stamped before they committed.
-    const started = performance.now();
-    const since = this.#lastCheck === undefined ? undefined : sql`${this.#spec.now} - ${Math.ceil(started - this.#lastCheck) + CHANGE_LOOKBACK}`;
-    const t = this.#table;
-    const check = (async () => {
-      const changed: { tenant: string; updatedAt: number | string | null }[] = await this.#db
-        .select({ tenant: t.tenant, updatedAt: max(t.updatedAt) })
-        .from(t)
-        .where(since === undefined ? undefined : gt(t.updatedAt, since))
-        .groupBy(t.tenant);
-      this.#lastCheck = started;
-      const reads: Promise<void>[] = [];
-      for (const { tenant, updatedAt } of changed) {
-        const entry = this.#cache.get(tenant);
-        // Any other newest stamp is a change, later or earlier: a row stamped by an older version's clock may lie ahead.
-        if (entry?.loaded && Number(updatedAt) !== entry.seen) reads.push(this.#refresh(tenant, true).catch(() => this.#cache.expire(entry, clock.now)));
-      }
-      await Promise.all(reads);
-    })()
-      .catch(() => undefined)
-      .finally(() => (this.#checking = undefined));
-    this.#checking = check;
-    return check;
   }
 }

@@ -1,0 +1,182 @@
+// A tenant's keys over their life, beyond loading them: shredding them,
+// re-wrapping every key under a new KEK, and describing them. The store's
+// methods of the same names call these, through internals.ts.
+import { randomBytes } from 'node:crypto';
+import { and, eq, lt } from 'drizzle-orm';
+import { keyShredded } from './errors.js';
+import type { KekProvider } from './kek.js';
+import type { StoreInternals } from './internals.js';
+import type { KeyRow, NewKeyRow, Purpose } from './table.js';
+import { wrapAad } from './wrap.js';
+
+/** One key of a tenant, as keys.describe() reports it. */
+export interface TenantKeyInfo {
+  keyId: string;
+  purpose: Purpose;
+  generation: number;
+  state: KeyRow['state'];
+  kek: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  /** Encryptions under the key over every process, as far as they have flushed their counts. */
+  encryptions: number;
+  /** This process's encryptions under the key that are not in `encryptions` yet (flush() adds them). */
+  pending: number;
+}
+
+/**
+ * Destroys every key of the tenant and leaves a tombstone: its rows stay,
+ * with state 'shredded' and no key. Its values fail with ALE_KEY_SHREDDED
+ * from now on, here at once and in other processes within the bound of
+ * changeCheckEveryMs or recheckAfterMs;
+ * its blind-index lookups match nothing. A backup taken before still
+ * holds the wrapped keys: see rewrap(). With a KEK per tenant
+ * (transitKek's keyPerTenant), the tenant's KEK is deleted too, and such
+ * a backup opens nothing of the tenant.
+ */
+export async function shred(s: StoreInternals, tenantId: string): Promise<void> {
+  s.checkTenant(tenantId);
+  const t = s.table;
+  const now = s.now;
+  for (let attempt = 0; ; attempt++) {
+    const existing: KeyRow[] = await s.db.select({ keyId: t.keyId }).from(t).where(eq(t.tenant, tenantId));
+    if (existing.length > 0) {
+      await s.db.update(t).set({ state: 'shredded', wrappedKey: null, kek: null, updatedAt: s.touched() }).where(eq(t.tenant, tenantId));
+      break;
+    }
+    // Never used: a tombstone at generation 1, which also stops a later load from creating keys.
+    try {
+      await s.db.insert(t).values(
+        (['data', 'index'] as const).map((purpose) => ({
+          keyId: randomBytes(16).toString('base64url'),
+          tenant: tenantId,
+          purpose,
+          generation: 1,
+          state: 'shredded',
+          wrappedKey: null,
+          kek: null,
+          createdAt: now,
+          updatedAt: now,
+        })),
+      );
+      break;
+    } catch (e) {
+      // Another process created the tenant's keys meanwhile: shred those.
+      if (attempt > 0) throw e;
+    }
+  }
+  s.markShredded(tenantId);
+  // A KEK per tenant goes last, once no row can be unwrapped with it. If
+  // the key service fails here, the tenant is shredded in the database and
+  // its KEK remains: shred() again deletes it.
+  await s.kek().destroy?.(tenantId);
+}
+
+/**
+ * Re-wraps every stored key under `next`, one row per key (data rows are
+ * never touched); the store then makes it the KEK new keys are wrapped
+ * under, and keys under the previous KEK keep opening there. Safe to rerun: a key already
+ * under `newKek` is skipped. Once every process runs with the new KEK
+ * first, and the backups that still need the old one have expired,
+ * destroy the old KEK: then a tenant shredded before the rewrap is gone
+ * from those backups too.
+ */
+export async function rewrap(s: StoreInternals, next: KekProvider): Promise<{ rewrapped: number; skipped: number }> {
+  const t = s.table;
+  const rows: KeyRow[] = await s.db.select().from(t).orderBy(t.keyId);
+  let rewrapped = 0;
+  let skipped = 0;
+  for (const row of rows) {
+    if (row.wrappedKey === null || row.kek === null) continue;
+    const aad = wrapAad(row.tenant, row.keyId, row.purpose);
+    let wrapped: string;
+    if (row.kek === next.id) {
+      // Under this KEK already: a key service may still move it to the KEK's newest version.
+      const moved = next.rewrap ? await next.rewrap(row.wrappedKey, row.kek, aad, row.tenant) : null;
+      if (moved === null) {
+        skipped++;
+        continue;
+      }
+      wrapped = moved;
+    } else {
+      const key = await s.unwrap(row);
+      try {
+        wrapped = await next.wrap(key, aad, row.tenant);
+      } finally {
+        key.fill(0);
+      }
+    }
+    await s.db
+      .update(t)
+      .set({ wrappedKey: wrapped, kek: next.id, updatedAt: s.touched() })
+      .where(and(eq(t.keyId, row.keyId), eq(t.wrappedKey, row.wrappedKey)));
+    rewrapped++;
+  }
+  return { rewrapped, skipped };
+}
+
+/** The tenant's keys as stored (no key material): ids, purposes, generations, states, KEK references. */
+export async function describeTenant(s: StoreInternals, tenantId: string): Promise<TenantKeyInfo[]> {
+  s.checkTenant(tenantId);
+  const t = s.table;
+  const rows: KeyRow[] = await s.db.select().from(t).where(eq(t.tenant, tenantId)).orderBy(t.purpose, t.generation);
+  return rows.map((r) => ({
+    keyId: r.keyId,
+    purpose: r.purpose,
+    generation: Number(r.generation),
+    state: r.state,
+    kek: r.kek,
+    encryptions: Number(r.encryptions),
+    pending: s.pending(tenantId, r.keyId),
+    createdAt: new Date(Number(r.createdAt)),
+    updatedAt: new Date(Number(r.updatedAt)),
+  }));
+}
+
+
+/**
+ * A new active data key for the tenant; the previous ones become
+ * decrypt-only, so existing values keep opening. Run convertToTenantKeys()
+ * to move them under the new key. The index key stays: blind indexes keep
+ * matching. Two processes rotating at once make one new key.
+ */
+export async function rotate(s: StoreInternals, tenantId: string): Promise<{ keyId: string }> {
+  s.checkTenant(tenantId);
+  await s.refresh(tenantId);
+  if (s.isShredded(tenantId)) throw keyShredded(tenantId);
+  const t = s.table;
+  const rows: KeyRow[] = await s.db.select().from(t).where(and(eq(t.tenant, tenantId), eq(t.purpose, 'data')));
+  let added: NewKeyRow;
+  try {
+    added = await addGeneration(s, tenantId, rows);
+  } catch (e) {
+    // A concurrent rotate took this generation (the unique index): its key is the new one.
+    await s.refresh(tenantId);
+    const theirs = s.activeKeyIds(tenantId);
+    if (theirs === undefined || theirs.length <= rows.length) throw e;
+    return { keyId: theirs[0] };
+  }
+  await retireBefore(s, added);
+  await s.refresh(tenantId);
+  return { keyId: added.keyId };
+}
+
+/**
+ * Stores the tenant's next data key, active. Rejects with the insert's
+ * error when another process stored that generation first.
+ */
+export async function addGeneration(s: StoreInternals, tenant: string, dataRows: KeyRow[]): Promise<NewKeyRow> {
+  const generation = Math.max(0, ...dataRows.map((r) => Number(r.generation))) + 1;
+  const row = await s.newRow(tenant, 'data', generation, 'active');
+  await s.db.insert(s.table).values(row);
+  return row;
+}
+
+/** Makes the data keys older than `row` decrypt-only. */
+export async function retireBefore(s: StoreInternals, row: NewKeyRow): Promise<void> {
+  const t = s.table;
+  await s.db
+    .update(t)
+    .set({ state: 'decrypt-only', updatedAt: s.touched() })
+    .where(and(eq(t.tenant, row.tenant), eq(t.purpose, 'data'), eq(t.state, 'active'), lt(t.generation, row.generation)));
+}
