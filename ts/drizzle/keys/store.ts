@@ -1,27 +1,28 @@
-// The tenant key store: each tenant's data keys and index key, wrapped by a
-// KEK in a table of the app's own database, loaded into memory before a
-// tenant's queries run, and the Sealer that `keys` columns call
-// synchronously with them.
-import { eq, sql, type SQL } from 'drizzle-orm';
+// The tenant key store's facade and its memory: each tenant's keys, loaded
+// from the key table into one ring of tenants before its queries run, kept
+// fresh, and counted. Its rooms: options.ts, wrap.ts, loading.ts,
+// freshness.ts, sealer.ts (what `keys` columns call), lifecycle.ts, admin.ts.
+import { eq, sql } from 'drizzle-orm';
 import * as native from '../../../index.js';
 import type { KeyRing } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
 import type { Sealer } from '../process-ring.js';
 import { withTenant as inTenantScope } from '../scope.js';
 import { clock, startClock, TenantCache, type Entry } from './cache.js';
-import { incompleteKeys, keyNotLoaded, keyShredded } from './errors.js';
+import { keyNotLoaded, keyShredded } from './errors.js';
 import { destroyRetired, listTenants, type KeyUse, type TenantPage } from './admin.js';
 import { PendingCounts } from './counts.js';
 import { INTERNALS, type StoreInternals } from './internals.js';
 import { kekOf, type KekInput, type KekProvider } from './kek.js';
 import { newKeyRow, unwrapRow } from './wrap.js';
 import { makeSealer } from './sealer.js';
+import { dueForRotation, stateOf, tenantRows } from './loading.js';
 import { ChangeCheck } from './freshness.js';
 import { addGeneration, describeTenant, retireBefore, rewrap, rotate, shred, type TenantKeyInfo } from './lifecycle.js';
 export type { TenantKeyInfo } from './lifecycle.js';
-import { checkedDb, checkTenant, parseOptions, unbound, type TenantKeysOptions } from './options.js';
+import { checkedDb, checkTenant, parseOptions, unbound, type StoreConfig, type TenantKeysOptions } from './options.js';
 export type { TenantKeysOptions } from './options.js';
-import { type KeyRow, type KeyTableSpec, type NewKeyRow, type Purpose } from './table.js';
+import { ensureKeyTable, touchedStamp, type KeyRow, type KeyTableSpec, type NewKeyRow, type Purpose } from './table.js';
 
 // The query builders differ per dialect; the store only chains methods every dialect has.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -43,26 +44,22 @@ export class TenantKeys {
   #boundDb: AnyDb | undefined;
   #boundKek: KekProvider | undefined;
   readonly #spec: KeyTableSpec;
-  readonly #name: string;
+  /** The options, checked once (keys/options.ts). */
+  readonly #config: StoreConfig;
   readonly #table: AnyTable;
   readonly #cache: TenantCache;
   /** Every loaded tenant's keys, in one native ring (or the JS backend's), which hands each call to the tenant's keys. */
   readonly #rings: KeyRing;
-  readonly #recheckAfterMs: number;
-  readonly #changeCheckEveryMs: number;
-  readonly #ivLength: 12 | 16;
   /** Loads under way, so that concurrent loads of one tenant share one read. */
   readonly #pending = new Map<string, Promise<void>>();
   /** Tenants known to be shredded: kept apart from the bounded cache, so eviction cannot forget a shred. */
   readonly #shredded = new Set<string>();
-  /** Clock time of the next change check; never when change checks are off. */
   /** Clock time of the next change check (never when change checks are off), shared with the sealer. */
   readonly #times = { nextCheck: 0 };
   /** The change check (keys/freshness.ts). */
   readonly #changes: ChangeCheck;
   /** Encryption counts taken from the entries, not written to the key table yet. */
   readonly #counts = new PendingCounts();
-  readonly #rotateAfterEncryptions: number;
 
   /** What `keys` columns call: the tenant's ring from memory, or a coded error. */
   readonly sealer: Sealer;
@@ -76,21 +73,19 @@ export class TenantKeys {
     const config = parseOptions(options);
     if (db !== undefined && db !== null) this.#boundDb = checkedDb(db);
     this.#spec = spec;
-    this.#name = config.table;
-    this.#table = spec.table(this.#name);
+    this.#config = config;
+    this.#table = spec.table(config.table);
     if (options?.kek !== undefined) this.#boundKek = kekOf(options.kek);
     this.#cache = new TenantCache(config.maxTenants, (tenant, entry) => {
       this.#takeCount(entry);
       this.#rings.deleteTenant(tenant);
     });
-    this.#recheckAfterMs = config.recheckAfterMs;
-    this.#changeCheckEveryMs = config.changeCheckEveryMs;
-    this.#times.nextCheck = this.#changeCheckEveryMs > 0 ? 0 : Number.POSITIVE_INFINITY;
+    this.#times.nextCheck = this.#config.changeCheckEveryMs > 0 ? 0 : Number.POSITIVE_INFINITY;
     this.#changes = new ChangeCheck({
       db: () => this.#db,
       table: this.#table,
       now: spec.now,
-      everyMs: this.#changeCheckEveryMs,
+      everyMs: this.#config.changeCheckEveryMs,
       times: this.#times,
       changed: (tenant, newest) => {
         const entry = this.#cache.get(tenant);
@@ -99,8 +94,6 @@ export class TenantKeys {
         return this.#refresh(tenant, true).catch(() => this.#cache.expire(entry, clock.now));
       },
     });
-    this.#ivLength = config.ivLength;
-    this.#rotateAfterEncryptions = config.rotateAfterEncryptions;
     const { flushEveryMs } = config;
     if (flushEveryMs > 0) {
       // Unref'd, and holding the store weakly: counts never keep a process
@@ -113,7 +106,7 @@ export class TenantKeys {
       }, flushEveryMs);
       timer.unref?.();
     }
-    this.#rings = native.KeyRing.forTenants({ ivLength: this.#ivLength });
+    this.#rings = native.KeyRing.forTenants({ ivLength: this.#config.ivLength });
     startClock();
     this.sealer = makeSealer({
       cache: this.#cache,
@@ -168,15 +161,8 @@ export class TenantKeys {
   }
 
   /** Creates the key table and its indexes when they are missing, and adds the columns a table made by an earlier version lacks. */
-  async ready(): Promise<void> {
-    for (const statement of this.#spec.create(this.#name)) await this.#spec.execute(this.#db, sql.raw(statement));
-    for (const statement of this.#spec.upgrade(this.#name)) {
-      try {
-        await this.#spec.execute(this.#db, sql.raw(statement));
-      } catch (e) {
-        if (!/duplicate column/i.test(`${(e as Error)?.message} ${(e as { cause?: Error })?.cause?.message}`)) throw e;
-      }
-    }
+  ready(): Promise<void> {
+    return ensureKeyTable(this.#spec, this.#db, this.#config.table);
   }
 
   /**
@@ -266,12 +252,7 @@ export class TenantKeys {
     return listTenants(this[INTERNALS](), options);
   }
 
-  /**
-   * Destroys the tenant's decrypt-only data keys once no value in `uses`
-   * (every table and `keys` column holding the tenant's values) is under
-   * one; otherwise ALE_KEY_IN_USE and nothing changes. Run it after
-   * convertToTenantKeys. See admin.ts, destroyRetired.
-   */
+  /** Destroys the tenant's decrypt-only data keys once no value in `uses` needs them, else ALE_KEY_IN_USE (keys/admin.ts). */
   destroyRetired(tenantId: string, uses: KeyUse[]): Promise<{ destroyed: string[] }> {
     return destroyRetired(this[INTERNALS](), tenantId, uses, this);
   }
@@ -281,7 +262,7 @@ export class TenantKeys {
     return {
       db: this.#db,
       table: this.#table,
-      touched: () => this.#touched(),
+      touched: () => touchedStamp(this.#table, this.#spec.now),
       refresh: (tenant) => this.#refresh(tenant, true),
       checkTenant,
       now: this.#spec.now,
@@ -332,23 +313,16 @@ export class TenantKeys {
    * nothing.
    */
   async #read(tenant: string, latest: () => boolean, mayRotate = true): Promise<void> {
-    const t = this.#table;
-    // Exactly this tenant's rows, whatever the column's collation compares as equal.
-    const own = (rows: KeyRow[]) => rows.filter((r) => r.tenant === tenant);
-    let rows = own(await this.#db.select().from(t).where(eq(t.tenant, tenant)));
-    if (rows.length === 0) rows = own(await this.#create(tenant));
+    const rows = await tenantRows(this[INTERNALS](), tenant);
     const superseded = () => !latest() || this.#shredded.has(tenant);
     if (superseded()) return;
-    const seen = Math.max(...rows.map((r) => Number(r.updatedAt)));
-    if (rows.some((r) => r.state === 'shredded')) {
+    const state = stateOf(tenant, rows);
+    if (state === 'shredded') {
       this.#markShredded(tenant);
       return;
     }
-    const data = rows.filter((r) => r.purpose === 'data' && r.state !== 'destroyed').sort((a, b) => b.generation - a.generation);
-    const index = rows.find((r) => r.purpose === 'index');
-    if (data.length === 0) throw incompleteKeys(tenant, 'data key');
-    if (!index) throw incompleteKeys(tenant, 'index key');
-    if (mayRotate && this.#rotateAfterEncryptions > 0 && data[0].state === 'active' && Number(data[0].encryptions) >= this.#rotateAfterEncryptions) {
+    const { data, index, seen } = state;
+    if (mayRotate && dueForRotation(data[0], this.#config.rotateAfterEncryptions)) {
       // The active key has sealed its share of values across the fleet: a
       // new one, then one more read. If the rotation fails (another process
       // rotated first, or the KEK or the table refused), that read finds
@@ -363,7 +337,7 @@ export class TenantKeys {
     const keyIds = data.map((r) => r.keyId);
     const joined = keyIds.join();
     const current = this.#cache.get(tenant);
-    const staleAt = clock.now + this.#recheckAfterMs;
+    const staleAt = clock.now + this.#config.recheckAfterMs;
     if (current?.loaded && current.keyIds === joined && current.staleAt > 0) {
       current.staleAt = staleAt;
       current.seen = seen;
@@ -377,7 +351,7 @@ export class TenantKeys {
       const failed = unwrapped.find((u) => u.status === 'rejected');
       if (failed) throw (failed as PromiseRejectedResult).reason;
       const [indexKey, ...secrets] = keys;
-      this.#rings.setTenant(tenant, secrets, { keyIds, indexKey, ivLength: this.#ivLength, legacyFallbacks: false });
+      this.#rings.setTenant(tenant, secrets, { keyIds, indexKey, ivLength: this.#config.ivLength, legacyFallbacks: false });
     } finally {
       for (const key of keys) key.fill(0);
     }
@@ -385,44 +359,11 @@ export class TenantKeys {
     this.#cache.set(tenant, { loaded: true, keyIds: joined, used: true, staleAt, seen, sealed: 0, missedAt: current?.missedAt });
   }
 
-  /**
-   * The stamp an updated row gets: the database's clock, or one more than
-   * the row had when that is not later (two writes in one millisecond, or a
-   * row stamped ahead by an older version's clock). Every update moves a
-   * row's stamp up, so a tenant's newest stamp changes with every change
-   * and the change check cannot miss one.
-   */
-  #touched(): SQL {
-    const { now } = this.#spec;
-    const stamp = this.#table.updatedAt;
-    return sql`CASE WHEN ${now} > ${stamp} THEN ${now} ELSE ${stamp} + 1 END`;
-  }
-
   /** Moves what an entry has sealed into the pending counts of its active key. */
   #takeCount(entry: Entry | undefined): void {
     if (entry === undefined || entry.sealed === 0 || !entry.loaded) return;
     this.#counts.add(entry.keyIds.split(',')[0], entry.sealed);
     entry.sealed = 0;
-  }
-
-  /**
-   * A tenant's first keys: a data key and an index key at generation 1, or
-   * whatever a concurrent creator stored; read back, for the timestamps the
-   * database gave them.
-   */
-  async #create(tenant: string): Promise<KeyRow[]> {
-    const t = this.#table;
-    const rows = await Promise.all((['data', 'index'] as const).map((purpose) => this.#newRow(tenant, purpose, 1, 'active')));
-    const stored = () => this.#db.select().from(t).where(eq(t.tenant, tenant)) as Promise<KeyRow[]>;
-    try {
-      // One statement, so both rows exist or neither; the unique (tenant, purpose, generation) index lets one creator win.
-      await this.#db.insert(t).values(rows);
-    } catch (e) {
-      const theirs = await stored();
-      if (theirs.length === 0) throw e;
-      return theirs;
-    }
-    return stored();
   }
 
   /** A fresh random key, wrapped, as a row stamped by the database's clock. */
@@ -447,7 +388,7 @@ export class TenantKeys {
     if (entry === undefined) throw this.#shredded.has(tenant) ? keyShredded(tenant) : keyNotLoaded(tenant);
     entry.used = true;
     if (entry.staleAt <= clock.now) {
-      entry.staleAt = clock.now + this.#recheckAfterMs;
+      entry.staleAt = clock.now + this.#config.recheckAfterMs;
       this.#refresh(tenant).catch(() => this.#cache.expire(entry, clock.now));
     }
     if (this.#times.nextCheck <= clock.now) void this.#changes.run();

@@ -1,6 +1,6 @@
 // What every dialect's key table has in common: its rows, the name rule, and
 // how a dialect describes itself to the key store.
-import type { SQL } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
 
 /** What a key is for: sealing values, or keying their blind indexes. */
@@ -90,3 +90,32 @@ export function createStatements(name: string, timestamp: 'integer' | 'bigint'):
 /** The encryption-count column, for tables made before it; `IF NOT EXISTS` where the dialect has it (PostgreSQL). */
 export const countColumn = (name: string, type: 'integer' | 'bigint', ifNotExists = false): string =>
   `ALTER TABLE ${name} ADD COLUMN ${ifNotExists ? 'IF NOT EXISTS ' : ''}encryptions ${type} NOT NULL DEFAULT 0`;
+
+/**
+ * The stamp an updated row gets: the database's clock, or one more than
+ * the row had when that is not later (two writes in one millisecond, or a
+ * row stamped ahead by an older version's clock). Every update moves a
+ * row's stamp up, so a tenant's newest stamp changes with every change
+ * and the change check cannot miss one.
+ */
+export function touchedStamp(table: { updatedAt: unknown }, now: SQL): SQL {
+  const stamp = table.updatedAt;
+  return sql`CASE WHEN ${now} > ${stamp} THEN ${now} ELSE ${stamp} + 1 END`;
+}
+
+/**
+ * Creates the key table and its indexes when they are missing, and adds the
+ * columns a table made by an earlier version lacks: an ALTER that fails
+ * because the column is there already (`duplicate column`) is taken as done.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function ensureKeyTable(spec: KeyTableSpec, db: any, name: string): Promise<void> {
+  for (const statement of spec.create(name)) await spec.execute(db, sql.raw(statement));
+  for (const statement of spec.upgrade(name)) {
+    try {
+      await spec.execute(db, sql.raw(statement));
+    } catch (e) {
+      if (!/duplicate column/i.test(`${(e as Error)?.message} ${(e as { cause?: Error })?.cause?.message}`)) throw e;
+    }
+  }
+}

@@ -1,0 +1,43 @@
+// Reading a tenant's rows from the key table: creating its first keys when
+// it has none, telling what the rows say (shredded, or which data keys and
+// which index key), and when the active key is due for rotation. The store
+// unwraps what this finds and puts it in memory.
+import { eq } from 'drizzle-orm';
+import { incompleteKeys } from './errors.js';
+import type { StoreInternals } from './internals.js';
+import type { KeyRow } from './table.js';
+
+/** The tenant's rows, exactly its own whatever the column's collation compares as equal, created (a data key and an index key) when it has none. */
+export async function tenantRows(s: StoreInternals, tenant: string): Promise<KeyRow[]> {
+  const t = s.table;
+  const own = (rows: KeyRow[]) => rows.filter((r) => r.tenant === tenant);
+  const stored = async () => own(await s.db.select().from(t).where(eq(t.tenant, tenant)));
+  const rows = await stored();
+  if (rows.length > 0) return rows;
+  const fresh = await Promise.all((['data', 'index'] as const).map((purpose) => s.newRow(tenant, purpose, 1, 'active')));
+  try {
+    // One statement, so both rows exist or neither; the unique (tenant, purpose, generation) index lets one creator win.
+    await s.db.insert(t).values(fresh);
+  } catch (e) {
+    const theirs = await stored();
+    if (theirs.length === 0) throw e;
+    return theirs;
+  }
+  // read back, for the timestamps the database gave them
+  return stored();
+}
+
+/** What a tenant's rows say: shredded, or its usable data keys (active first), its index key and its newest stamp. */
+export function stateOf(tenant: string, rows: KeyRow[]): 'shredded' | { data: KeyRow[]; index: KeyRow; seen: number } {
+  if (rows.some((r) => r.state === 'shredded')) return 'shredded';
+  const data = rows.filter((r) => r.purpose === 'data' && r.state !== 'destroyed').sort((a, b) => b.generation - a.generation);
+  const index = rows.find((r) => r.purpose === 'index');
+  if (data.length === 0) throw incompleteKeys(tenant, 'data key');
+  if (!index) throw incompleteKeys(tenant, 'index key');
+  return { data, index, seen: Math.max(...rows.map((r) => Number(r.updatedAt))) };
+}
+
+/** Whether the active data key has sealed its share of values across the fleet (0: never). */
+export function dueForRotation(active: KeyRow, rotateAfterEncryptions: number): boolean {
+  return rotateAfterEncryptions > 0 && active.state === 'active' && Number(active.encryptions) >= rotateAfterEncryptions;
+}
