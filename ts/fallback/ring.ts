@@ -9,18 +9,11 @@
 // bytes are wiped once wrapped, and every UTF-8 copy of a plaintext once
 // used. The counters live in a SharedArrayBuffer, so a ring shared with
 // worker threads (the process-wide one) counts for all of them.
-import { isUtf8 } from 'node:buffer';
-import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, randomFillSync, webcrypto, type KeyObject } from 'node:crypto';
-import {
-  checkVersion,
-  decodeCiphertext,
-  parseBinary,
-  parseText,
-  TAG_LENGTH,
-  writeBinary,
-  writeText,
-} from './envelope.js';
-import { authFailed, engine, engineFailure, invalidContext, invalidInput, invalidKey, keyNotLoaded, notUtf8, random, tooLarge } from './errors.js';
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, webcrypto, type KeyObject } from 'node:crypto';
+import { additionalDataOf, settle, toText, utf8 } from './bytes.js';
+import { nextIv } from './iv.js';
+import { checkVersion, decodeCiphertext, parseBinary, parseText, TAG_LENGTH, writeBinary, writeText } from './envelope.js';
+import { authFailed, engineFailure, invalidContext, invalidInput, invalidKey, keyNotLoaded, tooLarge } from './errors.js';
 import { resolveSecret, type KeyKind, type Labelled, type Options } from './keys.js';
 import { warnNearMisses } from './near-miss.js';
 
@@ -404,56 +397,4 @@ export class Ring {
     this.#webKeys ??= this.#keys.map(({ aes }) => aes.toCryptoKey({ name: WEB_ALGORITHM }, false, ['encrypt', 'decrypt']));
     return this.#webKeys[i];
   }
-}
-
-/** The AEAD's additional data: a `v2` value's key id, then `tenant:collection:field`. */
-function additionalDataOf(keyId: Uint8Array | null, aad: string): Buffer {
-  const context = Buffer.from(aad, 'utf8');
-  return keyId ? Buffer.concat([keyId, context]) : context;
-}
-
-/** The UTF-8 bytes of a well-formed string, in a Buffer the caller wipes. */
-function utf8(text: string): Buffer {
-  return engine(() => Buffer.from(text, 'utf8'));
-}
-
-/** Authentic plaintext bytes as a string; refused when they are not UTF-8. The bytes are wiped either way. */
-function toText(bytes: Buffer): string {
-  try {
-    if (!isUtf8(bytes)) throw notUtf8();
-    return engine(() => bytes.toString('utf8'));
-  } finally {
-    bytes.fill(0);
-  }
-}
-
-/** The WebCrypto result as a Buffer; `plaintext` is wiped once the operation has finished with it. */
-async function settle(pending: Promise<ArrayBuffer>, plaintext: Buffer): Promise<Buffer> {
-  try {
-    return Buffer.from(await pending);
-  } catch (e) {
-    throw engineFailure((e as Error | undefined)?.message ?? String(e));
-  } finally {
-    plaintext.fill(0);
-  }
-}
-
-// IVs come from a 4 KiB pool of OS randomness, refilled when spent: one
-// system call per 256 IVs instead of one each (docs/performance.md, "The fallback's IV pool"). Every IV is a copy, and no byte of the pool is handed out twice.
-// The pool remembers the process it was filled in: a process started from a
-// snapshot of this one (node --build-snapshot) or a copy of it refills
-// instead of replaying the same IVs.
-const ivPool = Buffer.allocUnsafeSlow(4096);
-let ivDrawn = ivPool.length;
-let ivPid = 0;
-
-function nextIv(length: number): Buffer {
-  if (ivDrawn + length > ivPool.length || ivPid !== process.pid) {
-    random(() => randomFillSync(ivPool));
-    ivDrawn = 0;
-    ivPid = process.pid;
-  }
-  const iv = Buffer.from(ivPool.subarray(ivDrawn, ivDrawn + length));
-  ivDrawn += length;
-  return iv;
 }
