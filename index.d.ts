@@ -60,7 +60,8 @@ export declare class KeyRing {
   deleteTenant(tenantId: string): boolean
   /**
    * Encrypts `plaintext` under the primary key, bound to
-   * `tenantId:collectionId:fieldName`. Returns `v1:<iv>:<tag>:<ciphertext>`.
+   * `tenantId:collectionId:fieldName`. Returns `v1:<iv>:<tag>:<ciphertext>`,
+   * or `v2:<key id>:<iv>:<tag>:<ciphertext>` from a ring whose keys have ids.
    */
   encrypt(plaintext: string, tenantId: string, collectionId: string, fieldName: string): string
   /**

@@ -157,7 +157,8 @@ impl KeyRing {
     }
 
     /// Encrypts `plaintext` under the primary key, bound to
-    /// `tenantId:collectionId:fieldName`. Returns `v1:<iv>:<tag>:<ciphertext>`.
+    /// `tenantId:collectionId:fieldName`. Returns `v1:<iv>:<tag>:<ciphertext>`,
+    /// or `v2:<key id>:<iv>:<tag>:<ciphertext>` from a ring whose keys have ids.
     #[napi(
         catch_unwind,
         ts_return_type = "string",

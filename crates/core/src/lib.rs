@@ -2,9 +2,10 @@
 //!
 //! Values are sealed with AES-256-GCM under a key resolved the way SveltyCMS
 //! resolves `ENCRYPTION_KEY` ([`secret`]) and stored as
-//! `v1:<iv>:<tag>:<ciphertext>` (unpadded base64url, 12- or 16-byte IV), with
-//! `tenant:collection:field` as additional data so that a value moved to
-//! another tenant, collection or field no longer decrypts.
+//! `v1:<iv>:<tag>:<ciphertext>` (unpadded base64url, 12- or 16-byte IV), or
+//! as `v2:<key id>:<iv>:<tag>:<ciphertext>` under a key that has an id (a
+//! tenant's own), with `tenant:collection:field` as additional data so that
+//! a value moved to another tenant, collection or field no longer decrypts.
 //!
 //! This crate is plain Rust with no Node-API dependency, so `cargo test`
 //! covers it without Node. The addon at the repository root is a thin
