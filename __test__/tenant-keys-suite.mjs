@@ -8,6 +8,9 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { and, eq, sql } from 'drizzle-orm';
+import { getTableConfig as mysqlConfig } from 'drizzle-orm/mysql-core';
+import { getTableConfig as pgConfig } from 'drizzle-orm/pg-core';
+import { getTableConfig as sqliteConfig } from 'drizzle-orm/sqlite-core';
 import { ale, SECRET } from './helpers.mjs';
 
 export const KEK = 'kek-secret-0123456789-abcdefghijklmnop';
@@ -152,6 +155,31 @@ export function tenantKeysSuite(d) {
       const rows = await db.select().from(mod.aleKeys).where(eq(mod.aleKeys.tenant, 'acme'));
       assert.deepEqual(rows.map((r) => r.purpose).sort(), ['data', 'index']);
       assert.ok(rows.every((r) => typeof r.wrappedKey === 'string' && r.wrappedKey.length > 40));
+    });
+
+    test('the key table ready() creates has the columns, nullability and indexes of aleKeys, the Drizzle table drizzle-kit reads', async () => {
+      const dialect = conn.target.dialect;
+      const config = { sqlite: sqliteConfig, pg: pgConfig, mysql: mysqlConfig }[dialect](mod.aleKeys);
+      const expected = config.columns.map((c) => [c.name, c.notNull || c.primary]).sort();
+      const introspect = {
+        sqlite: async () => ({
+          columns: (await conn.query("SELECT * FROM pragma_table_info('ale_keys')")).map((c) => [c.name, Boolean(c.notnull) || Boolean(c.pk)]),
+          indexes: (await conn.query("SELECT name FROM pragma_index_list('ale_keys')")).map((i) => i.name),
+        }),
+        pg: async () => ({
+          columns: (await conn.query("SELECT column_name AS name, is_nullable AS n FROM information_schema.columns WHERE table_name = 'ale_keys'")).map((c) => [c.name, c.n === 'NO']),
+          indexes: (await conn.query("SELECT indexname AS name FROM pg_indexes WHERE tablename = 'ale_keys'")).map((i) => i.name),
+        }),
+        mysql: async () => ({
+          columns: (await conn.query("SELECT COLUMN_NAME AS name, IS_NULLABLE AS n FROM information_schema.COLUMNS WHERE TABLE_NAME = 'ale_keys' AND TABLE_SCHEMA = DATABASE()")).map((c) => [c.name, c.n === 'NO']),
+          indexes: (await conn.query("SELECT DISTINCT INDEX_NAME AS name FROM information_schema.STATISTICS WHERE TABLE_NAME = 'ale_keys' AND TABLE_SCHEMA = DATABASE()")).map((i) => i.name),
+        }),
+      }[dialect];
+      const stored = await introspect();
+      assert.deepEqual(stored.columns.sort(), expected, 'columns and NOT NULL');
+      // the primary key's own index is named by each database; the others by the builders
+      const named = stored.indexes.filter((n) => !/^(PRIMARY|sqlite_autoindex_.*|ale_keys_pkey)$/.test(n)).sort();
+      assert.deepEqual(named, config.indexes.map((i) => i.config.name).sort(), 'indexes');
     });
 
     test('a tenant whose keys are not loaded: ALE_KEY_NOT_LOADED naming how to load them; concurrent loads create one set of keys', async () => {
