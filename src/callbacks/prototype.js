@@ -185,10 +185,10 @@
     const tagOf = uncurry(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag).get);
     const lengthOf = uncurry(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'length').get);
     // Longer values take the Node-API path, which reads them without a copy
-    // here and makes the result without one through the scratch memory: it
-    // was the faster at 64 KB, and the two within noise at 4 KB
-    // (docs/performance.md, "Bun: the bun:ffi path").
-    const MAX_UNITS = 1 << 13;
+    // here and makes the result without one through the scratch memory: the
+    // two paths cross between 3 and 8 KiB, by host (docs/performance.md,
+    // "Where bun:ffi and Node-API cross"), and this is the lowest of them.
+    const MAX_UNITS = 3 << 10;
     const NODE_API = -1;
     const FAILED = -2;
 
