@@ -227,7 +227,8 @@ describe('the hot methods: encrypt, decrypt and their binary forms', () => {
       sealed = ring.encrypt(value, ...c);
       opened = ring.decrypt(sealed, ...c);
       // Longer than the scratch memory in bytes (3 bytes a unit), short
-      // enough for bun:ffi (3 Ki units): the path makes new scratch Buffers.
+      // enough for bun:ffi (3 Ki units): encrypting it makes new scratch
+      // Buffers (its envelope, longer, is decrypted through Node-API).
       long = ring.decrypt(ring.encrypt('✓'.repeat(3000), ...c), ...c);
     } finally {
       TextEncoder.prototype.encodeInto = saved.encodeInto;

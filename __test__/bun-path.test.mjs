@@ -20,7 +20,11 @@ test('the same values and codes through either path: first and later calls of a 
   const ring = new ale.KeyRing([SECRET]);
   ale.initKeyRing([SECRET]);
   // 3,072 units: the longest bun:ffi takes; 3,073: Node-API; 8,193: past the first scratch memory's bytes.
-  const values = ['', 'a', 'héllo ✓ 😀', 'y'.repeat(3072), 'y'.repeat(3073), '✓'.repeat(3072), 'y'.repeat(8193), 'x'.repeat(70_000), '\uFFFD real replacement character'];
+  // Decryption goes by the envelope's length: 2,267 and 2,268 ASCII characters make text envelopes of
+  // 3,072 and 3,073 units (checked below), 3,038 and 3,039 make binary ones of 3,072 and 3,073 bytes.
+  const values = ['', 'a', 'héllo ✓ 😀', 'y'.repeat(3072), 'y'.repeat(3073), '✓'.repeat(3072), 'y'.repeat(2267), 'y'.repeat(2268), 'y'.repeat(3038), 'y'.repeat(3039), 'y'.repeat(8193), 'x'.repeat(70_000), '\uFFFD real replacement character'];
+  assert.deepEqual([2267, 2268].map((n) => ring.encrypt('y'.repeat(n), ...CTX).length), [3072, 3073]);
+  assert.deepEqual([3038, 3039].map((n) => ring.encryptBinary('y'.repeat(n), ...CTX).length), [3072, 3073]);
   for (let round = 0; round < 3; round++) {
     for (const value of values) {
       const sealed = ring.encrypt(value, ...CTX);

@@ -3,7 +3,7 @@
 // package), so that the Rust core (cargo test), the addon and the
 // node:crypto fallback are each checked against an independent construction.
 // Deterministic: fixed keys and IVs, so a rerun writes the same file.
-//   node scripts/make-vectors.mjs
+//   node scripts/make-vectors.mjs [out.json]   (default testdata/envelopes.json)
 import { createCipheriv, createHash, hkdfSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -67,7 +67,9 @@ const errors = [
   { name: 'not an envelope', ring: 'hex', text: 'alice@example.com', code: 'ALE_MALFORMED_ENVELOPE' },
   { name: 'three parts', ring: 'hex', text: `v1:${iv}:${tag}`, code: 'ALE_MALFORMED_ENVELOPE' },
   { name: 'padding', ring: 'hex', text: `v1:${iv}==:${tag}:${ct}`, code: 'ALE_MALFORMED_ENVELOPE' },
-  { name: 'an IV of 8 bytes', ring: 'hex', text: `v1:${iv.slice(0, 11)}:${tag}:${ct}`, code: 'ALE_MALFORMED_ENVELOPE' },
+  { name: 'an IV of 8 bytes', ring: 'hex', text: `v1:${b64u(bytesOf('vectors: 8-byte iv', 8))}:${tag}:${ct}`, code: 'ALE_MALFORMED_ENVELOPE' },
+  { name: 'v2 with a key id of 21 characters', ring: 'keyed', text: goodV2.text.replace(KEY_ID, KEY_ID.slice(0, 21)), code: 'ALE_MALFORMED_ENVELOPE' },
+  { name: 'v2 with no key id', ring: 'keyed', text: goodV2.text.replace(`${KEY_ID}:`, ''), code: 'ALE_MALFORMED_ENVELOPE' },
   { name: 'another alphabet', ring: 'hex', text: `v1:${iv.slice(0, 21)}+:${tag}:${ct}`, code: 'ALE_MALFORMED_ENVELOPE' },
   { name: 'version 3', ring: 'hex', text: `v3:${iv}:${tag}:${ct}`, code: 'ALE_UNSUPPORTED_VERSION' },
   { name: 'a changed tag', ring: 'hex', text: `v1:${iv}:${b64u(Buffer.from(flipped(Buffer.from(tag, 'base64url').toString('hex'), 0), 'hex'))}:${ct}`, code: 'ALE_AUTH_FAILED' },
@@ -87,6 +89,7 @@ const errors = [
   { name: 'binary: a version byte alone', ring: 'hex', binary: '01', code: 'ALE_MALFORMED_ENVELOPE' },
   { name: 'binary: an IV length of 8', ring: 'hex', binary: `0108${good.binary.slice(4)}`, code: 'ALE_MALFORMED_ENVELOPE' },
   { name: 'binary: version 3', ring: 'hex', binary: `03${good.binary.slice(2)}`, code: 'ALE_UNSUPPORTED_VERSION' },
+  { name: 'binary: v2 cut inside its key id', ring: 'keyed', binary: goodV2.binary.slice(0, 2 + 2 * 10), code: 'ALE_MALFORMED_ENVELOPE' },
   { name: 'binary: a changed ciphertext byte', ring: 'hex', binary: flipped(good.binary, good.binary.length / 2 - 1), code: 'ALE_AUTH_FAILED' },
 ];
 const badRings = [
@@ -102,5 +105,6 @@ const file = {
   errors: errors.map((e) => ({ context: CONTEXT, ...e })),
   badRings,
 };
-writeFileSync(join(root, 'testdata', 'envelopes.json'), `${JSON.stringify(file, null, 2)}\n`);
-console.log(`testdata/envelopes.json: ${open.length} envelopes, ${errors.length} failures, ${badRings.length} refused rings`);
+const out = process.argv[2] ?? join(root, 'testdata', 'envelopes.json');
+writeFileSync(out, `${JSON.stringify(file, null, 2)}\n`);
+console.log(`${out}: ${open.length} envelopes, ${errors.length} failures, ${badRings.length} refused rings`);

@@ -185,9 +185,9 @@
     const tagOf = uncurry(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag).get);
     const lengthOf = uncurry(Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'length').get);
     // Longer values take the Node-API path, which reads them without a copy
-    // here and makes the result without one through the scratch memory: the
-    // two paths cross between 3 and 8 KiB, by host (docs/performance.md,
-    // "Where bun:ffi and Node-API cross"), and this is the lowest of them.
+    // here and makes the result without one through the scratch memory:
+    // where the two paths cross differs by host (docs/performance.md, "Where
+    // bun:ffi and Node-API cross"), and this follows the lowest measured.
     const MAX_UNITS = 3 << 10;
     const NODE_API = -1;
     const FAILED = -2;

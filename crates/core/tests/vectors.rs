@@ -48,6 +48,15 @@ fn ring(spec: &Value) -> Result<KeyRing, &'static str> {
             label: format!("secret #{i}"),
             value,
         });
+    if let Some(given) = spec["options"].as_object() {
+        // an option this reader does not apply would make its cases pass or fail for the wrong reason
+        for name in given.keys() {
+            assert!(
+                ["maxEnvelopeLength", "keyIds"].contains(&name.as_str()),
+                "an option the Rust reader does not apply: {name}"
+            );
+        }
+    }
     let mut options = RingOptions::default();
     if let Some(max) = spec["options"]["maxEnvelopeLength"].as_u64() {
         options.max_envelope_len = usize::try_from(max).expect("small");

@@ -1,7 +1,7 @@
 // What an operator does with a key store beyond one tenant's keys: list the
 // tenants page by page, and destroy a tenant's decrypt-only data keys once
 // no value needs them. The store's methods of the same names call these.
-import { and, eq, gt, inArray, or, sql, type Column, type SQL, type Table } from 'drizzle-orm';
+import { and, eq, gt, inArray, sql, type Column, type SQL, type Table } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
 import { ask, COLUMN_PROBE } from '../asking.js';
 import type { StoreInternals } from './internals.js';
@@ -29,6 +29,8 @@ export interface KeyUse {
 }
 
 const MAX_PAGE = 10_000;
+/** How long a key must have been decrypt-only before destroyRetired takes it: twice the default recheckAfterMs. */
+const DEFAULT_RETIRED_FOR_MS = 120_000;
 
 /** Up to `limit` tenants with an id after `after`, in id order (the key table's collation). */
 export async function listTenants(s: StoreInternals, options: { after?: string; limit?: number } = {}): Promise<TenantPage> {
@@ -48,45 +50,61 @@ export async function listTenants(s: StoreInternals, options: { after?: string; 
 }
 
 /**
- * Destroys the tenant's decrypt-only data keys (left by rotations), once no
- * value in `uses` names one: their rows stay, as `destroyed` tombstones
+ * Destroys the tenant's decrypt-only data keys (left by rotations) that have
+ * been so for `retiredForMs` (default 2 minutes: other processes seal under
+ * a key until they see it retired), once no value in `uses` names one: their rows stay, as `destroyed` tombstones
  * with no key. A value still under one of them is refused with
  * ALE_KEY_IN_USE, naming the table and column and counting the values, and
  * nothing is destroyed: run convertToTenantKeys first. The check covers the
  * columns given, so give every column that holds the tenant's values.
  */
-export async function destroyRetired(s: StoreInternals, tenantId: string, uses: KeyUse[], own: unknown): Promise<{ destroyed: string[] }> {
+export async function destroyRetired(
+  s: StoreInternals,
+  tenantId: string,
+  uses: KeyUse[],
+  own: unknown,
+  options: { retiredForMs?: number } = {},
+): Promise<{ destroyed: string[]; waiting: string[] }> {
   const tenant = s.checkTenant(tenantId);
   if (!Array.isArray(uses) || uses.length === 0) {
     throw codedError('ALE_INVALID_INPUT', 'keys.destroyRetired: give the tables and keys columns that hold the tenant\'s values (uses), so that no value still needing a key loses it');
   }
+  // Other processes seal under a key until they see it retired (the bound in SECURITY.md, recheckAfterMs at the most):
+  // a key retired more recently may still be getting values that the check below cannot see yet.
+  const retiredForMs = options.retiredForMs ?? DEFAULT_RETIRED_FOR_MS;
+  if (!Number.isInteger(retiredForMs) || retiredForMs < 0) throw codedError('ALE_INVALID_INPUT', 'keys.destroyRetired: options.retiredForMs must be a whole number of milliseconds');
   const t = s.table;
-  const retired: { keyId: string }[] = await s.db
-    .select({ keyId: t.keyId })
+  const retired: { keyId: string; old: number | string | boolean }[] = await s.db
+    .select({ keyId: t.keyId, old: sql<number>`case when ${t.updatedAt} <= ${s.now} - ${retiredForMs} then 1 else 0 end` })
     .from(t)
     .where(and(eq(t.tenant, tenant), eq(t.purpose, 'data'), eq(t.state, 'decrypt-only')));
-  const ids = retired.map((r) => r.keyId);
-  if (ids.length === 0) return { destroyed: [] };
-  for (const use of uses) {
-    for (const column of use.columns ?? []) {
+  const ids = retired.filter((r) => Number(r.old) === 1).map((r) => r.keyId);
+  const waiting = retired.filter((r) => Number(r.old) !== 1).map((r) => r.keyId);
+  // Every column is checked first: a wrong one is refused whether or not a key is due.
+  const checks = uses.flatMap((use) =>
+    (use?.columns ?? []).map((column) => {
       const info = ask(column, COLUMN_PROBE) as { storage?: unknown; keys?: unknown } | undefined;
       const name = (column as { name?: string })?.name ?? String(column);
       if (typeof info !== 'object' || info === null || info.keys === undefined || info.keys !== own) {
         throw codedError('ALE_INVALID_INPUT', `keys.destroyRetired: column "${name}" is not an encrypted column with keys: this store`);
       }
-      const cell = sql`${column}`;
-      const named: SQL =
-        info.storage === 'binary'
-          ? sql`substr(${cell}, 1, 17) in ${ids.map((id) => Buffer.concat([Buffer.of(2), Buffer.from(id, 'base64url')]))}`
-          : (or(...ids.map((id) => sql`${cell} like ${`v2:${id}:%`}`)) as SQL);
-      const ofTenant = typeof use.tenant === 'string' ? sql`1 = ${use.tenant === tenant ? 1 : 0}` : eq(use.tenant.column, tenant);
-      const [{ n }] = await s.db.select({ n: sql<number>`count(*)` }).from(use.table).where(and(ofTenant, named));
-      if (Number(n) > 0) {
-        throw codedError(
-          'ALE_KEY_IN_USE',
-          `keys.destroyRetired: ${Number(n)} value(s) of tenant "${tenant}" in column "${name}" are still under a decrypt-only key; run convertToTenantKeys first, and nothing was destroyed`,
-        );
-      }
+      return { use, column, name, binary: info.storage === 'binary' };
+    }),
+  );
+  if (ids.length === 0) return { destroyed: [], waiting };
+  for (const { use, column, name, binary } of checks) {
+    const cell = sql`${column}`;
+    // The prefix that names a key, compared as it is (LIKE would read a key id's `_` as a wildcard).
+    const named: SQL = binary
+      ? sql`substr(${cell}, 1, 17) in ${ids.map((id) => Buffer.concat([Buffer.of(2), Buffer.from(id, 'base64url')]))}`
+      : sql`substr(${cell}, 1, 26) in ${ids.map((id) => `v2:${id}:`)}`;
+    const ofTenant = typeof use.tenant === 'string' ? sql`1 = ${use.tenant === tenant ? 1 : 0}` : eq(use.tenant.column, tenant);
+    const [{ n }] = await s.db.select({ n: sql<number>`count(*)` }).from(use.table).where(and(ofTenant, named));
+    if (Number(n) > 0) {
+      throw codedError(
+        'ALE_KEY_IN_USE',
+        `keys.destroyRetired: ${Number(n)} value(s) of tenant "${tenant}" in column "${name}" are still under a decrypt-only key; run convertToTenantKeys first, and nothing was destroyed`,
+      );
     }
   }
   await s.db
@@ -94,5 +112,5 @@ export async function destroyRetired(s: StoreInternals, tenantId: string, uses: 
     .set({ state: 'destroyed', wrappedKey: null, kek: null, updatedAt: s.touched() })
     .where(and(eq(t.tenant, tenant), eq(t.state, 'decrypt-only'), inArray(t.keyId, ids)));
   await s.refresh(tenant);
-  return { destroyed: ids };
+  return { destroyed: ids, waiting };
 }

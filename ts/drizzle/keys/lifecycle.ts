@@ -153,7 +153,8 @@ export async function rotate(s: StoreInternals, tenantId: string): Promise<{ key
     // A concurrent rotate took this generation (the unique index): its key is the new one.
     await s.refresh(tenantId);
     const theirs = s.activeKeyIds(tenantId);
-    if (theirs === undefined || theirs.length <= rows.length) throw e;
+    // Their active key is new only if it is none of the rows read before (destroyed keys among them).
+    if (theirs === undefined || rows.some((r) => r.keyId === theirs[0])) throw e;
     return { keyId: theirs[0] };
   }
   await retireBefore(s, added);

@@ -253,8 +253,8 @@ export class TenantKeys {
   }
 
   /** Destroys the tenant's decrypt-only data keys once no value in `uses` needs them, else ALE_KEY_IN_USE (keys/admin.ts). */
-  destroyRetired(tenantId: string, uses: KeyUse[]): Promise<{ destroyed: string[] }> {
-    return destroyRetired(this[INTERNALS](), tenantId, uses, this);
+  destroyRetired(tenantId: string, uses: KeyUse[], options?: { retiredForMs?: number }): Promise<{ destroyed: string[]; waiting: string[] }> {
+    return destroyRetired(this[INTERNALS](), tenantId, uses, this, options);
   }
 
   /** What admin.ts reaches of the store (internals.ts). */
