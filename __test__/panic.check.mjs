@@ -52,6 +52,7 @@ const calls = {
   isKeyRingInitialized: () => addon.isKeyRingInitialized(),
   envelopeToBytes: () => addon.envelopeToBytes(envelope),
   envelopeFromBytes: () => addon.envelopeFromBytes(bytes),
+  envelopeKeyId: () => addon.envelopeKeyId(envelope),
 };
 
 describe('a panic becomes ALE_INTERNAL, never an abort', () => {
