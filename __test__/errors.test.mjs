@@ -49,42 +49,57 @@ test('errors: every code the sources use (ts/ and the addon\'s error map) is in 
 });
 
 test('errors: the throw sites of ts/ throw a coded error, a factory of one, or what they caught', () => {
-  // name → the text of its definition (a function, or a const arrow), across ts/
+  // file → name → the text of its definition (a function, or a const arrow): from its line to the
+  // next statement at its indentation or less, so that a definition ends where its body does
   const definitions = new Map();
+  const indent = (line) => line.length - line.trimStart().length;
   for (const file of ts) {
     const lines = readFileSync(file, 'utf8').split('\n');
+    const own = new Map();
     lines.forEach((line, i) => {
       const m = /(?:function\s+(\w+)\s*\(|(?:const|let)\s+(\w+)\s*=\s*(?:\([^)]*\)|\w+)\s*(?::\s*[\w<>|\s]+)?\s*=>)/.exec(line);
-      if (m) definitions.set(m[1] ?? m[2], lines.slice(i, i + 14).join('\n'));
+      if (!m) return;
+      let end = i + 1;
+      while (end < lines.length && (lines[end].trim() === '' || indent(lines[end]) > indent(line) || /^\s*[})\]]/.test(lines[end]))) end++;
+      own.set(m[1] ?? m[2], lines.slice(i, end).join('\n'));
     });
+    definitions.set(file, own);
   }
-  // a factory returns codedError(...) or new AleColumnError(...), itself or through another factory
+  // a factory returns codedError(...) or new AleColumnError(...), itself or through another factory;
+  // a name is looked up in its own file first, else it must be a factory in every file that defines it
   const factory = new Map();
-  const isFactory = (name, seen = new Set()) => {
-    if (factory.has(name)) return factory.get(name);
-    const body = definitions.get(name);
-    if (body === undefined || seen.has(name)) return false;
-    seen.add(name);
-    const direct = /codedError\(|new AleColumnError\(/.test(body);
-    const through = [...body.matchAll(/(?:return|=>|throw)\s+(\w+)\(/g)].some((c) => c[1] !== name && isFactory(c[1], seen));
-    factory.set(name, direct || through);
-    return direct || through;
+  const bodiesOf = (name, file) => {
+    const here = definitions.get(file)?.get(name);
+    if (here !== undefined) return [[file, here]];
+    return [...definitions].flatMap(([f, own]) => (own.has(name) ? [[f, own.get(name)]] : []));
+  };
+  const isFactory = (name, file, seen = new Set()) => {
+    const key = `${file}:${name}`;
+    if (factory.has(key)) return factory.get(key);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    const bodies = bodiesOf(name, file);
+    const result =
+      bodies.length > 0 &&
+      bodies.every(([f, body]) => /codedError\(|new AleColumnError\(/.test(body) || [...body.matchAll(/(?:return|=>|throw)\s+(\w+)\(/g)].some((c) => c[1] !== name && isFactory(c[1], f, seen)));
+    factory.set(key, result);
+    return result;
   };
   const caught = /^(e|err|error|cause|reason|failure|\(failed as PromiseRejectedResult\)\.reason)$/;
   // a const that names one factory or another (`const parts = keyId ? fiveParts : fourParts`)
   for (const file of ts) {
     for (const m of readFileSync(file, 'utf8').matchAll(/const (\w+) = [^;?]+\?\s*(\w+)\s*:\s*(\w+);/g)) {
-      if (isFactory(m[2]) && isFactory(m[3])) factory.set(m[1], true);
+      if (isFactory(m[2], file) && isFactory(m[3], file)) factory.set(`${file}:${m[1]}`, true);
     }
   }
-  const coded = (what) => {
+  const coded = (what, file) => {
     // string literals say nothing of what is thrown, and their ':' and '?' would read as a ternary's
     what = what.trim().replace(/'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`(?:[^`\\]|\\.)*`/g, "''");
     if (caught.test(what) || /^(codedError|new AleColumnError|Object\.assign\(codedError)\(/.test(what)) return true;
     const ternary = /^[^?]+\?\s*(.+?)\s*:\s*(.+)$/.exec(what);
-    if (ternary) return coded(ternary[1]) && coded(ternary[2]);
+    if (ternary) return coded(ternary[1], file) && coded(ternary[2], file);
     const callee = /^([\w.#]+)\(/.exec(what)?.[1]?.split('.').pop();
-    return callee !== undefined && isFactory(callee);
+    return callee !== undefined && (isFactory(callee, file) || factory.get(`${file}:${callee}`) === true);
   };
   const unknown = [];
   for (const file of ts) {
@@ -94,7 +109,7 @@ test('errors: the throw sites of ts/ throw a coded error, a factory of one, or w
       .forEach((line, i) => {
         if (/^\s*(\/\/|\*|\/\*)/.test(line)) return;
         const m = /\bthrow\s+(.+?);?\s*$/.exec(line);
-        if (m && !coded(m[1])) unknown.push(`${rel}:${i + 1}: throw ${m[1]}`);
+        if (m && !coded(m[1], file)) unknown.push(`${rel}:${i + 1}: throw ${m[1]}`);
       });
   }
   assert.deepEqual(unknown, []);
