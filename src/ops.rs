@@ -149,7 +149,7 @@ pub unsafe fn blind_index(
     let mac = ring
         .blind_index(secret, &b.input[range], ctx, &mut b.aad)
         .map_err(to_js)?;
-    envelope::base64url_into(&mac, &mut b.out);
+    ale_core::base64::encode_into(&mac, &mut b.out);
     // SAFETY: the current env; base64url is ASCII.
     unsafe { ascii_to_js(env, &b.out) }.map_err(crate::error::engine_failure)
 }

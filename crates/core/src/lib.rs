@@ -12,6 +12,7 @@
 //! binding on top.
 
 pub mod aead;
+pub mod base64;
 pub mod binary;
 pub mod context;
 pub mod envelope;
