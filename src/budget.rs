@@ -3,7 +3,7 @@
 //! queued by [`warning`] so that it runs no JS inside the encryption that
 //! crossed the threshold (a replaced `emitWarning` cannot lose an envelope).
 
-use ale_core::keys::KeyRing as CoreRing;
+use ale_core::Rings;
 use napi::sys;
 
 use crate::warning;
@@ -13,13 +13,14 @@ use crate::warning;
 ///
 /// # Safety
 /// `env` must be valid for the current call.
-pub unsafe fn after_seal(env: sys::napi_env, ring: &CoreRing, count: u64) {
-    if ring.should_warn(count) {
+pub unsafe fn after_seal(env: sys::napi_env, ring: &Rings, count: u64) {
+    let budget = ring.budget();
+    if budget.should_warn(count) {
         // SAFETY: forwarded.
         if !unsafe { queue(env, count) } {
             // Not queued: arm the threshold again, so that a later
             // encryption warns instead of none.
-            ring.set_warn_at(ring.warn_at());
+            budget.set_warn_at(budget.warn_at());
         }
     }
 }
@@ -32,8 +33,8 @@ thread_local! {
 
 /// [`after_seal`] for a call without an env: whether a warning is due, kept
 /// for [`flush`].
-pub fn defer(ring: &CoreRing, count: u64) -> bool {
-    let due = ring.should_warn(count);
+pub fn defer(ring: &Rings, count: u64) -> bool {
+    let due = ring.budget().should_warn(count);
     if due {
         DEFERRED.with(|d| d.set(Some(count)));
     }

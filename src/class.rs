@@ -7,7 +7,7 @@ use std::ptr;
 use std::sync::Arc;
 
 use ale_core::error::AleError;
-use ale_core::keys::KeyRing as CoreRing;
+use ale_core::Rings;
 use napi::bindgen_prelude::TypeTag;
 use napi::sys;
 use napi_derive::napi;
@@ -22,7 +22,7 @@ use crate::error::{to_js, Result};
 /// is garbage-collected.
 #[napi]
 pub struct KeyRing {
-    pub(crate) inner: Arc<CoreRing>,
+    pub(crate) inner: Arc<Rings>,
 }
 
 impl KeyRing {
@@ -67,13 +67,15 @@ impl KeyRing {
     /// Number of secrets in the ring, primary included (legacy keys not counted).
     #[napi(getter, catch_unwind)]
     pub fn size(&self) -> u32 {
-        u32::try_from(self.inner.secret_count()).unwrap_or(u32::MAX)
+        let count = self.inner.ring().map_or(0, ale_core::KeyRing::secret_count);
+        u32::try_from(count).unwrap_or(u32::MAX)
     }
 
     /// How many tenants a ring of tenants (`KeyRing.forTenants`) holds; 0 for any other ring.
     #[napi(getter, catch_unwind)]
     pub fn tenants(&self) -> u32 {
-        u32::try_from(self.inner.tenant_count()).unwrap_or(u32::MAX)
+        let count = self.inner.tenants().map_or(0, ale_core::TenantRings::len);
+        u32::try_from(count).unwrap_or(u32::MAX)
     }
 
     /// The IV length, in bytes, of the envelopes this ring writes: 16 or 12.

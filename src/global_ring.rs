@@ -4,14 +4,14 @@
 use std::sync::{Arc, RwLock};
 
 use ale_core::error::AleError;
-use ale_core::keys::KeyRing as CoreRing;
+use ale_core::Rings;
 
 use crate::error::{to_js, Result};
 
-static GLOBAL_RING: RwLock<Option<Arc<CoreRing>>> = RwLock::new(None);
+static GLOBAL_RING: RwLock<Option<Arc<Rings>>> = RwLock::new(None);
 
 /// Runs `f` with the process-wide ring; `ALE_NOT_INITIALIZED` before one is set.
-pub fn with_global<T>(f: impl FnOnce(&CoreRing) -> Result<T>) -> Result<T> {
+pub fn with_global<T>(f: impl FnOnce(&Rings) -> Result<T>) -> Result<T> {
     let guard = GLOBAL_RING
         .read()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -22,7 +22,7 @@ pub fn with_global<T>(f: impl FnOnce(&CoreRing) -> Result<T>) -> Result<T> {
 }
 
 /// Sets (or replaces) the process-wide ring.
-pub fn set(ring: Arc<CoreRing>) {
+pub fn set(ring: Arc<Rings>) {
     *GLOBAL_RING
         .write()
         .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(ring);

@@ -1,13 +1,14 @@
 //! The thread-pool form of `encrypt` and `decrypt` (`encryptAsync`,
 //! `decryptAsync`). The value is copied out of the JS heap on the main
-//! thread; `compute` calls the same core functions as the sync path.
+//! thread; `compute` runs the core's seal and open (`ale_core::text`) on
+//! the tenant's ring, taken on the main thread.
 
 use std::sync::Arc;
 
 use ale_core::context::Context;
 use ale_core::envelope;
 use ale_core::error::AleError;
-use ale_core::keys::{self, KeyRing as CoreRing};
+use ale_core::{KeyRing, Rings};
 use napi::bindgen_prelude::AsyncTask;
 use napi::{sys, Env, Task};
 use zeroize::Zeroizing;
@@ -15,7 +16,7 @@ use zeroize::Zeroizing;
 use crate::budget;
 use crate::error::{coded_rejection, forced_compute_panic_point, to_js, Result};
 use crate::js::raw::Created;
-use crate::js::text::{ascii_to_js, read_envelope_utf16, read_utf8, utf8_to_js};
+use crate::js::text::{ascii_to_js, read_envelope_utf16, read_utf8, text_to_js};
 use crate::scratch::with_context;
 
 /// Which way a job goes.
@@ -28,18 +29,20 @@ pub enum Direction {
 /// An encryption or decryption on the thread pool.
 pub struct Job {
     /// The ring called: its IV-budget warning follows a seal.
-    ring: Arc<CoreRing>,
+    ring: Arc<Rings>,
     /// The ring that does the work: for a ring of tenants, the tenant's
     /// ring, taken when the job is made, so that the work on the pool holds
     /// no lock of the ring of tenants (`None` when it holds none: the
     /// promise rejects with `refused`).
-    target: Option<Arc<CoreRing>>,
+    target: Option<Arc<KeyRing>>,
     direction: Direction,
     context: [String; 3],
     bytes: Zeroizing<Vec<u8>>,
     units: Zeroizing<Vec<u16>>,
     /// The primary key's encryption count after a seal.
     count: u64,
+    /// Whether an opened plaintext is ASCII.
+    ascii: bool,
     /// An envelope refused while it was read: the promise rejects with it.
     refused: Option<AleError>,
 }
@@ -51,7 +54,7 @@ impl Job {
     /// `env` and the values must be valid for the current callback.
     pub unsafe fn prepare(
         env: sys::napi_env,
-        ring: &Arc<CoreRing>,
+        ring: &Arc<Rings>,
         value: sys::napi_value,
         ctx: [sys::napi_value; 3],
         direction: Direction,
@@ -64,6 +67,7 @@ impl Job {
             bytes: Zeroizing::new(Vec::new()),
             units: Zeroizing::new(Vec::new()),
             count: 0,
+            ascii: false,
             refused: None,
         };
         // SAFETY: forwarded.
@@ -138,9 +142,10 @@ impl Task for Job {
                 Direction::Seal => {
                     self.count = ring.seal_into(&mut self.bytes, &ctx, &mut aad, &mut out)?;
                 }
-                Direction::Open => ring
-                    .open_into(&self.units[..], &ctx, &mut aad, &mut out)
-                    .map(drop)?,
+                Direction::Open => {
+                    let opened = ring.open_text(&self.units[..], &ctx, &mut aad, &mut out)?;
+                    self.ascii = opened.ascii;
+                }
             }
             Ok(out)
         };
@@ -159,13 +164,13 @@ impl Task for Job {
         }
         let created = match output {
             // SAFETY: the current env; an envelope is ASCII.
-            Ok(out) if seal => unsafe { ascii_to_js(raw, &out) }.map(Some),
-            // SAFETY: the current env.
-            Ok(out) => unsafe { utf8_to_js(raw, &out, &mut Zeroizing::new(Vec::new())) },
+            Ok(out) if seal => unsafe { ascii_to_js(raw, &out) },
+            // SAFETY: the current env; `open_text` checked the text.
+            Ok(out) => unsafe {
+                text_to_js(raw, &out, self.ascii, &mut Zeroizing::new(Vec::new()))
+            },
             Err(e) => return Err(coded_rejection(&env, e)),
         }?;
-        created
-            .map(Created)
-            .ok_or_else(|| coded_rejection(&env, keys::not_utf8()))
+        Ok(Created(created))
     }
 }

@@ -1,18 +1,21 @@
-//! Every operation's body, once: read the value, run the core, make the JS
-//! result. The `#[napi]` surface (`api/`), the async job and the direct
-//! callbacks all come here, so each conversion exists once.
+//! Every Node-API operation, once: read the value, run the core, make the JS
+//! result. The `#[napi]` surface (`api/`) and the direct callbacks both come
+//! here, so each conversion exists once. The operations' bodies (counting,
+//! length rules, the UTF-8 rule and the wipes) are the core's ([`Rings`]):
+//! the thread-pool job (`job.rs`) and the bun:ffi entry (`ffi/entry.rs`)
+//! call the same ones.
 
 use ale_core::context::Context;
-use ale_core::envelope;
 use ale_core::error::AleError;
-use ale_core::keys::{self, KeyRing as CoreRing};
+use ale_core::text::Opened;
+use ale_core::Rings;
 use napi::sys;
 
 use crate::budget;
 use crate::error::{check, to_js, Result};
 use crate::js::buffer::{new_buffer, read_bytes_into};
 use crate::js::text::{
-    ascii_to_js, read_envelope_bytes, read_envelope_utf16, read_utf8, utf8_to_js,
+    ascii_to_js, read_envelope_bytes, read_envelope_utf16, read_utf8, text_to_js,
 };
 use crate::scratch::{with_context, Buffers};
 
@@ -33,7 +36,7 @@ pub enum Op {
 pub unsafe fn run(
     env: sys::napi_env,
     op: Op,
-    ring: &CoreRing,
+    ring: &Rings,
     value: sys::napi_value,
     b: &mut Buffers,
     ctx: &Context<'_>,
@@ -71,7 +74,7 @@ unsafe fn read_text(
 /// `env` and `value` must be valid for the current call.
 pub unsafe fn encrypt(
     env: sys::napi_env,
-    ring: &CoreRing,
+    ring: &Rings,
     value: sys::napi_value,
     b: &mut Buffers,
     ctx: &Context<'_>,
@@ -79,7 +82,7 @@ pub unsafe fn encrypt(
     // SAFETY: forwarded from the caller.
     let range = unsafe { read_text(env, value, b, "plaintext") }?;
     let count = ring
-        .seal_into(&mut b.input[range], ctx, &mut b.aad, &mut b.out)
+        .seal(&mut b.input[range], ctx, &mut b.aad, &mut b.out)
         .map_err(to_js)?;
     // SAFETY: the current env.
     unsafe { budget::after_seal(env, ring, count) };
@@ -93,41 +96,41 @@ pub unsafe fn encrypt(
 /// `env` and `value` must be valid for the current call.
 pub unsafe fn decrypt(
     env: sys::napi_env,
-    ring: &CoreRing,
+    ring: &Rings,
     value: sys::napi_value,
     b: &mut Buffers,
     ctx: &Context<'_>,
 ) -> Result<sys::napi_value> {
     // SAFETY: forwarded from the caller.
-    unsafe { open(env, ring, value, b, ctx) }?;
+    let opened = unsafe { open(env, ring, value, b, ctx) }?;
     // SAFETY: the current env.
-    unsafe { plaintext_to_js(env, b) }
+    unsafe { plaintext_to_js(env, b, opened) }
 }
 
-/// Opens the envelope `value` into `b.out`; returns the index of the key
-/// that opened it. The envelope is parsed straight from its UTF-16 code
-/// units, or from its bytes where the engine exports those faster.
+/// Opens the envelope `value` into `b.out` (the plaintext, UTF-8). The
+/// envelope is parsed straight from its UTF-16 code units, or from its
+/// bytes where the engine exports those faster.
 ///
 /// # Safety
 /// `env` and `value` must be valid for the current call.
 pub unsafe fn open(
     env: sys::napi_env,
-    ring: &CoreRing,
+    ring: &Rings,
     value: sys::napi_value,
     b: &mut Buffers,
     ctx: &Context<'_>,
-) -> Result<usize> {
+) -> Result<Opened> {
     // SAFETY: forwarded from the caller.
     let bytes = unsafe { read_envelope_bytes(env, value, &mut b.wide, &mut b.input, ring) }
         .map_err(to_js)?;
     if let Some(range) = bytes {
         return ring
-            .open_into(&b.input[range], ctx, &mut b.aad, &mut b.out)
+            .open(&b.input[range], ctx, &mut b.aad, &mut b.out)
             .map_err(to_js);
     }
     // SAFETY: forwarded from the caller.
     unsafe { read_envelope_utf16(env, value, &mut b.wide, ring) }.map_err(to_js)?;
-    ring.open_into(&b.wide[..], ctx, &mut b.aad, &mut b.out)
+    ring.open(&b.wide[..], ctx, &mut b.aad, &mut b.out)
         .map_err(to_js)
 }
 
@@ -138,7 +141,7 @@ pub unsafe fn open(
 /// `env` and `value` must be valid for the current call.
 pub unsafe fn blind_index(
     env: sys::napi_env,
-    ring: &CoreRing,
+    ring: &Rings,
     value: sys::napi_value,
     b: &mut Buffers,
     ctx: &Context<'_>,
@@ -161,7 +164,7 @@ pub unsafe fn blind_index(
 /// `env` and `value` must be valid for the current call.
 pub unsafe fn encrypt_binary(
     env: sys::napi_env,
-    ring: &CoreRing,
+    ring: &Rings,
     value: sys::napi_value,
     b: &mut Buffers,
     ctx: &Context<'_>,
@@ -172,22 +175,18 @@ pub unsafe fn encrypt_binary(
     let plaintext = &mut b.input[range];
     let len = header + plaintext.len();
     // SAFETY: the current env.
-    let (buffer, data) = match unsafe { new_buffer(env, len) } {
-        Ok(made) => made,
-        Err(e) => {
-            zeroize::Zeroize::zeroize(plaintext);
-            return Err(e);
-        }
-    };
-    // SAFETY: `data` is the Buffer's own memory, `len` bytes, alive while
-    // `buffer` is on this call's stack; nothing else aliases it.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(data, len) };
-    bytes[header..].copy_from_slice(plaintext);
+    let made = unsafe { new_buffer(env, len) };
+    // The scratch copy is wiped either way: the Buffer gets its own.
+    let copied = made.map(|(buffer, data)| {
+        // SAFETY: `data` is the Buffer's own memory, `len` bytes, alive
+        // while `buffer` is on this call's stack; nothing else aliases it.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(data, len) };
+        bytes[header..].copy_from_slice(plaintext);
+        (buffer, bytes)
+    });
     zeroize::Zeroize::zeroize(plaintext);
-    let count = ring.seal_binary(bytes, ctx, &mut b.aad).map_err(|e| {
-        zeroize::Zeroize::zeroize(&mut *bytes);
-        to_js(e)
-    })?;
+    let (buffer, bytes) = copied?;
+    let count = ring.seal_binary(bytes, ctx, &mut b.aad).map_err(to_js)?;
     // SAFETY: the current env.
     unsafe { budget::after_seal(env, ring, count) };
     Ok(buffer)
@@ -199,33 +198,32 @@ pub unsafe fn encrypt_binary(
 /// `env` and `value` must be valid for the current call.
 pub unsafe fn decrypt_binary(
     env: sys::napi_env,
-    ring: &CoreRing,
+    ring: &Rings,
     value: sys::napi_value,
     b: &mut Buffers,
     ctx: &Context<'_>,
 ) -> Result<sys::napi_value> {
     // SAFETY: forwarded from the caller.
     unsafe { read_bytes_into(env, value, "envelope", &mut b.input) }.map_err(to_js)?;
-    ring.open_binary_into(&b.input, ctx, &mut b.aad, &mut b.out)
+    let opened = ring
+        .open_binary(&b.input, ctx, &mut b.aad, &mut b.out)
         .map_err(to_js)?;
     // SAFETY: the current env.
-    unsafe { plaintext_to_js(env, b) }
+    unsafe { plaintext_to_js(env, b, opened) }
 }
 
-/// The plaintext in `b.out` as a JS string; wiped and refused when it is
-/// not UTF-8.
+/// The plaintext in `b.out`, which the core checked is UTF-8, as a JS string.
 ///
 /// # Safety
 /// `env` must be valid for the current call.
-unsafe fn plaintext_to_js(env: sys::napi_env, b: &mut Buffers) -> Result<sys::napi_value> {
-    // SAFETY: forwarded from the caller.
-    match unsafe { utf8_to_js(env, &b.out, &mut b.wide) }.map_err(crate::error::engine_failure)? {
-        Some(text) => Ok(text),
-        None => {
-            zeroize::Zeroize::zeroize(&mut b.out);
-            Err(to_js(keys::not_utf8()))
-        }
-    }
+unsafe fn plaintext_to_js(
+    env: sys::napi_env,
+    b: &mut Buffers,
+    opened: Opened,
+) -> Result<sys::napi_value> {
+    // SAFETY: forwarded from the caller; the core checked the text.
+    unsafe { text_to_js(env, &b.out, opened.ascii, &mut b.wide) }
+        .map_err(crate::error::engine_failure)
 }
 
 /// The length of the JS array `values`; `ALE_INVALID_INPUT` when it is not
@@ -286,7 +284,7 @@ pub unsafe fn map_array(
 pub unsafe fn run_in_context(
     env: sys::napi_env,
     op: Op,
-    ring: &CoreRing,
+    ring: &Rings,
     value: sys::napi_value,
     ctx: [sys::napi_value; 3],
 ) -> Result<sys::napi_value> {

@@ -2,14 +2,13 @@
 //! objects) to a core key ring. Secret bytes live only in zeroizing buffers
 //! here; how a secret becomes a key is `ale_core::secret`'s business.
 
-use std::sync::Arc;
-
 use ale_core::envelope::{self, KeyId};
 use ale_core::error::AleError;
 use ale_core::iv::IvLength;
-use ale_core::keys::{self, KeyRing as CoreRing, RingOptions, Secret};
+use ale_core::keys::{self, KeyRing, RingOptions, Secret};
 use ale_core::near_miss::near_miss;
 use ale_core::secret::SecretValue;
+use ale_core::Rings;
 use napi::sys;
 use std::sync::atomic::{AtomicBool, Ordering};
 use zeroize::Zeroizing;
@@ -42,7 +41,7 @@ pub unsafe fn read_secrets(
     env: sys::napi_env,
     secrets: sys::napi_value,
     options: Option<sys::napi_value>,
-) -> Result<Arc<CoreRing>> {
+) -> Result<KeyRing> {
     // SAFETY: forwarded.
     let (options, naming) = unsafe { read_options(env, options) }?;
     let mut is_array = false;
@@ -114,10 +113,7 @@ unsafe fn warn_near_misses(env: sys::napi_env, secrets: &[(String, Owned)]) {
 ///
 /// # Safety
 /// `env` and `options` must be valid for the current call.
-pub unsafe fn tenant_ring(
-    env: sys::napi_env,
-    options: Option<sys::napi_value>,
-) -> Result<Arc<CoreRing>> {
+pub unsafe fn tenant_ring(env: sys::napi_env, options: Option<sys::napi_value>) -> Result<Rings> {
     // SAFETY: forwarded.
     let (options, naming) = unsafe { read_options(env, options) }?;
     if naming.key_ids.is_some() || naming.index_key.is_some() {
@@ -125,7 +121,7 @@ pub unsafe fn tenant_ring(
             "a ring of tenants takes no keyIds or indexKey: each tenant's ring brings its own",
         ));
     }
-    Ok(Arc::new(CoreRing::for_tenants(options)))
+    Ok(Rings::of_tenants(options))
 }
 
 /// A string, or the bytes of a `Uint8Array`/`Buffer`.
@@ -282,7 +278,7 @@ fn build_ring(
     secrets: &[(String, Owned)],
     options: RingOptions,
     naming: Naming,
-) -> Result<Arc<CoreRing>> {
+) -> Result<KeyRing> {
     let mut labelled = Vec::with_capacity(secrets.len());
     for (label, secret) in secrets {
         let value = match secret {
@@ -297,14 +293,14 @@ fn build_ring(
             value,
         });
     }
-    let mut ring = CoreRing::new(labelled, options).map_err(to_js)?;
+    let mut ring = KeyRing::new(labelled, options).map_err(to_js)?;
     if let Some(ids) = naming.key_ids {
         ring = ring.with_key_ids(&ids).map_err(to_js)?;
     }
     if let Some(key) = naming.index_key {
         ring = ring.with_index_key(&key);
     }
-    Ok(Arc::new(ring))
+    Ok(ring)
 }
 
 /// Builds a ring from the environment, the way SveltyCMS reads its key:
@@ -319,7 +315,7 @@ pub unsafe fn ring_from_env(
     env: sys::napi_env,
     vars: Option<sys::napi_value>,
     options: Option<sys::napi_value>,
-) -> Result<Arc<CoreRing>> {
+) -> Result<KeyRing> {
     // SAFETY: forwarded.
     let (options, naming) = unsafe { read_options(env, options) }?;
     // SAFETY: forwarded.

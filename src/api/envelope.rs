@@ -1,7 +1,7 @@
 //! Functions on envelopes that need no key: telling an envelope from
 //! plaintext, and converting between the text and binary forms.
 
-use ale_core::keys::KeyRing as CoreRing;
+use ale_core::KeyRing as CoreRing;
 use ale_core::{binary, envelope};
 use napi::bindgen_prelude::JsValue;
 use napi::{Env, Unknown};

@@ -32,7 +32,7 @@ pub fn init_key_ring(env: Env, secrets: Option<Unknown>, options: Option<Unknown
                 None => ring_from_env(raw, None, options)?,
             }
         };
-        global_ring::set(ring);
+        global_ring::set(std::sync::Arc::new(ale_core::Rings::one(ring)));
         Ok(())
     })
 }

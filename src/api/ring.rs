@@ -6,6 +6,8 @@
 //! which run the same [`ops::run`]; their declarations here give napi-rs
 //! their types and documentation.
 
+use std::sync::Arc;
+
 use ale_core::error::AleError;
 use napi::bindgen_prelude::{AsyncTask, JsValue, Uint8Array};
 use napi::{Env, JsString, Unknown};
@@ -89,7 +91,7 @@ impl KeyRing {
     pub fn new(env: Env, secrets: Unknown, options: Option<Unknown>) -> Result<Self> {
         // SAFETY: the arguments of the current call.
         guard(|| unsafe { read_secrets(env.raw(), secrets.raw(), options.map(|o| o.raw())) })
-            .map(|inner| Self { inner })
+            .map(Self::of)
     }
 
     /// Builds a ring from `ENCRYPTION_KEY` (or `SECRET_ENCRYPTION_KEY` when it
@@ -106,7 +108,7 @@ impl KeyRing {
         guard(|| unsafe {
             ring_from_env(env.raw(), vars.map(|v| v.raw()), options.map(|o| o.raw()))
         })
-        .map(|inner| Self { inner })
+        .map(Self::of)
     }
 
     /// A ring of tenants: it holds one keyed ring per tenant (`setTenant`),
@@ -117,8 +119,9 @@ impl KeyRing {
     #[napi(catch_unwind, factory, ts_args_type = "options?: RingOptions")]
     pub fn for_tenants(env: Env, options: Option<Unknown>) -> Result<Self> {
         // SAFETY: the arguments of the current call.
-        guard(|| unsafe { tenant_ring(env.raw(), options.map(|o| o.raw())) })
-            .map(|inner| Self { inner })
+        guard(|| unsafe { tenant_ring(env.raw(), options.map(|o| o.raw())) }).map(|rings| Self {
+            inner: Arc::new(rings),
+        })
     }
 
     /// Gives a ring of tenants the keys of `tenantId`: `secrets` is
@@ -141,7 +144,8 @@ impl KeyRing {
         guard(|| unsafe {
             let tenant = read_tenant(env.raw(), tenant_id.raw()).map_err(to_js)?;
             let ring = read_secrets(env.raw(), secrets.raw(), Some(options.raw()))?;
-            self.inner.set_tenant(&tenant, ring).map_err(to_js)
+            let tenants = self.inner.tenants().map_err(to_js)?;
+            tenants.set(&tenant, Arc::new(ring)).map_err(to_js)
         })
     }
 
@@ -152,7 +156,10 @@ impl KeyRing {
         // SAFETY: the arguments of the current call.
         guard(|| unsafe {
             let tenant = read_tenant(env.raw(), tenant_id.raw()).map_err(to_js)?;
-            self.inner.remove_tenant(&tenant).map_err(to_js)
+            self.inner
+                .tenants()
+                .and_then(|t| t.remove(&tenant))
+                .map_err(to_js)
         })
     }
 
@@ -400,9 +407,9 @@ impl KeyRing {
         // SAFETY: the arguments of the current call.
         let index = unsafe {
             with_context(raw, ctx, |b, c| {
-                let index = ops::open(raw, &self.inner, envelope.raw(), b, c);
+                let opened = ops::open(raw, &self.inner, envelope.raw(), b, c);
                 zeroize::Zeroize::zeroize(&mut b.out);
-                index
+                opened.map(|o| o.key)
             })
         }?;
         Ok(u32::try_from(index).unwrap_or(u32::MAX))
@@ -413,9 +420,9 @@ impl KeyRing {
     #[napi(catch_unwind)]
     pub fn stats(&self) -> Result<Vec<KeyStats>> {
         guard(|| {
-            Ok(self
-                .inner
-                .stats()
+            let stats = self.inner.ring().map(ale_core::KeyRing::stats);
+            Ok(stats
+                .unwrap_or_default()
                 .into_iter()
                 .enumerate()
                 .map(|(i, s)| KeyStats {
@@ -445,13 +452,20 @@ impl KeyRing {
             })?;
             // Saturating float-to-int conversion; counts beyond 2^64 are moot.
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            self.inner.set_warn_at(n as u64);
+            self.inner.budget().set_warn_at(n as u64);
             Ok(())
         })
     }
 }
 
 impl KeyRing {
+    /// The JS object of one ring.
+    fn of(ring: ale_core::KeyRing) -> Self {
+        Self {
+            inner: Arc::new(ale_core::Rings::one(ring)),
+        }
+    }
+
     /// `encryptMany`/`decryptMany`: `op` on every element of `values`.
     fn many(
         &self,

@@ -26,7 +26,7 @@
 use std::sync::{Arc, OnceLock};
 
 use ale_core::error::AleError;
-use ale_core::keys::KeyRing as CoreRing;
+use ale_core::Rings;
 use napi::sys;
 
 use crate::budget;
@@ -127,9 +127,9 @@ const CONTEXT_TAG: sys::napi_type_tag = sys::napi_type_tag {
 /// `env` and `handle` must be valid for the current callback. The handle's
 /// `Arc` lives until the handle is collected, which cannot happen while it
 /// is an argument of this call.
-unsafe fn ring_of_handle<'a>(env: sys::napi_env, handle: sys::napi_value) -> Result<&'a CoreRing> {
-    // SAFETY: forwarded; ring handles hold a `Held<CoreRing>`.
-    match unsafe { tagged_value::<Held<CoreRing>>(env, handle, &HANDLE_TAG) } {
+unsafe fn ring_of_handle<'a>(env: sys::napi_env, handle: sys::napi_value) -> Result<&'a Rings> {
+    // SAFETY: forwarded; ring handles hold a `Held<Rings>`.
+    match unsafe { tagged_value::<Held<Rings>>(env, handle, &HANDLE_TAG) } {
         Tagged::Ours(held) => Ok(&held.value),
         Tagged::Absent | Tagged::Foreign => Err(to_js(AleError::Internal)),
     }
@@ -197,7 +197,7 @@ pub unsafe extern "C" fn token_of(
     unsafe {
         guard_raw(env, || {
             let [handle] = args::<1>(env, info)?.values;
-            let token = match tagged_value::<Held<CoreRing>>(env, handle, &HANDLE_TAG) {
+            let token = match tagged_value::<Held<Rings>>(env, handle, &HANDLE_TAG) {
                 Tagged::Ours(held) => held.token(&RINGS),
                 _ => match tagged_value::<Held<OwnedContext>>(env, handle, &CONTEXT_TAG) {
                     Tagged::Ours(held) => held.token(&CONTEXTS),

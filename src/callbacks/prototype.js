@@ -97,6 +97,11 @@
   }
 
   // Each hot function is a method (so not a constructor) named as the native one.
+  // The loop writes each once per path, and the paths differ in what a call
+  // holds: on Node-API, handles; on Bun, handles paired with their tokens,
+  // and, for an operation with a bun:ffi body, a try of that body first.
+  // One body for all three would test, on every call, what the loop decides
+  // once here.
   const define = (target, name, value, enumerable) => Object.defineProperty(target, name, { value, writable: true, enumerable, configurable: true });
   const HOT = [
     ['encrypt', natives.encrypt, natives.globalEncrypt, 0],

@@ -16,7 +16,8 @@ use std::cell::RefCell;
 use std::ptr;
 
 use ale_core::context::Context;
-use ale_core::keys::{self, KeyRing as CoreRing};
+use ale_core::text::Opened;
+use ale_core::Rings;
 
 use super::last::{Remembered, LAST};
 use super::registry::{Registry, CONTEXTS, RINGS};
@@ -87,7 +88,7 @@ pub unsafe extern "C" fn ale_ffi(
             let Some(context) = remember(&mut last.context, &CONTEXTS, context) else {
                 return Ok(Outcome::NodeApi);
             };
-            let run = |ring: &CoreRing| {
+            let run = |ring: &Rings| {
                 context.value().with(|b, ctx| {
                     // SAFETY: forwarded from the caller.
                     unsafe { run(op, ring, input, len, output, cap, b, ctx) }
@@ -159,7 +160,7 @@ fn remember<'a, T>(
 #[allow(clippy::too_many_arguments)]
 unsafe fn run(
     op: i32,
-    ring: &CoreRing,
+    ring: &Rings,
     input: *mut u8,
     len: usize,
     output: *mut u8,
@@ -178,17 +179,15 @@ unsafe fn run(
             let plaintext = unsafe { slice_mut(input, len) };
             // The encoder turned any lone surrogate into U+FFFD: only the
             // Node-API path, which reads the string itself, can tell.
-            // Either way the caller's copy of the plaintext is wiped.
+            // Either way the caller's copy of the plaintext is wiped (by
+            // the seal, when it fails).
             if holds_replacement_character(plaintext) {
                 zeroize::Zeroize::zeroize(plaintext);
                 return Ok(Outcome::NodeApi);
             }
             let count = ring
-                .seal_into(plaintext, ctx, &mut b.aad, &mut b.out)
-                .map_err(|e| {
-                    zeroize::Zeroize::zeroize(&mut *plaintext);
-                    to_js(e)
-                })?;
+                .seal(plaintext, ctx, &mut b.aad, &mut b.out)
+                .map_err(to_js)?;
             let warn = budget::defer(ring, count);
             copy_out(&b.out, output, true, warn)
         }
@@ -200,9 +199,10 @@ unsafe fn run(
             if ring.check_envelope_len(len).is_err() {
                 return Ok(Outcome::NodeApi);
             }
-            ring.open_into(&envelope[..], ctx, &mut b.aad, &mut b.out)
+            let opened = ring
+                .open(&envelope[..], ctx, &mut b.aad, &mut b.out)
                 .map_err(to_js)?;
-            plaintext_out(b, output)
+            plaintext_out(b, opened, output)
         }
         DECRYPT_BINARY => {
             // The bytes are the caller's Uint8Array, which may sit on a
@@ -217,24 +217,19 @@ unsafe fn run(
                 }
                 b.input.set_len(len);
             }
-            ring.open_binary_into(&b.input, ctx, &mut b.aad, &mut b.out)
+            let opened = ring
+                .open_binary(&b.input, ctx, &mut b.aad, &mut b.out)
                 .map_err(to_js)?;
-            plaintext_out(b, output)
+            plaintext_out(b, opened, output)
         }
         _ => Ok(Outcome::NodeApi),
     }
 }
 
-/// The plaintext in `b.out` copied to `output`; refused, and wiped, when it
-/// is not UTF-8, as the Node-API path refuses it.
-fn plaintext_out(b: &mut Buffers, output: &mut [u8]) -> Result<Outcome> {
-    // ASCII is UTF-8: the second pass only for the rest.
-    let ascii = simdutf::validate_ascii(&b.out);
-    if !ascii && !simdutf::validate_utf8(&b.out) {
-        zeroize::Zeroize::zeroize(&mut b.out);
-        return Err(to_js(keys::not_utf8()));
-    }
-    copy_out(&b.out, output, ascii, false)
+/// The plaintext in `b.out` (which the core checked is UTF-8) copied to
+/// `output`.
+fn plaintext_out(b: &Buffers, opened: Opened, output: &mut [u8]) -> Result<Outcome> {
+    copy_out(&b.out, output, opened.ascii, false)
 }
 
 fn copy_out(result: &[u8], output: &mut [u8], ascii: bool, warn: bool) -> Result<Outcome> {

@@ -19,7 +19,7 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use ale_core::keys::KeyRing as CoreRing;
+use ale_core::Rings;
 
 use crate::scratch::OwnedContext;
 
@@ -55,7 +55,7 @@ impl<T> Remembered<T> {
 /// one) and context.
 #[derive(Default)]
 pub struct Last {
-    pub ring: Option<Remembered<CoreRing>>,
+    pub ring: Option<Remembered<Rings>>,
     pub context: Option<Remembered<OwnedContext>>,
 }
 

@@ -13,13 +13,13 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use ale_core::keys::KeyRing as CoreRing;
+use ale_core::Rings;
 
 use super::last;
 use crate::scratch::OwnedContext;
 
 /// Rings named by bun:ffi calls.
-pub static RINGS: Registry<CoreRing> = Registry::new();
+pub static RINGS: Registry<Rings> = Registry::new();
 /// Contexts named by bun:ffi calls.
 pub static CONTEXTS: Registry<OwnedContext> = Registry::new();
 

@@ -22,8 +22,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use ale_core::envelope;
 use ale_core::error::AleError;
-use ale_core::keys::KeyRing as CoreRing;
 use ale_core::scratch;
+use ale_core::Rings;
 use napi::sys;
 
 use crate::js::raw::type_name;
@@ -137,7 +137,7 @@ pub unsafe fn read_envelope_bytes(
     value: sys::napi_value,
     wide: &mut Vec<u16>,
     out: &mut Vec<u8>,
-    ring: &CoreRing,
+    ring: &Rings,
 ) -> Result<Option<Range<usize>>, AleError> {
     if !ENGINE_UTF8.load(Ordering::Relaxed) {
         return Ok(None);
@@ -157,7 +157,7 @@ pub unsafe fn read_envelope_utf16(
     env: sys::napi_env,
     value: sys::napi_value,
     wide: &mut Vec<u16>,
-    ring: &CoreRing,
+    ring: &Rings,
 ) -> Result<usize, AleError> {
     // SAFETY: forwarded from the caller.
     unsafe { read_utf16(env, value, wide, "envelope", Some(ring)) }
@@ -165,7 +165,7 @@ pub unsafe fn read_envelope_utf16(
 
 /// Refuses, before it is copied, a stored value of `units` characters whose
 /// first characters are `head`: over the ring's maximum, or not `v1:` or `v2:`.
-fn check_long_envelope(ring: &CoreRing, units: usize, head: &[u16]) -> Result<(), AleError> {
+fn check_long_envelope(ring: &Rings, units: usize, head: &[u16]) -> Result<(), AleError> {
     envelope::check_version(head)?;
     ring.check_envelope_len(units)
 }
@@ -184,7 +184,7 @@ unsafe fn read_utf8_from_engine(
     wide: &mut Vec<u16>,
     out: &mut Vec<u8>,
     what: &str,
-    envelope: Option<&CoreRing>,
+    envelope: Option<&Rings>,
 ) -> Result<Option<Range<usize>>, AleError> {
     let mut units = 0usize;
     // SAFETY: a null buffer asks only for the length, in UTF-16 units (O(1)).
@@ -304,7 +304,7 @@ pub unsafe fn read_utf16(
     value: sys::napi_value,
     wide: &mut Vec<u16>,
     what: &str,
-    envelope: Option<&CoreRing>,
+    envelope: Option<&Rings>,
 ) -> Result<usize, AleError> {
     // SAFETY: forwarded from the caller.
     let Some(mut copied) = (unsafe { read_head(env, value, wide) }) else {
@@ -355,29 +355,29 @@ pub unsafe fn ascii_to_js(env: sys::napi_env, ascii: &[u8]) -> napi::Result<sys:
     Ok(out)
 }
 
-/// Creates a JS string from UTF-8 bytes, using `wide` as scratch. Returns
-/// `Ok(None)` when the bytes are not valid UTF-8.
+/// Creates a JS string from UTF-8 text, using `wide` as scratch. `text` is
+/// UTF-8, and ASCII when `ascii` says so, as `ale_core::text::check_text`
+/// found it: the conversion does not check it again.
 ///
 /// # Safety
-/// `env` must be valid for the current call.
-pub unsafe fn utf8_to_js(
+/// `env` must be valid for the current call, and `text` valid UTF-8.
+pub unsafe fn text_to_js(
     env: sys::napi_env,
     text: &[u8],
+    ascii: bool,
     wide: &mut Vec<u16>,
-) -> napi::Result<Option<sys::napi_value>> {
-    if simdutf::validate_ascii(text) {
+) -> napi::Result<sys::napi_value> {
+    if ascii {
         // SAFETY: forwarded.
-        return unsafe { ascii_to_js(env, text) }.map(Some);
+        return unsafe { ascii_to_js(env, text) };
     }
     wide.clear();
     scratch::reserve(wide, text.len());
-    // SAFETY: `text` is valid for reads; `wide` has room for `text.len()` units,
-    // the most that many UTF-8 bytes can produce. Non-empty: ASCII was handled.
-    let units =
-        unsafe { simdutf::convert_utf8_to_utf16le(text.as_ptr(), text.len(), wide.as_mut_ptr()) };
-    if units == 0 {
-        return Ok(None);
-    }
+    // SAFETY: `text` is valid UTF-8 (the caller's contract) for reads; `wide`
+    // has room for `text.len()` units, the most that many bytes can produce.
+    let units = unsafe {
+        simdutf::convert_valid_utf8_to_utf16le(text.as_ptr(), text.len(), wide.as_mut_ptr())
+    };
     // SAFETY: simdutf initialized `units` code units.
     unsafe { wide.set_len(units) };
     let mut out = ptr::null_mut();
@@ -386,7 +386,7 @@ pub unsafe fn utf8_to_js(
     napi::check_status!(unsafe {
         sys::napi_create_string_utf16(env, wide.as_ptr(), len, &mut out)
     })?;
-    Ok(Some(out))
+    Ok(out)
 }
 
 fn too_long() -> napi::Error {

@@ -143,23 +143,22 @@ fn pieces(c: &mut Criterion) {
         });
         // The same ring as one tenant among 10,000 of a ring of tenants.
         let keyed = std::sync::Arc::new(keyed);
-        let tenants = KeyRing::for_tenants(keyed.options());
+        let tenants = ale_core::Rings::of_tenants(keyed.options());
+        let map = tenants.tenants().expect("a ring of tenants");
         for i in 0..10_000 {
-            tenants
-                .set_tenant(&format!("tenant-{i}"), std::sync::Arc::clone(&keyed))
+            map.set(&format!("tenant-{i}"), std::sync::Arc::clone(&keyed))
                 .expect("set");
         }
-        tenants
-            .set_tenant("tenant-bench", std::sync::Arc::clone(&keyed))
+        map.set("tenant-bench", std::sync::Arc::clone(&keyed))
             .expect("set");
         g.bench_function("seal_into, v2, ring of 10,000 tenants", |b| {
             b.iter(|| {
                 buf.copy_from_slice(&data);
-                tenants.seal_into(black_box(&mut buf), &ctx, &mut aad, &mut sealed)
+                tenants.seal(black_box(&mut buf), &ctx, &mut aad, &mut sealed)
             })
         });
         g.bench_function("open_into, v2, ring of 10,000 tenants", |b| {
-            b.iter(|| tenants.open_into(black_box(&env2[..]), &ctx, &mut aad, &mut opened))
+            b.iter(|| tenants.open(black_box(&env2[..]), &ctx, &mut aad, &mut opened))
         });
         g.finish();
     }

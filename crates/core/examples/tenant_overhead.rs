@@ -16,7 +16,7 @@ use std::time::Instant;
 use ale_core::iv::IvLength;
 use ale_core::keys::{RingOptions, Secret};
 use ale_core::secret::SecretValue;
-use ale_core::{Context, KeyRing, Result};
+use ale_core::{Context, KeyRing, Result, Rings};
 
 const ROUNDS: usize = 300;
 const CALLS: u32 = 2_000;
@@ -53,14 +53,17 @@ fn main() -> Result<()> {
     let open = std::env::args().nth(1).as_deref() != Some("seal");
     let ctx = Context::new("tenant-bench", "content_nodes", "data")?;
     let keyed = Arc::new(ring(IvLength::Bits96, Some([5; 16]))?);
-    let tenants = KeyRing::for_tenants(keyed.options());
+    let tenants = Rings::of_tenants(keyed.options());
     for i in 0..10_000 {
-        tenants.set_tenant(&format!("tenant-{i}"), Arc::clone(&keyed))?;
+        tenants
+            .tenants()?
+            .set(&format!("tenant-{i}"), Arc::clone(&keyed))?;
     }
-    tenants.set_tenant("tenant-bench", Arc::clone(&keyed))?;
-    let static_ring = ring(IvLength::Bits128, None)?;
-    let v1_12 = ring(IvLength::Bits96, None)?;
-    let contenders: [(&str, &KeyRing); 4] = [
+    tenants.tenants()?.set("tenant-bench", Arc::clone(&keyed))?;
+    let static_ring = Rings::one(ring(IvLength::Bits128, None)?);
+    let v1_12 = Rings::one(ring(IvLength::Bits96, None)?);
+    let keyed = Rings::one(ring(IvLength::Bits96, Some([5; 16]))?);
+    let contenders: [(&str, &Rings); 4] = [
         ("v1, 16-byte IV (the static ring)", &static_ring),
         ("v1, 12-byte IV", &v1_12),
         ("v2, 12-byte IV (a keyed ring)", &keyed),
@@ -71,7 +74,7 @@ fn main() -> Result<()> {
     for (_, r) in contenders {
         let mut plaintext = [b'a'; 256];
         let mut envelope = Vec::new();
-        r.seal_into(&mut plaintext, &ctx, &mut aad, &mut envelope)?;
+        r.seal(&mut plaintext, &ctx, &mut aad, &mut envelope)?;
         envelopes.push(envelope);
     }
     let mut times = vec![Vec::with_capacity(ROUNDS); contenders.len()];
@@ -82,15 +85,10 @@ fn main() -> Result<()> {
             let start = Instant::now();
             for _ in 0..CALLS {
                 if open {
-                    black_box(r.open_into(
-                        black_box(&envelopes[k][..]),
-                        &ctx,
-                        &mut aad,
-                        &mut out,
-                    )?);
+                    black_box(r.open(black_box(&envelopes[k][..]), &ctx, &mut aad, &mut out)?);
                 } else {
                     let mut plaintext = [b'a'; 256];
-                    black_box(r.seal_into(black_box(&mut plaintext), &ctx, &mut aad, &mut out)?);
+                    black_box(r.seal(black_box(&mut plaintext), &ctx, &mut aad, &mut out)?);
                 }
             }
             times[k].push(start.elapsed().as_nanos() as f64 / f64::from(CALLS));

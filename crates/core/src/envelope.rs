@@ -182,10 +182,12 @@ fn scan<'a, C: CodeUnit>(
             "the tag must be 22 base64url characters",
         ));
     }
-    let iv_bytes = decode_short(iv, iv_len.bytes())
-        .ok_or(AleError::MalformedEnvelope("the IV is not canonical base64url"))?;
-    let tag_bytes = decode_short(tag, TAG_LEN)
-        .ok_or(AleError::MalformedEnvelope("the tag is not canonical base64url"))?;
+    let iv_bytes = decode_short(iv, iv_len.bytes()).ok_or(AleError::MalformedEnvelope(
+        "the IV is not canonical base64url",
+    ))?;
+    let tag_bytes = decode_short(tag, TAG_LEN).ok_or(AleError::MalformedEnvelope(
+        "the tag is not canonical base64url",
+    ))?;
     Ok(Parts {
         key_id,
         iv: Iv::from_padded(iv_bytes, iv_len),

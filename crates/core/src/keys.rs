@@ -18,15 +18,11 @@
 //! blind-index key from a separate secret ([`KeyRing::with_index_key`]), so
 //! that the index outlives a rotation of the data keys.
 //!
-//! A ring of tenants ([`KeyRing::for_tenants`]) holds one keyed ring per
-//! tenant, added and removed while it is in use, and hands every call to
-//! the ring of the context's tenant (`ALE_KEY_NOT_LOADED` for a tenant it
-//! does not hold). One such ring serves every tenant of a key store, so a
-//! loaded tenant costs its keys and a map entry, not an object of its own.
+//! A seal that fails wipes the plaintext it was given; an open that fails
+//! leaves no plaintext in `out`. A ring per tenant is [`crate::tenants`]'s.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
@@ -40,10 +36,6 @@ use crate::error::{AleError, Result};
 use crate::iv::{Iv, IvLength};
 use crate::scratch;
 use crate::secret::{self, KeyBytes, KeyKind, SecretValue};
-
-// The ring of tenants: its constructor, its map and the delegation to a
-// tenant's ring, in an impl of their own.
-mod tenants;
 
 /// HKDF info of the blind-index (HMAC) key, derived from a secret's AES key.
 pub const INFO_BLIND_INDEX: &[u8] = b"sveltycms-blind-index";
@@ -98,26 +90,12 @@ pub struct KeyRing {
     keys: Vec<RingKey>,
     secrets: usize,
     options: RingOptions,
-    warn_at: AtomicU64,
-    warned: AtomicBool,
-    /// `Some` for a ring of tenants: the keyed ring of each tenant.
-    tenants: Option<RwLock<TenantMap>>,
     /// The key ids of a keyed ring with their text forms, in the order of
     /// `keys`: seals copy the primary's text, and opens match a value's id
     /// against them ([`envelope::parse_with`]), rather than encode or
     /// decode an id for every value.
     id_texts: Vec<(KeyId, [u8; envelope::KEY_ID_B64_LEN])>,
 }
-
-/// The rings of a ring of tenants, by tenant. foldhash (randomly seeded per
-/// process) instead of SipHash: the lookup is on every call, and tenant ids
-/// come from the application, not from whoever sends requests.
-type TenantMap = foldhash::HashMap<Box<str>, Arc<KeyRing>>;
-
-/// NIST SP 800-38D: at most 2^32 encryptions under one key with random IVs.
-pub const IV_BUDGET: u64 = 1 << 32;
-/// Default count at which the addon warns: a quarter of the budget.
-pub const DEFAULT_WARN_AT: u64 = IV_BUDGET / 4;
 
 /// A labelled secret: the label says which one it is in error messages
 /// (`"secret #0"`, `"ENCRYPTION_KEY"`); the value never appears anywhere.
@@ -175,9 +153,6 @@ impl KeyRing {
             keys,
             secrets,
             options,
-            warn_at: AtomicU64::new(DEFAULT_WARN_AT),
-            warned: AtomicBool::new(false),
-            tenants: None,
             id_texts: Vec::new(),
         })
     }
@@ -231,8 +206,12 @@ impl KeyRing {
 
     /// Bytes of a binary envelope's header as this ring writes it.
     pub fn binary_header_len(&self) -> usize {
-        let keyed = self.tenants.is_some() || self.keys.first().is_some_and(|k| k.id.is_some());
-        binary::header_len(self.options.iv_length, keyed)
+        binary::header_len(self.options.iv_length, self.is_keyed())
+    }
+
+    /// Whether the ring's keys have ids ([`KeyRing::with_key_ids`]).
+    pub fn is_keyed(&self) -> bool {
+        !self.id_texts.is_empty()
     }
 
     /// Number of secrets, primary included (legacy fallbacks not counted).
@@ -245,8 +224,7 @@ impl KeyRing {
         self.keys.len()
     }
 
-    /// Whether the ring holds no key of its own: only a ring of tenants
-    /// ([`KeyRing::for_tenants`]), whose keys are its tenants' rings'.
+    /// Always false: a ring has at least its primary.
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
@@ -255,28 +233,10 @@ impl KeyRing {
         self.options
     }
 
-    /// The primary key's encryption count at which callers should warn.
-    pub fn warn_at(&self) -> u64 {
-        self.warn_at.load(Ordering::Relaxed)
-    }
-
-    /// Sets the count at which [`KeyRing::should_warn`] first says yes, and
-    /// re-arms the warning.
-    pub fn set_warn_at(&self, count: u64) {
-        self.warn_at.store(count, Ordering::Relaxed);
-        self.warned.store(false, Ordering::Relaxed);
-    }
-
-    /// True exactly once: for the first encryption count, as returned by
-    /// [`KeyRing::seal_into`], that reaches or passes the warning threshold,
-    /// whichever path (single, batch, async) produced it.
-    pub fn should_warn(&self, count: u64) -> bool {
-        count >= self.warn_at() && !self.warned.swap(true, Ordering::Relaxed)
-    }
-
     /// Encrypts `plaintext` in place under the primary key and writes the
-    /// envelope into `out`. `plaintext` holds ciphertext afterwards. Returns
-    /// the primary key's encryption count including this one.
+    /// envelope into `out`. `plaintext` holds ciphertext afterwards, or
+    /// zeros when the seal fails. Returns the primary key's encryption count
+    /// including this one.
     pub fn seal_into(
         &self,
         plaintext: &mut [u8],
@@ -284,13 +244,11 @@ impl KeyRing {
         aad: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) -> Result<u64> {
-        if let Some(done) = self.delegate(ctx, |r| r.seal_into(plaintext, ctx, aad, out)) {
-            return done;
-        }
         let primary = &self.keys[0];
         write_aad(primary.id.as_ref(), ctx, aad);
-        let iv = Iv::random(self.options.iv_length)?;
-        let tag = primary.aead.seal_in_place(&iv, aad, plaintext)?;
+        let sealed = Iv::random(self.options.iv_length)
+            .and_then(|iv| Ok((primary.aead.seal_in_place(&iv, aad, plaintext)?, iv)));
+        let (tag, iv) = sealed.inspect_err(|_| plaintext.zeroize())?;
         let count = primary.encryptions.fetch_add(1, Ordering::Relaxed) + 1;
         let id_text = self.id_texts.first().map(|(_, text)| text);
         debug_assert_eq!(self.id_texts.first().map(|(id, _)| id), primary.id.as_ref());
@@ -310,9 +268,6 @@ impl KeyRing {
     ) -> Result<usize> {
         envelope::check_version(envelope)?;
         self.check_envelope_len(envelope.len())?;
-        if let Some(done) = self.delegate(ctx, |r| r.open_into(envelope, ctx, aad, out)) {
-            return done;
-        }
         let parts = envelope::parse_with(envelope, &self.id_texts)?;
         self.open_with(
             parts.key_id.as_ref(),
@@ -327,21 +282,20 @@ impl KeyRing {
 
     /// Encrypts, in place, the plaintext that follows a binary envelope's
     /// header in `buf` (`buf[self.binary_header_len()..]`), then writes the
-    /// header. `buf` holds the binary envelope afterwards. Returns the
-    /// primary key's encryption count.
+    /// header. `buf` holds the binary envelope afterwards, or zeros when the
+    /// seal fails. Returns the primary key's encryption count.
     pub fn seal_binary(&self, buf: &mut [u8], ctx: &Context<'_>, aad: &mut Vec<u8>) -> Result<u64> {
-        if let Some(done) = self.delegate(ctx, |r| r.seal_binary(buf, ctx, aad)) {
-            return done;
-        }
         let header = self.binary_header_len();
         if buf.len() < header {
+            buf.zeroize();
             return Err(AleError::Internal);
         }
         let primary = &self.keys[0];
         write_aad(primary.id.as_ref(), ctx, aad);
-        let iv = Iv::random(self.options.iv_length)?;
         let (head, plaintext) = buf.split_at_mut(header);
-        let tag = primary.aead.seal_in_place(&iv, aad, plaintext)?;
+        let sealed = Iv::random(self.options.iv_length)
+            .and_then(|iv| Ok((primary.aead.seal_in_place(&iv, aad, plaintext)?, iv)));
+        let (tag, iv) = sealed.inspect_err(|_| plaintext.zeroize())?;
         let count = primary.encryptions.fetch_add(1, Ordering::Relaxed) + 1;
         binary::write_header(head, primary.id.as_ref(), &iv, &tag);
         Ok(count)
@@ -355,9 +309,6 @@ impl KeyRing {
         aad: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) -> Result<usize> {
-        if let Some(done) = self.delegate(ctx, |r| r.open_binary_into(bytes, ctx, aad, out)) {
-            return done;
-        }
         let parts = binary::parse(bytes)?;
         self.open_with(
             parts.key_id.as_ref(),
@@ -410,11 +361,7 @@ impl KeyRing {
     /// `ALE_ENVELOPE_TOO_LARGE` for a stored value of more than the ring's
     /// maximum length in characters; the binding asks before copying one.
     pub fn check_envelope_len(&self, chars: usize) -> Result<()> {
-        let max = self.options.max_envelope_len;
-        if chars > max {
-            return Err(AleError::EnvelopeTooLarge { max });
-        }
-        Ok(())
+        check_envelope_len(&self.options, chars)
     }
 
     /// Checks that `envelope` is a well-formed envelope of a supported
@@ -422,13 +369,6 @@ impl KeyRing {
     pub fn check_envelope<C: CodeUnit>(envelope: &[C]) -> Result<()> {
         let parts = envelope::parse(envelope)?;
         envelope::check_ciphertext(parts.ciphertext_b64)
-    }
-
-    /// How many blind indexes `value` has in `ctx`: one per secret (the
-    /// tenant's secrets, in a ring of tenants).
-    pub fn index_count(&self, ctx: &Context<'_>) -> Result<usize> {
-        self.delegate(ctx, |r| Ok(r.secrets))
-            .unwrap_or(Ok(self.secrets))
     }
 
     /// The keyed blind index of `value` under secret `index` (0 = primary):
@@ -443,9 +383,6 @@ impl KeyRing {
         ctx: &Context<'_>,
         aad: &mut Vec<u8>,
     ) -> Result<[u8; BLIND_INDEX_LEN]> {
-        if let Some(done) = self.delegate(ctx, |r| r.blind_index(index, value, ctx, aad)) {
-            return done;
-        }
         let key = self
             .keys
             .get(index)
@@ -474,12 +411,9 @@ impl KeyRing {
     /// authentic plaintext is not UTF-8 (it was not written by a string API).
     pub fn decrypt(&self, envelope: &str, ctx: &Context<'_>) -> Result<String> {
         let (mut aad, mut out) = (Vec::new(), Vec::new());
-        self.open_into(envelope.as_bytes(), ctx, &mut aad, &mut out)?;
-        String::from_utf8(out).map_err(|e| {
-            let mut bytes = e.into_bytes();
-            bytes.zeroize();
-            not_utf8()
-        })
+        self.open_text(envelope.as_bytes(), ctx, &mut aad, &mut out)?;
+        // `open_text` checked it: UTF-8.
+        String::from_utf8(out).map_err(|_| AleError::Internal)
     }
 
     /// Every key in decryption order, with its counters (this process only).
@@ -518,11 +452,14 @@ impl RingKey {
     }
 }
 
-/// The error for authentic bytes that are not UTF-8 text.
-pub fn not_utf8() -> AleError {
-    AleError::InvalidInput(
-        "the decrypted value is not UTF-8 text; it was not written by a string API".into(),
-    )
+/// `ALE_ENVELOPE_TOO_LARGE` for a stored value of more than `options`'
+/// maximum length in characters.
+pub fn check_envelope_len(options: &RingOptions, chars: usize) -> Result<()> {
+    let max = options.max_envelope_len;
+    if chars > max {
+        return Err(AleError::EnvelopeTooLarge { max });
+    }
+    Ok(())
 }
 
 /// `"secret #0 (primary)"`, `"secret #2"`.

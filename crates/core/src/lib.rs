@@ -14,15 +14,21 @@
 pub mod aead;
 pub mod base64;
 pub mod binary;
+pub mod budget;
 pub mod context;
 pub mod envelope;
 pub mod error;
 pub mod iv;
 pub mod keys;
 pub mod near_miss;
+pub mod rings;
 pub mod scratch;
 pub mod secret;
+pub mod tenants;
+pub mod text;
 
 pub use context::Context;
 pub use error::{AleError, Result};
 pub use keys::KeyRing;
+pub use rings::Rings;
+pub use tenants::TenantRings;

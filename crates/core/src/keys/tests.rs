@@ -234,19 +234,6 @@ fn a_value_over_the_maximum_length_is_refused_before_parsing() {
 }
 
 #[test]
-fn the_budget_warning_fires_once_at_or_past_the_threshold() {
-    let ring = ring(&[S1]);
-    ring.set_warn_at(3);
-    assert!(!ring.should_warn(2));
-    // a batch may jump past the threshold without hitting it exactly
-    assert!(ring.should_warn(5));
-    assert!(!ring.should_warn(6));
-    ring.set_warn_at(10);
-    assert!(ring.should_warn(10));
-    assert!(!ring.should_warn(10));
-}
-
-#[test]
 fn debug_output_has_no_key_material() {
     let ring = ring(&[S1]);
     let text = format!("{ring:?}");
@@ -392,82 +379,4 @@ fn an_index_key_indexes_alike_under_every_data_key() {
     assert_eq!(b.blind_index(1, b"x", &ctx(), &mut aad), ia);
     let unkeyed = keyed(&[[1u8; 32]], &[[1; 16]]);
     assert_ne!(unkeyed.blind_index(0, b"x", &ctx(), &mut aad), ia);
-}
-
-#[test]
-fn a_ring_of_tenants_hands_each_call_to_its_tenants_ring() {
-    let options = RingOptions {
-        iv_length: IvLength::Bits96,
-        ..RingOptions::default()
-    };
-    let tenants = KeyRing::for_tenants(options);
-    let (acme, globex) = (
-        Context::new("acme", "users", "email").expect("valid"),
-        Context::new("globex", "users", "email").expect("valid"),
-    );
-    assert_eq!(tenants.encrypt("x", &acme), Err(AleError::KeyNotLoaded));
-    let acme_ring = Arc::new(keyed(&[[1; 32]], &[[1; 16]]).with_index_key(&[3; 32]));
-    tenants
-        .set_tenant("acme", Arc::clone(&acme_ring))
-        .expect("set");
-    tenants
-        .set_tenant("globex", Arc::new(keyed(&[[2; 32]], &[[2; 16]])))
-        .expect("set");
-    assert_eq!(tenants.tenant_count(), 2);
-    let env = tenants.encrypt("alice", &acme).expect("encrypt");
-    assert!(env.starts_with("v2:AQEBAQEBAQEBAQEBAQEBAQ:"), "{env}");
-    assert_eq!(acme_ring.decrypt(&env, &acme).as_deref(), Ok("alice"));
-    assert_eq!(tenants.decrypt(&env, &acme).as_deref(), Ok("alice"));
-    // another tenant's context: its ring does not hold the key
-    assert_eq!(tenants.decrypt(&env, &globex), Err(AleError::KeyNotLoaded));
-    let mut buf = vec![0u8; tenants.binary_header_len()];
-    buf.extend_from_slice(b"bytes");
-    let mut aad = Vec::new();
-    tenants
-        .seal_binary(&mut buf, &acme, &mut aad)
-        .expect("seal");
-    let mut out = Vec::new();
-    assert_eq!(
-        acme_ring.open_binary_into(&buf, &acme, &mut aad, &mut out),
-        Ok(0)
-    );
-    assert_eq!(
-        tenants.blind_index(0, b"x", &acme, &mut aad),
-        acme_ring.blind_index(0, b"x", &acme, &mut aad)
-    );
-    assert_eq!(tenants.index_count(&acme), Ok(1));
-    assert_eq!(tenants.remove_tenant("acme"), Ok(true));
-    assert_eq!(tenants.remove_tenant("acme"), Ok(false));
-    assert_eq!(tenants.decrypt(&env, &acme), Err(AleError::KeyNotLoaded));
-    assert_eq!(
-        tenants.blind_index(0, b"x", &acme, &mut aad),
-        Err(AleError::KeyNotLoaded)
-    );
-    // what does not fit is refused
-    let code = |r: Result<()>| r.err().map(|e| e.code());
-    assert_eq!(
-        code(tenants.set_tenant("t", Arc::new(ring(&[S1])))),
-        Some("ALE_INVALID_INPUT")
-    );
-    let iv16 = KeyRing::new(
-        [Secret {
-            label: "k".into(),
-            value: SecretValue::Bytes(&[4; 32]),
-        }],
-        RingOptions::default(),
-    )
-    .and_then(|r| r.with_key_ids(&[[4; 16]]))
-    .expect("ring");
-    assert_eq!(
-        code(tenants.set_tenant("t", Arc::new(iv16))),
-        Some("ALE_INVALID_INPUT")
-    );
-    assert_eq!(
-        code(tenants.set_tenant("a:b", Arc::clone(&acme_ring))),
-        Some("ALE_INVALID_CONTEXT")
-    );
-    assert_eq!(
-        code(ring(&[S1]).set_tenant("t", acme_ring)),
-        Some("ALE_INVALID_INPUT")
-    );
 }

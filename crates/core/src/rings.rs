@@ -1,0 +1,180 @@
+//! What a binding's ring object holds: one ring ([`KeyRing`]) or a ring of
+//! tenants ([`TenantRings`]), with the IV-budget warning of the object.
+//!
+//! The hot operations start here, and each is one match: the ring itself,
+//! or the ring of the context's tenant. Their bodies are the ring's
+//! (`keys.rs`, `text.rs`); nothing here seals or opens.
+
+use std::sync::Arc;
+
+use crate::binary;
+use crate::budget::IvBudget;
+use crate::context::Context;
+use crate::envelope::{self, CodeUnit};
+use crate::error::{AleError, Result};
+use crate::keys::{KeyRing, RingOptions, BLIND_INDEX_LEN};
+use crate::tenants::TenantRings;
+use crate::text::Opened;
+
+/// Which rings serve the calls.
+enum Serves {
+    One(Arc<KeyRing>),
+    Tenants(TenantRings),
+}
+
+/// One ring, or a ring per tenant, behind one set of operations.
+pub struct Rings {
+    serves: Serves,
+    budget: IvBudget,
+}
+
+impl Rings {
+    /// Calls served by `ring`.
+    pub fn one(ring: KeyRing) -> Self {
+        Rings {
+            serves: Serves::One(Arc::new(ring)),
+            budget: IvBudget::default(),
+        }
+    }
+
+    /// Calls served by the ring of their context's tenant, none held yet.
+    pub fn of_tenants(options: RingOptions) -> Self {
+        Rings {
+            serves: Serves::Tenants(TenantRings::new(options)),
+            budget: IvBudget::default(),
+        }
+    }
+
+    /// The one ring; `None` for a ring of tenants.
+    pub fn ring(&self) -> Option<&KeyRing> {
+        match &self.serves {
+            Serves::One(ring) => Some(ring),
+            Serves::Tenants(_) => None,
+        }
+    }
+
+    /// The ring of tenants; `ALE_INVALID_INPUT` for one ring.
+    pub fn tenants(&self) -> Result<&TenantRings> {
+        match &self.serves {
+            Serves::Tenants(tenants) => Ok(tenants),
+            Serves::One(_) => Err(AleError::InvalidInput(
+                "this ring is not a ring of tenants (KeyRing.forTenants)".into(),
+            )),
+        }
+    }
+
+    /// The warning about the primary key's encryption count.
+    pub fn budget(&self) -> &IvBudget {
+        &self.budget
+    }
+
+    pub fn options(&self) -> RingOptions {
+        match &self.serves {
+            Serves::One(ring) => ring.options(),
+            Serves::Tenants(tenants) => tenants.options(),
+        }
+    }
+
+    /// Bytes of a binary envelope's header as these rings write it (a
+    /// tenant's ring is keyed).
+    pub fn binary_header_len(&self) -> usize {
+        match &self.serves {
+            Serves::One(ring) => ring.binary_header_len(),
+            Serves::Tenants(t) => binary::header_len(t.options().iv_length, true),
+        }
+    }
+
+    /// `ALE_ENVELOPE_TOO_LARGE` for a stored value longer than the maximum;
+    /// the binding asks before copying one.
+    pub fn check_envelope_len(&self, chars: usize) -> Result<()> {
+        crate::keys::check_envelope_len(&self.options(), chars)
+    }
+
+    /// `op` on the ring that serves `ctx`.
+    #[inline]
+    pub fn serve<R>(&self, ctx: &Context<'_>, op: impl FnOnce(&KeyRing) -> Result<R>) -> Result<R> {
+        match &self.serves {
+            Serves::One(ring) => op(ring),
+            Serves::Tenants(tenants) => tenants.serve(ctx, op),
+        }
+    }
+
+    /// The ring that serves `ctx`, for work that runs off the calling thread
+    /// ([`TenantRings::serve`] says why).
+    pub fn resolve(&self, ctx: &Context<'_>) -> Result<Arc<KeyRing>> {
+        match &self.serves {
+            Serves::One(ring) => Ok(Arc::clone(ring)),
+            Serves::Tenants(tenants) => tenants.get(ctx),
+        }
+    }
+
+    /// [`KeyRing::seal_into`] on the ring that serves `ctx`.
+    #[inline]
+    pub fn seal(
+        &self,
+        plaintext: &mut [u8],
+        ctx: &Context<'_>,
+        aad: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+    ) -> Result<u64> {
+        self.serve(ctx, |r| r.seal_into(plaintext, ctx, aad, out))
+            .inspect_err(|_| zeroize::Zeroize::zeroize(plaintext))
+    }
+
+    /// [`KeyRing::open_text`] on the ring that serves `ctx`. A ring of
+    /// tenants refuses a value that is no envelope, or too long, before it
+    /// looks for the tenant, as one ring does.
+    #[inline]
+    pub fn open<C: CodeUnit>(
+        &self,
+        envelope: &[C],
+        ctx: &Context<'_>,
+        aad: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+    ) -> Result<Opened> {
+        if let Serves::Tenants(_) = self.serves {
+            envelope::check_version(envelope)?;
+            self.check_envelope_len(envelope.len())?;
+        }
+        self.serve(ctx, |r| r.open_text(envelope, ctx, aad, out))
+    }
+
+    /// [`KeyRing::seal_binary`] on the ring that serves `ctx`.
+    #[inline]
+    pub fn seal_binary(&self, buf: &mut [u8], ctx: &Context<'_>, aad: &mut Vec<u8>) -> Result<u64> {
+        self.serve(ctx, |r| r.seal_binary(buf, ctx, aad))
+            .inspect_err(|_| zeroize::Zeroize::zeroize(buf))
+    }
+
+    /// [`KeyRing::open_binary_text`] on the ring that serves `ctx`.
+    #[inline]
+    pub fn open_binary(
+        &self,
+        bytes: &[u8],
+        ctx: &Context<'_>,
+        aad: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+    ) -> Result<Opened> {
+        self.serve(ctx, |r| r.open_binary_text(bytes, ctx, aad, out))
+    }
+
+    /// How many blind indexes a value has in `ctx`: one per secret of the
+    /// ring that serves it.
+    pub fn index_count(&self, ctx: &Context<'_>) -> Result<usize> {
+        self.serve(ctx, |r| Ok(r.secret_count()))
+    }
+
+    /// [`KeyRing::blind_index`] on the ring that serves `ctx`.
+    pub fn blind_index(
+        &self,
+        index: usize,
+        value: &[u8],
+        ctx: &Context<'_>,
+        aad: &mut Vec<u8>,
+    ) -> Result<[u8; BLIND_INDEX_LEN]> {
+        self.serve(ctx, |r| r.blind_index(index, value, ctx, aad))
+    }
+}
+
+#[cfg(test)]
+mod tests;
