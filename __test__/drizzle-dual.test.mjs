@@ -55,7 +55,7 @@ describe('drizzle: the ESM and CommonJS builds share one state', () => {
     await cjs.withTenant('acme', () => db.insert(esmUsers).values({ id: 2, tenantId: 'acme', email: 'b@acme.test' }));
     assert.deepEqual((await esm.withTenant('acme', () => db.select().from(cjsUsers).orderBy(cjsUsers.id))).map((r) => r.email), ['a@acme.test', 'b@acme.test']);
     assert.deepEqual((await cjs.withTenant('acme', () => db.select().from(esmUsers).orderBy(esmUsers.id))).map((r) => r.email), ['a@acme.test', 'b@acme.test']);
-    assert.equal(esm.withTenant('acme', () => cjs.currentTenant()), 'acme');
+    assert.equal(await esm.withTenant('acme', () => cjs.currentTenant()), 'acme');
     const found = await esm.withTenant('acme', () => db.select({ id: cjsUsers.id }).from(cjsUsers).where(esm.matchBlindIndex(cjsUsers.emailIndex, 'a@acme.test')));
     assert.deepEqual(found, [{ id: 1 }]);
   });

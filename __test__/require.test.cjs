@@ -2,7 +2,7 @@
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
 
-test('require() loads the addon and every Drizzle entry point', () => {
+test('require() loads the addon and every Drizzle entry point', async () => {
   const ale = require('@sveltycms/ale');
   assert.equal(typeof ale.KeyRing, 'function');
   for (const dialect of ['sqlite', 'pg', 'mysql']) {
@@ -12,5 +12,5 @@ test('require() loads the addon and every Drizzle entry point', () => {
     }
   }
   const { withTenant, currentTenant } = require('@sveltycms/ale/drizzle');
-  assert.equal(withTenant('t1', () => currentTenant()), 't1');
+  assert.equal(await withTenant('t1', () => currentTenant()), 't1');
 });

@@ -3,7 +3,7 @@
 // driver. A dialect test file supplies its module, table builders, SQL
 // types, and a connect() that returns a Drizzle `db`, a raw `query(sql)`,
 // and how a second process reaches the same database.
-import { describe, test, before, beforeEach, after } from 'node:test';
+import { describe, test, before, beforeEach, afterEach, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -99,6 +99,14 @@ export function tenantKeysSuite(d) {
   const specs = d.keks ?? { current: KEK, next: NEW_KEK };
   const kek = () => kekFrom(mod, specs.current);
   const newKek = () => kekFrom(mod, specs.next);
+  // Every store a test makes is closed after it: withTenant() loads from
+  // every open store a column names, and the next test drops their table.
+  const made = [];
+  const tenantKeys = (...args) => {
+    const store = mod.tenantKeys(...args);
+    made.push(store);
+    return store;
+  };
   let conn;
   let db;
   let keys;
@@ -115,11 +123,14 @@ export function tenantKeysSuite(d) {
       db = conn.db;
     });
     beforeEach(async () => {
-      for (const stmt of ['DROP TABLE IF EXISTS tk_notes', 'DROP TABLE IF EXISTS ale_keys', ...keyedDdl(d.types)]) await conn.query(stmt);
-      keys = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
+      for (const stmt of ['DROP TABLE IF EXISTS tk_notes', 'DROP TABLE IF EXISTS ale_keys', 'DROP TABLE IF EXISTS ale_keys_b', ...keyedDdl(d.types)]) await conn.query(stmt);
+      keys = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       t = defineKeyedTables(mod, d.builders, keys);
       await keys.ready();
       await keys.ready(); // a second time is a no-op
+    });
+    afterEach(async () => {
+      for (const store of made.splice(0)) await store.close().catch(() => undefined);
     });
     after(() => conn?.close());
 
@@ -182,17 +193,65 @@ export function tenantKeysSuite(d) {
       assert.deepEqual(named, config.indexes.map((i) => i.config.name).sort(), 'indexes');
     });
 
-    test('a tenant whose keys are not loaded: ALE_KEY_NOT_LOADED naming how to load them; concurrent loads create one set of keys', async () => {
-      const fresh = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
+    test("withTenant from the dialect's module loads the tenant's keys: a query inside reads and writes a keys column", async () => {
+      const fresh = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       const table = defineKeyedTables(mod, d.builders, fresh).notes;
+      assert.equal(fresh.loadedTenants, 0);
+      await mod.withTenant('hooli', () => db.insert(table).values({ id: 8, tenantId: 'hooli', body: 'scoped', bodyIndex: 'scoped', meta: { n: 8 } }));
+      assert.equal(fresh.loadedTenants, 1, 'loaded by withTenant');
+      assert.match(await raw(8), new RegExp(`^v2:${fresh.activeKeyId('hooli')}:`));
+      const [row] = await mod.withTenant('hooli', () => db.select().from(table).where(mod.matchBlindIndex(table.bodyIndex, 'scoped')));
+      assert.deepEqual([row.body, row.meta], ['scoped', { n: 8 }]);
+      // Two new stores, neither loaded: one withTenant loads the tenant in both, once each.
+      const other = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0, table: 'ale_keys_b' });
+      await other.ready();
+      const otherTable = defineKeyedTables(mod, d.builders, other).notes;
+      fresh.forget('hooli');
+      const bodies = await mod.withTenant('hooli', async () => {
+        await db.insert(otherTable).values({ id: 10, tenantId: 'hooli', body: 'other store' });
+        const a = await db.select().from(table).where(eq(table.id, 8));
+        const b = await db.select().from(otherTable).where(eq(otherTable.id, 10));
+        return [a[0].body, b[0].body];
+      });
+      assert.deepEqual(bodies, ['scoped', 'other store']);
+      assert.equal(fresh.loadedTenants, 1, 'loaded again after forget()');
+      assert.equal(other.loadedTenants, 1, "the other store's keys were loaded too");
+      assert.notEqual(other.activeKeyId('hooli'), fresh.activeKeyId('hooli'));
+      assert.equal(Number((await conn.query('SELECT COUNT(*) AS n FROM ale_keys_b'))[0].n), 2, 'one data key and one index key');
+      await other.close();
+      await conn.query('DROP TABLE ale_keys_b');
+      // A store that cannot load (its table is missing) fails only the query that needs its keys, with the load's error.
+      const broken = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0, table: 'ale_keys_missing' });
+      const brokenTable = defineKeyedTables(mod, d.builders, broken).notes;
+      const loadError = await broken.load('hooli').then(() => null, (e) => e);
+      assert.ok(loadError, 'the load fails');
+      assert.deepEqual(await mod.withTenant('hooli', () => db.select({ body: table.body }).from(table).where(eq(table.id, 8))), [{ body: 'scoped' }]);
+      const needed = await mod.withTenant('hooli', () => db.select().from(brokenTable).where(eq(brokenTable.id, 8))).then(() => null, (e) => e);
+      // the load's error has no ALE_* code (a coded one, as ALE_KEK_UNAVAILABLE, is thrown as it is): ALE_KEY_NOT_LOADED saying why
+      assert.equal(needed?.code, 'ALE_KEY_NOT_LOADED');
+      assert.ok(needed.message.includes(`could not be loaded: ${loadError.message}`), needed.message);
+      await broken.close();
+      // The store's own withTenant is the same function.
+      assert.equal(await fresh.withTenant('hooli', () => mod.currentTenant()), 'hooli');
+      await assert.rejects(mod.withTenant('a:b', () => 1), { code: 'ALE_INVALID_CONTEXT' });
+    });
+
+    test('a tenant whose keys are not loaded: ALE_KEY_NOT_LOADED naming how to load them; concurrent loads create one set of keys', async () => {
+      const fresh = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
+      // a column with a fixed tenant, used outside withTenant: nothing loads its keys
+      const table = d.builders.table('tk_notes', {
+        id: d.builders.int('id').primaryKey(),
+        tenantId: d.builders.text('tenant_id').notNull(),
+        body: mod.encryptedText('body', { collection: 'notes', keys: fresh, tenant: 'initech' }),
+      });
       let error;
       try {
-        await mod.withTenant('initech', () => db.insert(table).values({ id: 9, tenantId: 'initech', body: 'x' }));
+        await db.insert(table).values({ id: 9, tenantId: 'initech', body: 'x' });
       } catch (e) {
         error = e;
       }
       assert.equal(error?.code, 'ALE_KEY_NOT_LOADED');
-      assert.match(error.message, /withTenant\("initech"/);
+      assert.match(error.message, /inside withTenant\("initech"/);
       assert.equal(await raw(9), undefined, 'nothing was written');
       let selects = 0;
       const counting = new Proxy(db, {
@@ -202,12 +261,12 @@ export function tenantKeysSuite(d) {
           return typeof v === 'function' ? v.bind(target) : v;
         },
       });
-      const shared = mod.tenantKeys(counting, { kek: kek(), changeCheckEveryMs: 0 });
+      const shared = tenantKeys(counting, { kek: kek(), changeCheckEveryMs: 0 });
       selects = 0; // telling a database from options looked at select
       await Promise.all(Array.from({ length: 8 }, () => shared.load('initech')));
       // one read, and one more of the rows it created (their timestamps are the database's)
       assert.equal(selects, 2, 'eight concurrent loads made one read (and one read-back)');
-      await Promise.all([fresh.load('initech'), mod.tenantKeys(db, { kek: kek() }).load('initech')]);
+      await Promise.all([fresh.load('initech'), tenantKeys(db, { kek: kek() }).load('initech')]);
       const stored = await keys.describe('initech');
       assert.equal(stored.length, 2, 'one data key and one index key, whoever loaded first');
     });
@@ -305,7 +364,7 @@ export function tenantKeysSuite(d) {
 
     test('readV1: false refuses v1 values in keys columns with ALE_UNSUPPORTED_VERSION, and their v1-era indexes no longer match; the default reads them', async () => {
       await mod.withTenant('acme', () => db.insert(t.plainNotes).values([{ id: 1, tenantId: 'acme', body: 'old one', bodyIndex: 'old one', meta: { v: 1 } }]));
-      const strict = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0, readV1: false });
+      const strict = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0, readV1: false });
       const strictNotes = defineKeyedTables(mod, d.builders, strict).notes;
       const readWith = (store, table) => store.withTenant('acme', () => db.select({ body: table.body }).from(table).where(eq(table.id, 1)));
       assert.deepEqual(await readWith(keys, t.notes), [{ body: 'old one' }], 'the default reads v1');
@@ -315,15 +374,15 @@ export function tenantKeysSuite(d) {
       const find = (store, table) => store.withTenant('acme', () => db.select({ id: table.id }).from(table).where(mod.matchBlindIndex(table.bodyIndex, 'old one')));
       assert.deepEqual(await find(keys, t.notes), [{ id: 1 }]);
       assert.deepEqual(await find(strict, strictNotes), []);
-      assert.equal(await codeOf(() => mod.tenantKeys(db, { kek: kek(), readV1: 'no' })), 'ALE_INVALID_INPUT');
+      assert.equal(await codeOf(() => tenantKeys(db, { kek: kek(), readV1: 'no' })), 'ALE_INVALID_INPUT');
       // once converted, the strict store reads the row
       await mod.convertToTenantKeys(db, { table: t.notes, key: t.notes.id, tenant: 'acme', keys, columns: [{ column: t.notes.body }] });
       assert.deepEqual(await readWith(strict, strictNotes), [{ body: 'old one' }]);
     });
 
     test('a store declared with no database and no KEK (a schema module) works once bound at start-up, and says ALE_NOT_INITIALIZED until then', async () => {
-      const declared = mod.tenantKeys({ table: 'ale_keys' });
-      const alsoDeclared = mod.tenantKeys(db, { kek: undefined }); // an unset secret at import: no throw
+      const declared = tenantKeys({ table: 'ale_keys' });
+      const alsoDeclared = tenantKeys(db, { kek: undefined }); // an unset secret at import: no throw
       const notes = defineKeyedTables(mod, d.builders, declared).notes;
       assert.equal(declared.bound, false);
       for (const op of [() => declared.load('acme'), () => declared.describe('acme'), () => alsoDeclared.load('acme'), () => declared.kekId]) {
@@ -367,7 +426,7 @@ export function tenantKeysSuite(d) {
       assert.equal(after.find((k) => k.keyId === data.keyId).state, 'destroyed');
       assert.deepEqual((await read('acme')).map((r) => r.body), ['first', 'second']);
       // another process reads the tenant without the destroyed key
-      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
+      const other = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       assert.deepEqual((await other.withTenant('acme', () => db.select({ body: t.notes.body }).from(t.notes).orderBy(t.notes.id))).map((r) => r.body), ['first', 'second']);
       assert.deepEqual(await keys.destroyRetired('acme', uses, { retiredForMs: 0 }), { destroyed: [], waiting: [] });
       // tenants(), page by page
@@ -427,7 +486,7 @@ export function tenantKeysSuite(d) {
       assert.ok(stored.every((r) => r.wrappedKey === null));
       assert.deepEqual((await read('globex')).map((r) => r.body), ['globex plans']);
       // another store, as a restarted process: acme stays shredded, and loading does not bring keys back
-      const restarted = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
+      const restarted = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       await restarted.load('acme');
       assert.equal(restarted.isShredded('acme'), true);
       assert.equal(await codeOf(() => restarted.withTenant('acme', () => restarted.sealer.decrypt('v1:x', 'acme', 'notes', 'body'))), 'ALE_KEY_SHREDDED');
@@ -455,11 +514,11 @@ export function tenantKeysSuite(d) {
         assert.notEqual(row.kek, old.kek);
       }
       assert.deepEqual(await conn.query('SELECT id, body FROM tk_notes ORDER BY id'), dataBefore);
-      const onlyNew = mod.tenantKeys(db, { kek: newKek(), changeCheckEveryMs: 0 });
+      const onlyNew = tenantKeys(db, { kek: newKek(), changeCheckEveryMs: 0 });
       const table = defineKeyedTables(mod, d.builders, onlyNew).notes;
       const bodies = await onlyNew.withTenant('acme', () => db.select({ body: table.body }).from(table).where(eq(table.tenantId, 'acme')));
       assert.deepEqual(bodies, [{ body: 'kept' }]);
-      const onlyOld = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
+      const onlyOld = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       assert.equal(await codeOf(() => onlyOld.load('globex')), 'ALE_INVALID_KEY');
       // the old store, given [new, old], still wraps new tenants under the new KEK
       await keys.load('newco');
@@ -471,7 +530,7 @@ export function tenantKeysSuite(d) {
       await keys.load('globex');
       const [a] = await db.select().from(mod.aleKeys).where(and(eq(mod.aleKeys.tenant, 'acme'), eq(mod.aleKeys.purpose, 'data')));
       await db.update(mod.aleKeys).set({ wrappedKey: a.wrappedKey }).where(eq(mod.aleKeys.tenant, 'globex'));
-      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
+      const other = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       assert.equal(await codeOf(() => other.load('globex')), 'ALE_AUTH_FAILED');
     });
 
@@ -485,7 +544,7 @@ export function tenantKeysSuite(d) {
       assert.deepEqual(await byId('acme', 1), [{ body: 'body of "acme"' }]);
       assert.deepEqual(await byId('acme ', 3), [{ body: 'body of "acme "' }]);
       assert.equal(await codeOf(() => byId('Acme', 2)), 'ALE_KEY_SHREDDED');
-      const fresh = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
+      const fresh = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       await fresh.load('acme');
       assert.equal(fresh.isShredded('acme'), false);
     });
@@ -493,7 +552,7 @@ export function tenantKeysSuite(d) {
     test('a tenant id with a lone surrogate is refused with ALE_INVALID_CONTEXT before any query: it cannot alias the tenant whose id has U+FFFD there', async () => {
       await insert('victim\uFFFD', [{ id: 1, body: 'the victim\'s' }]);
       const before = await keys.describe('victim\uFFFD');
-      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
+      const other = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       for (const id of ['victim\uD800', 'victim\uDC00', '\uD800']) {
         for (const [what, op] of [['describe', () => other.describe(id)], ['load', () => other.load(id)], ['shred', () => other.shred(id)], ['rotate', () => other.rotate(id)], ['withTenant', () => other.withTenant(id, () => 1)]]) {
           assert.equal(await codeOf(op), 'ALE_INVALID_CONTEXT', `${what}(${JSON.stringify(id)})`);
@@ -510,7 +569,7 @@ export function tenantKeysSuite(d) {
       let unwraps = 0;
       const local = mod.localKek(KEK);
       const counting = { id: local.id, holds: (r) => local.holds(r), wrap: (...a) => local.wrap(...a), unwrap: (...a) => (unwraps++, local.unwrap(...a)) };
-      const store = mod.tenantKeys(db, { kek: counting, changeCheckEveryMs: 0 });
+      const store = tenantKeys(db, { kek: counting, changeCheckEveryMs: 0 });
       const notes = defineKeyedTables(mod, d.builders, store).notes;
       await store.withTenant('globex', () => db.insert(notes).values({ id: 1, tenantId: 'globex', body: "globex's" }));
       await store.load('acme');
@@ -526,7 +585,7 @@ export function tenantKeysSuite(d) {
 
     test('a shred wins over a load that was reading when it happened', async () => {
       await insert('acme', [{ id: 1, body: 'x' }]);
-      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
+      const other = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       const loading = other.load('acme'); // reads the rows now, unwraps after
       await other.shred('acme');
       await loading;
@@ -536,10 +595,10 @@ export function tenantKeysSuite(d) {
 
     test('ready() adds the encryption-count column to a key table made before it, and runs again harmlessly; flush() adds counts to it', async () => {
       await conn.query('DROP TABLE IF EXISTS upgraded_keys');
-      const old = mod.tenantKeys(db, { kek: kek(), table: 'upgraded_keys', changeCheckEveryMs: 0, flushEveryMs: 0 });
+      const old = tenantKeys(db, { kek: kek(), table: 'upgraded_keys', changeCheckEveryMs: 0, flushEveryMs: 0 });
       await old.ready();
       await conn.query('ALTER TABLE upgraded_keys DROP COLUMN encryptions');
-      const store = mod.tenantKeys(db, { kek: kek(), table: 'upgraded_keys', changeCheckEveryMs: 0, flushEveryMs: 0 });
+      const store = tenantKeys(db, { kek: kek(), table: 'upgraded_keys', changeCheckEveryMs: 0, flushEveryMs: 0 });
       await store.ready();
       await store.ready();
       await store.load('acme');
@@ -554,7 +613,7 @@ export function tenantKeysSuite(d) {
     });
 
     test('refusals: a column of another store or none in convertToTenantKeys, a tenant id too long, a table name that is not plain lower case', async () => {
-      const other = mod.tenantKeys(db, { kek: kek() });
+      const other = tenantKeys(db, { kek: kek() });
       const base = { table: t.notes, key: t.notes.id, tenant: { column: t.notes.tenantId } };
       assert.equal(await codeOf(() => mod.convertToTenantKeys(db, { ...base, keys: other, columns: [{ column: t.notes.body }] })), 'ALE_INVALID_INPUT');
       assert.equal(await codeOf(() => mod.convertToTenantKeys(db, { ...base, keys, columns: [{ column: t.plainNotes.body }] })), 'ALE_INVALID_INPUT');
@@ -564,18 +623,18 @@ export function tenantKeysSuite(d) {
       );
       assert.equal(await codeOf(() => keys.load('t'.repeat(192))), 'ALE_INVALID_CONTEXT');
       await keys.load('t'.repeat(191));
-      for (const table of ['Ale_Keys', 'ale-keys', '1keys', 'x'.repeat(49)]) assert.equal(await codeOf(() => mod.tenantKeys(db, { kek: kek(), table })), 'ALE_INVALID_INPUT', table);
-      assert.equal(await codeOf(() => mod.tenantKeys(db, { kek: 'too short' })), 'ALE_INVALID_KEY');
+      for (const table of ['Ale_Keys', 'ale-keys', '1keys', 'x'.repeat(49)]) assert.equal(await codeOf(() => tenantKeys(db, { kek: kek(), table })), 'ALE_INVALID_INPUT', table);
+      assert.equal(await codeOf(() => tenantKeys(db, { kek: 'too short' })), 'ALE_INVALID_KEY');
       // options renamed once, before the first release: the old names are refused, naming the new
-      const renamed = await (async () => mod.tenantKeys(db, { kek: kek(), recheckAfter: 1_000 }))().catch((e) => e);
+      const renamed = await (async () => tenantKeys(db, { kek: kek(), recheckAfter: 1_000 }))().catch((e) => e);
       assert.equal(renamed?.code, 'ALE_INVALID_INPUT');
       assert.match(renamed.message, /unknown option "recheckAfter"; it is called recheckAfterMs now/);
-      assert.equal(await codeOf(() => mod.tenantKeys(db, { kek: kek(), rotateAfter: 5 })), 'ALE_INVALID_INPUT');
-      assert.equal(await codeOf(() => mod.tenantKeys(db, {}).load('acme')), 'ALE_NOT_INITIALIZED', 'no KEK yet: given later with bind()');
+      assert.equal(await codeOf(() => tenantKeys(db, { kek: kek(), rotateAfter: 5 })), 'ALE_INVALID_INPUT');
+      assert.equal(await codeOf(() => tenantKeys(db, {}).load('acme')), 'ALE_NOT_INITIALIZED', 'no KEK yet: given later with bind()');
     });
 
     test('the cache is bounded: past maxTenants a tenant not used since is dropped, its keys leave the ring, and it must be loaded again', async () => {
-      const small = mod.tenantKeys(db, { kek: kek(), maxTenants: 3, changeCheckEveryMs: 0 });
+      const small = tenantKeys(db, { kek: kek(), maxTenants: 3, changeCheckEveryMs: 0 });
       for (const tenant of ['a', 'b', 'c', 'd', 'e']) await small.load(tenant);
       assert.equal(small.loadedTenants, 3);
       assert.equal(await codeOf(() => small.sealer.encrypt('x', 'a', 'notes', 'body')), 'ALE_KEY_NOT_LOADED');
@@ -584,7 +643,7 @@ export function tenantKeysSuite(d) {
     });
 
     test('the sealer remembers the tenant it served last, but a forget, an eviction or a shred of that tenant is seen on its next value', async () => {
-      const small = mod.tenantKeys(db, { kek: kek(), maxTenants: 1, changeCheckEveryMs: 0 });
+      const small = tenantKeys(db, { kek: kek(), maxTenants: 1, changeCheckEveryMs: 0 });
       const seal = (tenant) => small.sealer.encrypt('x', tenant, 'notes', 'body');
       await small.load('m1');
       assert.ok(seal('m1').startsWith('v2:') && seal('m1').startsWith('v2:'));
@@ -601,7 +660,7 @@ export function tenantKeysSuite(d) {
 
     test('a process idle since before another one shredded a tenant sees the shred on its first withTenant after the change-check interval', async () => {
       await insert('acme', [{ id: 1, body: 'x' }]);
-      const idle = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 200 });
+      const idle = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 200 });
       const table = defineKeyedTables(mod, d.builders, idle).notes;
       const first = () => idle.withTenant('acme', () => db.select({ body: table.body }).from(table).where(eq(table.id, 1)));
       assert.deepEqual(await first(), [{ body: 'x' }]);
@@ -620,7 +679,7 @@ export function tenantKeysSuite(d) {
           p.on('close', (code) => (code === 0 && out.includes('done') ? resolve() : reject(new Error(`the ${action} process exited ${code}: ${out}`))));
         });
       await inSkewedProcess('load', 600_000);
-      const reader = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 200, flushEveryMs: 0 });
+      const reader = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 200, flushEveryMs: 0 });
       await reader.load('skewed');
       const seal = () => reader.sealer.encrypt('x', 'skewed', 'notes', 'body');
       assert.ok(seal().startsWith('v2:'));
@@ -640,7 +699,7 @@ export function tenantKeysSuite(d) {
 
     test('the bound for a column used without load(): after a shred elsewhere, a synchronous loop goes on until its next await; then the background check sees it within one query and one re-read', async () => {
       await insert('acme', [{ id: 1, body: 'x' }]);
-      const other = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 100, flushEveryMs: 0 });
+      const other = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 100, flushEveryMs: 0 });
       await other.load('acme');
       const seal = () => other.sealer.encrypt('x', 'acme', 'notes', 'body');
       seal();
@@ -655,7 +714,7 @@ export function tenantKeysSuite(d) {
       }
       assert.equal(code, 'ALE_KEY_SHREDDED');
       // a synchronous loop on a fresh process state: every call until the next await goes through
-      const third = mod.tenantKeys(db, { kek: kek(), changeCheckEveryMs: 100, flushEveryMs: 0 });
+      const third = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 100, flushEveryMs: 0 });
       await insert('globex', [{ id: 2, body: 'y' }]);
       await third.load('globex');
       await keys.shred('globex');

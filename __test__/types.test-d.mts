@@ -49,7 +49,7 @@ export type Tests = [
   Expect<Equal<ReturnType<KeyRing['decryptAsync']>, Promise<string>>>,
   Expect<Equal<ReturnType<typeof encrypt>, string>>,
   Expect<Equal<typeof backend, 'native' | 'js'>>,
-  Expect<Equal<ReturnType<typeof withTenant<number>>, number>>,
+  Expect<Equal<ReturnType<typeof withTenant<number>>, Promise<number>>>,
   Expect<Equal<typeof sRows, Promise<(typeof s.$inferSelect)[]>>>,
   Expect<Equal<typeof pRows, Promise<{ doc: { a: number } | null }[]>>>,
   Expect<Equal<typeof asyncResult, Promise<number>>>,

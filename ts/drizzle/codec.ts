@@ -7,6 +7,7 @@ import { codedError } from '../shared/errors.js';
 import { parseJson, stringifyJson } from '../shared/json.js';
 import { AleColumnError, atColumn, failedRead } from './failures.js';
 import { countLegacyRead, legacyDeadline } from './legacy.js';
+import { useStore } from './key-stores.js';
 import type { TenantKeys } from './keys/store.js';
 import { processRing, type Sealer } from './process-ring.js';
 import { currentTenant } from './scope.js';
@@ -65,7 +66,7 @@ export interface OnTenantKeys {
    * Seal values under each tenant's own data key from this store
    * (tenantKeys()), as v2 envelopes; v1 values still open through the
    * process-wide ring until convertToTenantKeys() moves them. The tenant's
-   * keys must be loaded first: keys.withTenant(tenantId, fn), or
+   * keys must be loaded first: withTenant(tenantId, fn) does it, as does
    * keys.load(tenantId). Not with `keyRing`.
    */
   keys: TenantKeys;
@@ -116,6 +117,8 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
   if (keys !== undefined && typeof keys?.sealer?.encrypt !== 'function') {
     throw codedError('ALE_INVALID_INPUT', `encrypted column "${column}": options.keys must be the store tenantKeys() returned`);
   }
+  // withTenant() loads the tenant's keys in every store a column names.
+  if (keys !== undefined) useStore(keys);
   const ring: Sealer = keys?.sealer ?? keyRing ?? processRing;
   storageOf(options, column);
   const field = options.field ?? column;

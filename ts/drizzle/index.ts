@@ -3,7 +3,6 @@ export { withTenant, currentTenant } from './scope.js';
 export { legacyPlaintextReads } from './legacy.js';
 export { readWithFailures, AleColumnError, AleReadFailure } from './failures.js';
 export { fieldCodec } from './codec.js';
-export type { InScope } from './scope.js';
 export type { RowFailure } from './failures.js';
 export type { EncryptedColumnOptions, FieldCodec, TenantSource } from './codec.js';
 export type { Storage } from './storage.js';

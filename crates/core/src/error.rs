@@ -102,7 +102,7 @@ impl fmt::Display for AleError {
             AleError::KeyNotLoaded => f.write_str(
                 "the value is sealed under a tenant data key that is not loaded (its v2 \
                  envelope names the key): load the tenant's keys first, with \
-                 keys.load(tenantId) or keys.withTenant(tenantId, fn)",
+                 withTenant(tenantId, fn) or keys.load(tenantId)",
             ),
             AleError::NotInitialized => f.write_str(
                 "the process-wide key ring is not initialized: call initKeyRing() (it reads \

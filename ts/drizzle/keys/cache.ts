@@ -4,8 +4,8 @@
 export interface Entry {
   /** False once shredded: the ring of tenants holds nothing for it. */
   loaded: boolean;
-  /** The ids of its data keys, active first, joined by ','. */
-  keyIds: string;
+  /** The ids of its data keys, active first (none once shredded). */
+  keyIds: readonly string[];
   /** Set by every use; cleared when eviction passes over it once. */
   used: boolean;
   /** Clock time after which a use re-reads the tenant's rows. */
@@ -84,6 +84,11 @@ export class TenantCache {
   /** Every entry, oldest first. */
   values(): IterableIterator<Entry> {
     return this.#entries.values();
+  }
+
+  /** Every tenant in memory, oldest first. */
+  tenants(): IterableIterator<string> {
+    return this.#entries.keys();
   }
 
   /** Makes `entry` stale from `at` on (earlier than it was). */

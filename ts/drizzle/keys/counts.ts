@@ -24,6 +24,11 @@ export class PendingCounts {
     return this.#pending.size;
   }
 
+  /** Drops every pending count (a closed store's, whose write failed). */
+  clear(): void {
+    this.#pending.clear();
+  }
+
   /**
    * Writes every pending count with `write(keyId, n)` (an increment), one
    * key after another. A count whose write fails stays pending, with those

@@ -6,9 +6,27 @@ import { codedError, type CodedError } from '../../shared/errors.js';
 export const keyNotLoaded = (tenant: string): CodedError =>
   codedError(
     'ALE_KEY_NOT_LOADED',
-    `the keys of tenant ${JSON.stringify(tenant)} are not loaded: run the query inside keys.withTenant(${JSON.stringify(tenant)}, () => ...), ` +
-      `or await keys.load(${JSON.stringify(tenant)}) first (keys being the store tenantKeys() returned)`,
+    `the keys of tenant ${JSON.stringify(tenant)} are not loaded: run the query inside withTenant(${JSON.stringify(tenant)}, () => ...), ` +
+      `which loads them, or await keys.load(${JSON.stringify(tenant)}) first (keys being the store tenantKeys() returned)`,
   );
+
+/**
+ * A column that uses `keys` ran for a tenant whose last load, by
+ * withTenant(), failed: the load's own error when it has an ALE_* code (the
+ * KEK unreachable or refusing), else ALE_KEY_NOT_LOADED saying why.
+ */
+export const loadFailed = (tenant: string, cause: unknown): CodedError => {
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (cause instanceof Error && typeof code === 'string' && code.startsWith('ALE_')) return cause as CodedError;
+  const why = cause instanceof Error ? cause.message : String(cause);
+  return Object.assign(codedError('ALE_KEY_NOT_LOADED', `the keys of tenant ${JSON.stringify(tenant)} could not be loaded: ${why}`), { cause });
+};
+
+/** What a column's use of a tenant not in memory throws: why its last load failed, if one did (`failures`, by tenant). */
+export function notLoaded(tenant: string, failures: ReadonlyMap<string, unknown>): CodedError {
+  if (!failures.has(tenant)) return keyNotLoaded(tenant);
+  return loadFailed(tenant, failures.get(tenant));
+}
 
 /** The tenant's keys were destroyed. */
 export const keyShredded = (tenant: string): CodedError =>

@@ -8,17 +8,18 @@ import type { KeyRing } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
 import type { Sealer } from '../process-ring.js';
 import { withTenant as inTenantScope } from '../scope.js';
+import { dropStore, useStore, type ScopeKeys } from '../key-stores.js';
 import { clock, startClock, TenantCache, type Entry } from './cache.js';
-import { keyNotLoaded, keyShredded } from './errors.js';
+import { keyShredded, notLoaded } from './errors.js';
 import { destroyRetired, listTenants, type KeyUse, type TenantPage } from './admin.js';
 import { PendingCounts } from './counts.js';
 import { INTERNALS, type StoreInternals } from './internals.js';
 import { kekOf, type KekInput, type KekProvider } from './kek.js';
 import { newKeyRow, unwrapRow } from './wrap.js';
 import { makeSealer } from './sealer.js';
-import { dueForRotation, stateOf, tenantRows } from './loading.js';
+import { readTenant } from './reading.js';
 import { ChangeCheck } from './freshness.js';
-import { addGeneration, describeTenant, retireBefore, rewrap, rotate, shred, type TenantKeyInfo } from './lifecycle.js';
+import { describeTenant, rewrap, rotate, shred, type TenantKeyInfo } from './lifecycle.js';
 export type { TenantKeyInfo } from './lifecycle.js';
 import { checkedDb, checkTenant, parseOptions, unbound, type StoreConfig, type TenantKeysOptions } from './options.js';
 export type { TenantKeysOptions } from './options.js';
@@ -30,7 +31,6 @@ type AnyDb = any;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyTable = any;
 
-
 /** What load() returns for a tenant in memory. */
 const SETTLED: Promise<void> = Promise.resolve();
 
@@ -39,7 +39,7 @@ const SETTLED: Promise<void> = Promise.resolve();
  * sealed under the tenant's active data key; every method that touches the
  * database is async, and the columns' synchronous hooks only read memory.
  */
-export class TenantKeys {
+export class TenantKeys implements ScopeKeys {
   /** The database and the KEK: given to tenantKeys(), or later to bind() (a store declared in a schema module). */
   #boundDb: AnyDb | undefined;
   #boundKek: KekProvider | undefined;
@@ -58,8 +58,12 @@ export class TenantKeys {
   readonly #times = { nextCheck: 0 };
   /** The change check (keys/freshness.ts). */
   readonly #changes: ChangeCheck;
+  /** The error of each tenant's last failed load through withTenant(): what its columns throw until a load succeeds. */
+  readonly #loadFailures = new Map<string, unknown>();
   /** Encryption counts taken from the entries, not written to the key table yet. */
   readonly #counts = new PendingCounts();
+  /** The timer that flushes counts every flushEveryMs (none at 0). */
+  readonly #flushTimer: ReturnType<typeof setInterval> | undefined;
 
   /** What `keys` columns call: the tenant's ring from memory, or a coded error. */
   readonly sealer: Sealer;
@@ -102,9 +106,10 @@ export class TenantKeys {
       const timer = setInterval(() => {
         const s = store.deref();
         if (s === undefined) clearInterval(timer);
-        else s.flush().catch(() => undefined);
+        else if (s.bound) s.flush().catch(() => undefined);
       }, flushEveryMs);
       timer.unref?.();
+      this.#flushTimer = timer;
     }
     this.#rings = native.KeyRing.forTenants({ ivLength: this.#config.ivLength });
     startClock();
@@ -195,10 +200,45 @@ export class TenantKeys {
     return this.#refresh(checkTenant(tenantId));
   }
 
-  /** Loads the tenant's keys, then runs `fn` in withTenant(tenantId) scope. */
-  async withTenant<T>(tenantId: string, fn: () => T): Promise<Awaited<T>> {
-    await this.load(tenantId);
-    return (await inTenantScope(tenantId, fn)) as Awaited<T>;
+  /** withTenant() itself (`@sveltycms/ale/drizzle`), with this store among those it loads from even before a column names it. */
+  withTenant<T>(tenantId: string, fn: () => T): Promise<Awaited<T>> {
+    useStore(this);
+    return inTenantScope(tenantId, fn);
+  }
+
+  /** For withTenant() (key-stores.ts): the load of the tenant's keys; undefined when they are in memory and fresh, or the store is not bound. */
+  keysFor(tenantId: string): Promise<void> | undefined {
+    if (!this.bound) return undefined;
+    const load = this.load(tenantId);
+    if (load === SETTLED) return undefined;
+    const failures = this.#loadFailures;
+    failures.delete(tenantId);
+    return load.catch((e) => {
+      failures.set(tenantId, e);
+      // Bounded as the tenants in memory are: the oldest failure goes first.
+      if (failures.size > this.#config.maxTenants) failures.delete(failures.keys().next().value as string);
+    });
+  }
+
+  /**
+   * The store's last use, before its database closes: writes the counts not
+   * flushed yet, forgets every key in memory, stops the flush timer, unbinds
+   * the database and the KEK (bind() again to reuse it) and leaves
+   * withTenant()'s stores. It closes even when the write fails, and then
+   * rejects with the write's error: those counts are lost.
+   */
+  async close(): Promise<void> {
+    try {
+      if (this.#boundDb !== undefined) await this.flush();
+    } finally {
+      if (this.#flushTimer !== undefined) clearInterval(this.#flushTimer);
+      for (const tenant of [...this.#cache.tenants()]) this.forget(tenant);
+      this.#counts.clear();
+      this.#loadFailures.clear();
+      dropStore(this);
+      this.#boundDb = undefined;
+      this.#boundKek = undefined;
+    }
   }
 
   /**
@@ -220,10 +260,7 @@ export class TenantKeys {
     return shred(this[INTERNALS](), tenantId);
   }
 
-  /**
-   * Re-wraps every stored key under `newKek` and makes it the KEK new keys
-   * are wrapped under (keys/lifecycle.ts, rewrap); safe to rerun.
-   */
+  /** Re-wraps every stored key under `newKek`, the KEK new keys are then wrapped under (keys/lifecycle.ts); safe to rerun. */
   async rewrap(newKek: KekInput): Promise<{ rewrapped: number; skipped: number }> {
     const next = kekOf(newKek);
     const done = await rewrap(this[INTERNALS](), next);
@@ -236,15 +273,11 @@ export class TenantKeys {
     return describeTenant(this[INTERNALS](), tenantId);
   }
 
-  /**
-   * The id of the tenant's active data key, from memory: the key a v2 value
-   * must name to need no conversion. ALE_KEY_NOT_LOADED or ALE_KEY_SHREDDED
-   * as for a column.
-   */
+  /** The id of the tenant's active data key, from memory (ALE_KEY_NOT_LOADED or ALE_KEY_SHREDDED as for a column): what a v2 value names when it needs no conversion. */
   activeKeyId(tenantId: string): string {
     const entry = this.#use(tenantId);
     if (!entry.loaded) throw keyShredded(tenantId);
-    return entry.keyIds.split(',')[0];
+    return entry.keyIds[0];
   }
 
   /** A page of the key table's tenants, in id order: `{ after: page.next }` gives the next one. */
@@ -273,11 +306,11 @@ export class TenantKeys {
       isShredded: (tenant) => this.#shredded.has(tenant),
       activeKeyIds: (tenant) => {
         const entry = this.#cache.get(tenant);
-        return entry?.loaded ? entry.keyIds.split(',') : undefined;
+        return entry?.loaded ? [...entry.keyIds] : undefined;
       },
       pending: (tenant, keyId) => {
         const entry = this.#cache.get(tenant);
-        const active = entry?.loaded ? entry.keyIds.split(',')[0] : undefined;
+        const active = entry?.loaded ? entry.keyIds[0] : undefined;
         return this.#counts.pending(keyId) + (keyId === active ? (entry?.sealed ?? 0) : 0);
       },
     };
@@ -306,63 +339,28 @@ export class TenantKeys {
     return read;
   }
 
-  /**
-   * One read of the tenant's rows into its entry. `latest` says whether this
-   * read is still the newest one for the tenant: an older read that ends
-   * after a newer one, or a read that ends after a shred here, changes
-   * nothing.
-   */
-  async #read(tenant: string, latest: () => boolean, mayRotate = true): Promise<void> {
-    const rows = await tenantRows(this[INTERNALS](), tenant);
-    const superseded = () => !latest() || this.#shredded.has(tenant);
-    if (superseded()) return;
-    const state = stateOf(tenant, rows);
-    if (state === 'shredded') {
-      this.#markShredded(tenant);
-      return;
-    }
-    const { data, index, seen } = state;
-    if (mayRotate && dueForRotation(data[0], this.#config.rotateAfterEncryptions)) {
-      // The active key has sealed its share of values across the fleet: a
-      // new one, then one more read. If the rotation fails (another process
-      // rotated first, or the KEK or the table refused), that read finds
-      // what there is, and the tenant's next read tries again.
-      try {
-        await retireBefore(this[INTERNALS](), await addGeneration(this[INTERNALS](), tenant, data));
-      } catch {
-        // as above
-      }
-      return this.#read(tenant, latest, false);
-    }
-    const keyIds = data.map((r) => r.keyId);
-    const joined = keyIds.join();
-    const current = this.#cache.get(tenant);
-    const staleAt = clock.now + this.#config.recheckAfterMs;
-    if (current?.loaded && current.keyIds === joined && current.staleAt > 0) {
-      current.staleAt = staleAt;
-      current.seen = seen;
-      return;
-    }
-    const unwrapped = await Promise.allSettled([index, ...data].map((r) => this.#unwrap(r)));
-    const keys = unwrapped.flatMap((u) => (u.status === 'fulfilled' ? [u.value] : []));
-    try {
-      // A shred that came while this read was unwrapping wins, even when it made the unwrap fail (a KEK per tenant, deleted).
-      if (superseded()) return;
-      const failed = unwrapped.find((u) => u.status === 'rejected');
-      if (failed) throw (failed as PromiseRejectedResult).reason;
-      const [indexKey, ...secrets] = keys;
-      this.#rings.setTenant(tenant, secrets, { keyIds, indexKey, ivLength: this.#config.ivLength, legacyFallbacks: false });
-    } finally {
-      for (const key of keys) key.fill(0);
-    }
-    this.#takeCount(current);
-    this.#cache.set(tenant, { loaded: true, keyIds: joined, used: true, staleAt, seen, sealed: 0, missedAt: current?.missedAt });
+  /** One read of the tenant's rows into its entry (keys/reading.ts). */
+  #read(tenant: string, latest: () => boolean): Promise<void> {
+    return readTenant(
+      {
+        store: this[INTERNALS](),
+        cache: this.#cache,
+        config: this.#config,
+        shredded: () => this.#shredded.has(tenant),
+        markShredded: () => this.#markShredded(tenant),
+        unwrap: (row) => this.#unwrap(row),
+        setKeys: (secrets, keyIds, indexKey) => this.#rings.setTenant(tenant, secrets, { keyIds, indexKey, ivLength: this.#config.ivLength, legacyFallbacks: false }),
+        takeCount: (entry) => this.#takeCount(entry),
+      },
+      tenant,
+      latest,
+    );
   }
 
   /** Moves what an entry has sealed into the pending counts of its active key. */
   #takeCount(entry: Entry | undefined): void {
     if (entry === undefined || entry.sealed === 0 || !entry.loaded) return;
-    this.#counts.add(entry.keyIds.split(',')[0], entry.sealed);
+    this.#counts.add(entry.keyIds[0], entry.sealed);
     entry.sealed = 0;
   }
 
@@ -379,13 +377,13 @@ export class TenantKeys {
     this.#shredded.add(tenant);
     this.#rings.deleteTenant(tenant);
     this.#takeCount(this.#cache.get(tenant));
-    this.#cache.set(tenant, { loaded: false, keyIds: '', used: true, staleAt: Number.POSITIVE_INFINITY, seen: Number.NaN, sealed: 0 });
+    this.#cache.set(tenant, { loaded: false, keyIds: [], used: true, staleAt: Number.POSITIVE_INFINITY, seen: Number.NaN, sealed: 0 });
   }
 
   /** The tenant's entry for a synchronous use; starts a background re-read when it is stale, and a change check when one is due. */
   #use(tenant: string): Entry {
     const entry = this.#cache.get(tenant);
-    if (entry === undefined) throw this.#shredded.has(tenant) ? keyShredded(tenant) : keyNotLoaded(tenant);
+    if (entry === undefined) throw this.#shredded.has(tenant) ? keyShredded(tenant) : notLoaded(tenant, this.#loadFailures);
     entry.used = true;
     if (entry.staleAt <= clock.now) {
       entry.staleAt = clock.now + this.#config.recheckAfterMs;

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { withTenant } from '@sveltycms/ale/drizzle/sqlite';
 import { decryptDocumentFieldsSync, encryptDocumentFieldsSync } from '@sveltycms/ale/sveltycms';
 import { database } from '#lib/server/db.js';
-import { keys, notes } from '#lib/server/schema.js';
+import { notes } from '#lib/server/schema.js';
 
 const TENANT = 'tenant-1';
 
@@ -11,9 +11,9 @@ export async function load({ url }) {
   const { db, driver } = await database();
   const id = url.searchParams.get('id') ?? crypto.randomUUID();
   const note = { id, tenantId: TENANT, title: 'Grüße ✓', titleIndex: 'Grüße ✓', body: 'a binary column', meta: { tags: ['x', 'y'], n: 1 }, secret: 'under the tenant key' };
-  // keys.withTenant loads the tenant's keys (the `secret` column has `keys`), then scopes as withTenant does
-  await keys.withTenant(TENANT, () => db.insert(notes).values(note));
-  const [row] = await keys.withTenant(TENANT, () => db.select().from(notes).where(eq(notes.id, id)));
+  // withTenant loads the tenant's keys (the `secret` column has `keys`), then scopes the queries
+  await withTenant(TENANT, () => db.insert(notes).values(note));
+  const [row] = await withTenant(TENANT, () => db.select().from(notes).where(eq(notes.id, id)));
   const found = await withTenant(TENANT, () => db.select({ id: notes.id }).from(notes).where(eq(notes.titleIndex, 'Grüße ✓')));
   const ctx = { tenantId: TENANT, collectionId: 'posts' };
   const doc = encryptDocumentFieldsSync({ title: 'A post', body: { blocks: [1, 2] } }, ['title', 'body'], ctx);

@@ -1,0 +1,77 @@
+// One read of a tenant's rows into memory: rotate the active key when the
+// fleet has sealed its share under it, unwrap what changed, and put the
+// tenant's keys in the store's ring of tenants. The store (store.ts) starts
+// reads and keeps one per tenant under way.
+import { clock, type Entry, type TenantCache } from './cache.js';
+import type { StoreInternals } from './internals.js';
+import { addGeneration, retireBefore } from './lifecycle.js';
+import { dueForRotation, stateOf, tenantRows } from './loading.js';
+import type { StoreConfig } from './options.js';
+import type { KeyRow } from './table.js';
+
+/** What a read of one tenant reaches of the store. */
+export interface TenantReader {
+  store: StoreInternals;
+  cache: TenantCache;
+  config: StoreConfig;
+  /** Whether the tenant is known here to be shredded. */
+  shredded(): boolean;
+  markShredded(): void;
+  unwrap(row: KeyRow): Promise<Buffer>;
+  /** Puts the tenant's data keys (active first) and index key in the ring of tenants. */
+  setKeys(secrets: Buffer[], keyIds: string[], indexKey: Buffer): void;
+  /** Moves what an entry has sealed into the pending counts. */
+  takeCount(entry: Entry | undefined): void;
+}
+
+/**
+ * Reads the tenant's rows into its entry. `latest` says whether this read
+ * is still the newest one for the tenant: an older read that ends after a
+ * newer one, or a read that ends after a shred here, changes nothing.
+ */
+export async function readTenant(r: TenantReader, tenant: string, latest: () => boolean, mayRotate = true): Promise<void> {
+  const rows = await tenantRows(r.store, tenant);
+  const superseded = () => !latest() || r.shredded();
+  if (superseded()) return;
+  const state = stateOf(tenant, rows);
+  if (state === 'shredded') {
+    r.markShredded();
+    return;
+  }
+  const { data, index, seen } = state;
+  if (mayRotate && dueForRotation(data[0], r.config.rotateAfterEncryptions)) {
+    // The active key has sealed its share of values across the fleet: a
+    // new one, then one more read. If the rotation fails (another process
+    // rotated first, or the KEK or the table refused), that read finds
+    // what there is, and the tenant's next read tries again.
+    try {
+      await retireBefore(r.store, await addGeneration(r.store, tenant, data));
+    } catch {
+      // as above
+    }
+    return readTenant(r, tenant, latest, false);
+  }
+  const keyIds = data.map((row) => row.keyId);
+  const current = r.cache.get(tenant);
+  const staleAt = clock.now + r.config.recheckAfterMs;
+  const same = current?.loaded && current.keyIds.length === keyIds.length && current.keyIds.every((id, i) => id === keyIds[i]);
+  if (current !== undefined && same && current.staleAt > 0) {
+    current.staleAt = staleAt;
+    current.seen = seen;
+    return;
+  }
+  const unwrapped = await Promise.allSettled([index, ...data].map((row) => r.unwrap(row)));
+  const keys = unwrapped.flatMap((u) => (u.status === 'fulfilled' ? [u.value] : []));
+  try {
+    // A shred that came while this read was unwrapping wins, even when it made the unwrap fail (a KEK per tenant, deleted).
+    if (superseded()) return;
+    const failed = unwrapped.find((u) => u.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    const [indexKey, ...secrets] = keys;
+    r.setKeys(secrets, keyIds, indexKey);
+  } finally {
+    for (const key of keys) key.fill(0);
+  }
+  r.takeCount(current);
+  r.cache.set(tenant, { loaded: true, keyIds, used: true, staleAt, seen, sealed: 0, missedAt: current?.missedAt });
+}
