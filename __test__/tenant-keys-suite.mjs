@@ -236,6 +236,58 @@ export function tenantKeysSuite(d) {
       await assert.rejects(mod.withTenant('a:b', () => 1), { code: 'ALE_INVALID_CONTEXT' });
     });
 
+    test('withTenant and close(): refused tenant ids reject, an unbound store rejects, a coded load error is thrown as it is, a later load clears it, and a closed store forgets, counts and can be bound again', async () => {
+      const store = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0, flushEveryMs: 0 });
+      const table = defineKeyedTables(mod, d.builders, store).notes;
+      // a tenant id the key table cannot hold: a rejection, never a throw
+      const long = 'x'.repeat(192);
+      let returned;
+      assert.doesNotThrow(() => (returned = mod.withTenant(long, () => 1)));
+      await assert.rejects(returned, { code: 'ALE_INVALID_CONTEXT' });
+      // declared, not bound: its own withTenant says so
+      const declared = mod.tenantKeys();
+      await assert.rejects(declared.withTenant('acme', () => 1), { code: 'ALE_NOT_INITIALIZED' });
+      // a KEK that refuses: the column throws the load's own coded error, until a load succeeds
+      let refusing = true;
+      const inner = typeof specs.current === 'string' ? mod.localKek(specs.current) : kekFrom(mod, specs.current);
+      const flaky = { ...inner, id: inner.id, holds: (ref) => inner.holds(ref), wrap: (...a) => (refusing ? Promise.reject(Object.assign(new Error('the KEK service is down'), { code: 'ALE_KEK_UNAVAILABLE' })) : inner.wrap(...a)), unwrap: (...a) => inner.unwrap(...a) };
+      const shaky = tenantKeys(db, { kek: flaky, changeCheckEveryMs: 0, table: 'ale_keys_b' });
+      await shaky.ready();
+      const shakyTable = defineKeyedTables(mod, d.builders, shaky).notes;
+      const failed = await mod.withTenant('umbrella', () => db.insert(shakyTable).values({ id: 30, tenantId: 'umbrella', body: 'x' })).then(() => null, (e) => e);
+      assert.equal(failed?.code, 'ALE_KEK_UNAVAILABLE');
+      refusing = false;
+      await shaky.load('umbrella');
+      shaky.forget('umbrella');
+      assert.equal(await codeOf(() => shaky.sealer.encrypt('x', 'umbrella', 'notes', 'body')), 'ALE_KEY_NOT_LOADED', 'the failure was cleared');
+      await shaky.close();
+      await conn.query('DROP TABLE ale_keys_b');
+      // keys in memory that cannot be checked again (the key table is gone) are not used through withTenant
+      const brief = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0, recheckAfterMs: 1, table: 'ale_keys_b' });
+      await brief.ready();
+      const briefTable = defineKeyedTables(mod, d.builders, brief).notes;
+      await mod.withTenant('acme', () => db.insert(briefTable).values({ id: 32, tenantId: 'acme', body: 'brief' }));
+      await conn.query('DROP TABLE ale_keys_b');
+      await new Promise((r) => setTimeout(r, 200));
+      const unchecked = await mod.withTenant('acme', () => db.select().from(briefTable).where(eq(briefTable.id, 32))).then(() => null, (e) => e);
+      assert.equal(unchecked?.code, 'ALE_KEY_NOT_LOADED');
+      assert.match(unchecked.message, /could not be loaded/);
+      assert.equal(brief.loadedTenants, 0, 'dropped from memory');
+      // its count cannot be written (the table is gone): close() rejects with that, and closes all the same
+      await assert.rejects(brief.close());
+      assert.equal(brief.bound, false);
+      // close(): what was sealed is counted, the keys leave memory, and bind() makes the store usable again
+      await mod.withTenant('acme', () => db.insert(table).values({ id: 31, tenantId: 'acme', body: 'counted' }));
+      const keyId = store.activeKeyId('acme');
+      await store.close();
+      assert.equal(store.loadedTenants, 0);
+      assert.equal(store.bound, false);
+      assert.equal(await codeOf(() => store.load('acme')), 'ALE_NOT_INITIALIZED');
+      store.bind(db, { kek: kek() });
+      assert.equal((await store.describe('acme')).find((k) => k.keyId === keyId).encryptions, 1, 'the count was written by close()');
+      assert.deepEqual(await mod.withTenant('acme', () => db.select({ body: table.body }).from(table).where(eq(table.id, 31))), [{ body: 'counted' }]);
+    });
+
     test('a tenant whose keys are not loaded: ALE_KEY_NOT_LOADED naming how to load them; concurrent loads create one set of keys', async () => {
       const fresh = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       // a column with a fixed tenant, used outside withTenant: nothing loads its keys
@@ -413,6 +465,8 @@ export function tenantKeysSuite(d) {
       const uses = [{ table: t.notes, tenant: { column: t.notes.tenantId }, columns: [t.notes.body, t.notes.meta] }];
       // a key retired moments ago may still be getting values from processes that have not seen it retired: it waits
       assert.deepEqual(await keys.destroyRetired('acme', uses), { destroyed: [], waiting: [data.keyId] });
+      // stamps only move up, so a row touched twice in one millisecond is stamped a little ahead of the clock: let it pass
+      await new Promise((r) => setTimeout(r, 20));
       const refused = await keys.destroyRetired('acme', uses, { retiredForMs: 0 }).catch((e) => e);
       assert.equal(refused?.code, 'ALE_KEY_IN_USE');
       assert.match(refused.message, /1 value\(s\) of tenant "acme" in column "body"/);

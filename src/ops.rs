@@ -107,9 +107,37 @@ pub unsafe fn decrypt(
     unsafe { plaintext_to_js(env, b, opened) }
 }
 
-/// Opens the envelope `value` into `b.out` (the plaintext, UTF-8). The
-/// envelope is parsed straight from its UTF-16 code units, or from its
-/// bytes where the engine exports those faster.
+/// Where [`read_envelope`] left an envelope.
+enum Read {
+    /// Its bytes, at this range of `b.input`.
+    Bytes(std::ops::Range<usize>),
+    /// Its UTF-16 code units, in `b.wide`.
+    Units,
+}
+
+/// Reads the envelope `value`: its UTF-16 code units, or its bytes where the
+/// engine exports those faster; either is parsed as it is.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current call.
+unsafe fn read_envelope(
+    env: sys::napi_env,
+    ring: &Rings,
+    value: sys::napi_value,
+    b: &mut Buffers,
+) -> Result<Read> {
+    // SAFETY: forwarded from the caller.
+    let bytes = unsafe { read_envelope_bytes(env, value, &mut b.wide, &mut b.input, ring) }
+        .map_err(to_js)?;
+    if let Some(range) = bytes {
+        return Ok(Read::Bytes(range));
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { read_envelope_utf16(env, value, &mut b.wide, ring) }.map_err(to_js)?;
+    Ok(Read::Units)
+}
+
+/// Opens the envelope `value` into `b.out` (the plaintext, UTF-8).
 ///
 /// # Safety
 /// `env` and `value` must be valid for the current call.
@@ -121,17 +149,32 @@ pub unsafe fn open(
     ctx: &Context<'_>,
 ) -> Result<Opened> {
     // SAFETY: forwarded from the caller.
-    let bytes = unsafe { read_envelope_bytes(env, value, &mut b.wide, &mut b.input, ring) }
-        .map_err(to_js)?;
-    if let Some(range) = bytes {
-        return ring
-            .open(&b.input[range], ctx, &mut b.aad, &mut b.out)
-            .map_err(to_js);
-    }
+    let opened = match unsafe { read_envelope(env, ring, value, b) }? {
+        Read::Bytes(range) => ring.open(&b.input[range], ctx, &mut b.aad, &mut b.out),
+        Read::Units => ring.open(&b.wide[..], ctx, &mut b.aad, &mut b.out),
+    };
+    opened.map_err(to_js)
+}
+
+/// The index of the key that opens the envelope `value`, whatever its
+/// plaintext, which is wiped.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current call.
+pub unsafe fn key_index(
+    env: sys::napi_env,
+    ring: &Rings,
+    value: sys::napi_value,
+    b: &mut Buffers,
+    ctx: &Context<'_>,
+) -> Result<usize> {
     // SAFETY: forwarded from the caller.
-    unsafe { read_envelope_utf16(env, value, &mut b.wide, ring) }.map_err(to_js)?;
-    ring.open(&b.wide[..], ctx, &mut b.aad, &mut b.out)
-        .map_err(to_js)
+    let index = match unsafe { read_envelope(env, ring, value, b) }? {
+        Read::Bytes(range) => ring.open_bytes(&b.input[range], ctx, &mut b.aad, &mut b.out),
+        Read::Units => ring.open_bytes(&b.wide[..], ctx, &mut b.aad, &mut b.out),
+    };
+    zeroize::Zeroize::zeroize(&mut b.out);
+    index.map_err(to_js)
 }
 
 /// The blind index of the JS string `value` under the key of secret

@@ -407,9 +407,7 @@ impl KeyRing {
         // SAFETY: the arguments of the current call.
         let index = unsafe {
             with_context(raw, ctx, |b, c| {
-                let opened = ops::open(raw, &self.inner, envelope.raw(), b, c);
-                zeroize::Zeroize::zeroize(&mut b.out);
-                opened.map(|o| o.key)
+                ops::key_index(raw, &self.inner, envelope.raw(), b, c)
             })
         }?;
         Ok(u32::try_from(index).unwrap_or(u32::MAX))

@@ -118,7 +118,7 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
     throw codedError('ALE_INVALID_INPUT', `encrypted column "${column}": options.keys must be the store tenantKeys() returned`);
   }
   // withTenant() loads the tenant's keys in every store a column names.
-  if (keys !== undefined) useStore(keys);
+  if (keys !== undefined && typeof keys.keysFor === 'function') useStore(keys);
   const ring: Sealer = keys?.sealer ?? keyRing ?? processRing;
   storageOf(options, column);
   const field = options.field ?? column;

@@ -1,6 +1,8 @@
 // The key stores withTenant() loads a tenant's keys from: every store a
 // `keys` column names, or whose own withTenant() was called. Held weakly,
-// and shared by the ESM and the CommonJS build, as the tenant scope is.
+// and shared by the ESM and the CommonJS build, as the tenant scope is,
+// under a key of its own so that state.ts's shape (and key) stays as
+// earlier builds made it.
 
 /** What withTenant() asks of a key store. */
 export interface ScopeKeys {
@@ -22,18 +24,12 @@ const registry: Registry = ((globalThis as { [key: symbol]: Registry })[Symbol.f
   seen: new WeakSet(),
 });
 
-/** Adds `store` to the stores withTenant() loads from (once). */
+/** Adds `store` to the stores withTenant() loads from (once), and lets go of stores collected since. */
 export function useStore(store: ScopeKeys): void {
   if (registry.seen.has(store)) return;
+  for (const ref of registry.refs) if (ref.deref() === undefined) registry.refs.delete(ref);
   registry.seen.add(store);
   registry.refs.add(new WeakRef(store));
-}
-
-/** Takes `store` out (its close()). */
-export function dropStore(store: ScopeKeys): void {
-  if (!registry.seen.has(store)) return;
-  registry.seen.delete(store);
-  for (const ref of registry.refs) if (ref.deref() === store) registry.refs.delete(ref);
 }
 
 /** The loads withTenant(tenantId) waits for: one per store whose keys of the tenant are not in memory and fresh. */

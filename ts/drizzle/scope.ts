@@ -25,7 +25,13 @@ export function withTenant<T>(tenantId: string, fn: () => T): Promise<Awaited<T>
     return Promise.reject(codedError('ALE_INVALID_CONTEXT', "withTenant: the tenant id must be a non-empty string without ':', of well-formed UTF-16 (no lone surrogate)"));
   }
   const run = () => state.tenantScope.run(tenantId, () => startInScope(fn));
-  const loads = keyLoads(tenantId);
+  let loads: Promise<void>[];
+  try {
+    loads = keyLoads(tenantId);
+  } catch (error) {
+    // a tenant id a store refuses (longer than its key table holds)
+    return Promise.reject(error);
+  }
   // The loads never reject: a store that fails to load (its database down
   // or closed, its KEK unreachable) fails only a query that needs its keys,
   // and then with the load's error (ScopeKeys.keysFor).

@@ -69,7 +69,7 @@ export class Ring {
   readonly #counters: BigUint64Array;
   /** The keys as WebCrypto keys, for the async calls; made on their first use. */
   #webKeys: webcrypto.CryptoKey[] | undefined;
-  /** A ring of tenants: the keyed ring of each tenant (crates/core/src/keys.rs, for_tenants). */
+  /** A ring of tenants: the keyed ring of each tenant (crates/core/src/tenants.rs, TenantRings). */
   #tenants: Map<string, Ring> | null = null;
 
   private constructor({ keys, secrets, options, counters }: SharedRing) {

@@ -411,9 +411,13 @@ impl KeyRing {
     /// authentic plaintext is not UTF-8 (it was not written by a string API).
     pub fn decrypt(&self, envelope: &str, ctx: &Context<'_>) -> Result<String> {
         let (mut aad, mut out) = (Vec::new(), Vec::new());
-        self.open_text(envelope.as_bytes(), ctx, &mut aad, &mut out)?;
-        // `open_text` checked it: UTF-8.
-        String::from_utf8(out).map_err(|_| AleError::Internal)
+        self.open_into(envelope.as_bytes(), ctx, &mut aad, &mut out)?;
+        crate::utf8::check_text(&mut out)?;
+        // Checked: UTF-8. Should that ever be wrong, the bytes are wiped too.
+        String::from_utf8(out).map_err(|e| {
+            e.into_bytes().zeroize();
+            AleError::Internal
+        })
     }
 
     /// Every key in decryption order, with its counters (this process only).

@@ -26,6 +26,7 @@ pub mod scratch;
 pub mod secret;
 pub mod tenants;
 pub mod text;
+pub mod utf8;
 
 pub use context::Context;
 pub use error::{AleError, Result};

@@ -121,9 +121,7 @@ impl Rings {
             .inspect_err(|_| zeroize::Zeroize::zeroize(plaintext))
     }
 
-    /// [`KeyRing::open_text`] on the ring that serves `ctx`. A ring of
-    /// tenants refuses a value that is no envelope, or too long, before it
-    /// looks for the tenant, as one ring does.
+    /// [`KeyRing::open_text`] on the ring that serves `ctx`.
     #[inline]
     pub fn open<C: CodeUnit>(
         &self,
@@ -132,11 +130,33 @@ impl Rings {
         aad: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) -> Result<Opened> {
+        self.check_before_lookup(envelope)?;
+        self.serve(ctx, |r| r.open_text(envelope, ctx, aad, out))
+    }
+
+    /// [`KeyRing::open_into`] on the ring that serves `ctx`: the plaintext's
+    /// bytes, whatever they are (what `keyIndex` needs: the caller wipes
+    /// them), and the index of the key that opened it.
+    pub fn open_bytes<C: CodeUnit>(
+        &self,
+        envelope: &[C],
+        ctx: &Context<'_>,
+        aad: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+    ) -> Result<usize> {
+        self.check_before_lookup(envelope)?;
+        self.serve(ctx, |r| r.open_into(envelope, ctx, aad, out))
+    }
+
+    /// A ring of tenants refuses a value that is no envelope, or too long,
+    /// before it looks for the tenant, as one ring does (whose open checks
+    /// these itself).
+    fn check_before_lookup<C: CodeUnit>(&self, envelope: &[C]) -> Result<()> {
         if let Serves::Tenants(_) = self.serves {
             envelope::check_version(envelope)?;
             self.check_envelope_len(envelope.len())?;
         }
-        self.serve(ctx, |r| r.open_text(envelope, ctx, aad, out))
+        Ok(())
     }
 
     /// [`KeyRing::seal_binary`] on the ring that serves `ctx`.

@@ -8,7 +8,7 @@ import type { KeyRing } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
 import type { Sealer } from '../process-ring.js';
 import { withTenant as inTenantScope } from '../scope.js';
-import { dropStore, useStore, type ScopeKeys } from '../key-stores.js';
+import { useStore, type ScopeKeys } from '../key-stores.js';
 import { clock, startClock, TenantCache, type Entry } from './cache.js';
 import { keyShredded, notLoaded } from './errors.js';
 import { destroyRetired, listTenants, type KeyUse, type TenantPage } from './admin.js';
@@ -62,8 +62,6 @@ export class TenantKeys implements ScopeKeys {
   readonly #loadFailures = new Map<string, unknown>();
   /** Encryption counts taken from the entries, not written to the key table yet. */
   readonly #counts = new PendingCounts();
-  /** The timer that flushes counts every flushEveryMs (none at 0). */
-  readonly #flushTimer: ReturnType<typeof setInterval> | undefined;
 
   /** What `keys` columns call: the tenant's ring from memory, or a coded error. */
   readonly sealer: Sealer;
@@ -109,7 +107,6 @@ export class TenantKeys implements ScopeKeys {
         else if (s.bound) s.flush().catch(() => undefined);
       }, flushEveryMs);
       timer.unref?.();
-      this.#flushTimer = timer;
     }
     this.#rings = native.KeyRing.forTenants({ ivLength: this.#config.ivLength });
     startClock();
@@ -203,7 +200,8 @@ export class TenantKeys implements ScopeKeys {
   /** withTenant() itself (`@sveltycms/ale/drizzle`), with this store among those it loads from even before a column names it. */
   withTenant<T>(tenantId: string, fn: () => T): Promise<Awaited<T>> {
     useStore(this);
-    return inTenantScope(tenantId, fn);
+    // Unbound, withTenant() skips the store: its load says why (ALE_NOT_INITIALIZED).
+    return this.bound ? inTenantScope(tenantId, fn) : Promise.resolve(tenantId).then((t) => this.load(t)).then(() => inTenantScope(tenantId, fn));
   }
 
   /** For withTenant() (key-stores.ts): the load of the tenant's keys; undefined when they are in memory and fresh, or the store is not bound. */
@@ -214,6 +212,9 @@ export class TenantKeys implements ScopeKeys {
     const failures = this.#loadFailures;
     failures.delete(tenantId);
     return load.catch((e) => {
+      // Keys in memory that could not be checked are not used by work run
+      // through withTenant(): its columns throw why (SECURITY.md, shredding).
+      this.forget(tenantId);
       failures.set(tenantId, e);
       // Bounded as the tenants in memory are: the oldest failure goes first.
       if (failures.size > this.#config.maxTenants) failures.delete(failures.keys().next().value as string);
@@ -228,14 +229,16 @@ export class TenantKeys implements ScopeKeys {
    * rejects with the write's error: those counts are lost.
    */
   async close(): Promise<void> {
+    // Forgotten first, so that what they sealed is in the counts written, and
+    // reads under way change nothing once they end (#read checks #pending).
+    for (const tenant of [...this.#cache.tenants()]) this.forget(tenant);
+    this.#pending.clear();
+    this.#loadFailures.clear();
     try {
       if (this.#boundDb !== undefined) await this.flush();
     } finally {
-      if (this.#flushTimer !== undefined) clearInterval(this.#flushTimer);
-      for (const tenant of [...this.#cache.tenants()]) this.forget(tenant);
+      // Unbound, the store is skipped by withTenant() and its flush timer, until bind().
       this.#counts.clear();
-      this.#loadFailures.clear();
-      dropStore(this);
       this.#boundDb = undefined;
       this.#boundKek = undefined;
     }
@@ -325,6 +328,7 @@ export class TenantKeys implements ScopeKeys {
   forget(tenantId: string): void {
     this.#takeCount(this.#cache.get(tenantId));
     this.#cache.delete(tenantId);
+    this.#loadFailures.delete(tenantId);
     this.#rings.deleteTenant(tenantId);
   }
 
@@ -339,9 +343,9 @@ export class TenantKeys implements ScopeKeys {
     return read;
   }
 
-  /** One read of the tenant's rows into its entry (keys/reading.ts). */
-  #read(tenant: string, latest: () => boolean): Promise<void> {
-    return readTenant(
+  /** One read of the tenant's rows into its entry (keys/reading.ts); a success ends what a failed load left for the columns to throw. */
+  async #read(tenant: string, latest: () => boolean): Promise<void> {
+    await readTenant(
       {
         store: this[INTERNALS](),
         cache: this.#cache,
@@ -355,6 +359,7 @@ export class TenantKeys implements ScopeKeys {
       tenant,
       latest,
     );
+    if (latest()) this.#loadFailures.delete(tenant);
   }
 
   /** Moves what an entry has sealed into the pending counts of its active key. */

@@ -174,3 +174,33 @@ fn a_failed_seal_leaves_no_plaintext_and_a_failed_open_none_either() {
     assert_eq!(refused.err().map(|e| e.code()), Some("ALE_INVALID_INPUT"));
     assert!(out.is_empty());
 }
+
+#[test]
+fn a_text_envelope_of_bytes_that_are_not_utf8_is_refused_as_text_and_still_names_its_key() {
+    let ctx = Context::new("acme", "users", "email").expect("valid");
+    let ring = Arc::new(keyed([1; 32], [1; 16]));
+    let rings = Rings::of_tenants(twelve());
+    rings
+        .tenants()
+        .expect("of tenants")
+        .set("acme", Arc::clone(&ring))
+        .expect("set");
+    let (mut plaintext, mut aad, mut envelope) = (vec![b'a', 0xFF], Vec::new(), Vec::new());
+    ring.seal_into(&mut plaintext, &ctx, &mut aad, &mut envelope)
+        .expect("seal");
+    let mut out = Vec::new();
+    for refused in [
+        rings.open(&envelope[..], &ctx, &mut aad, &mut out).err(),
+        ring.decrypt(std::str::from_utf8(&envelope).expect("ASCII"), &ctx)
+            .err(),
+    ] {
+        assert_eq!(refused.map(|e| e.code()), Some("ALE_INVALID_INPUT"));
+        assert!(out.is_empty());
+    }
+    // keyIndex reads the key, whatever the plaintext (the caller wipes it)
+    assert_eq!(
+        rings.open_bytes(&envelope[..], &ctx, &mut aad, &mut out),
+        Ok(0)
+    );
+    assert_eq!(out, [b'a', 0xFF]);
+}
