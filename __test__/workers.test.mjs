@@ -107,6 +107,28 @@ for (const [dialect, server] of Object.entries(SERVERS)) {
       assert.equal(await plaintext(), 0);
     });
 
+    test(`${dialect}: the job table the runner created has the columns, NOT NULL and primary key of its Drizzle table (${dialect}-core/jobs.ts)`, async () => {
+      // the test before ran a job, which created the table from its DDL
+      const { jobTable } = await import(`../dist/esm/drizzle/${dialect}-core/jobs.js`);
+      const { getTableConfig } = await import(`drizzle-orm/${dialect}-core`);
+      const config = getTableConfig(jobTable(NAMES.jobs));
+      const primary = config.primaryKeys.flatMap((k) => k.columns.map((c) => c.name)).sort();
+      assert.ok(primary.length > 0, 'the builders give a primary key');
+      const expected = config.columns.map((c) => [c.name, c.notNull || c.primary || primary.includes(c.name)]).sort();
+      const [columns, keyColumns] =
+        dialect === 'pg'
+          ? [
+              `SELECT column_name AS name, is_nullable AS n FROM information_schema.columns WHERE table_name = '${NAMES.jobs}'`,
+              `SELECT a.attname AS name FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) WHERE i.indrelid = '${NAMES.jobs}'::regclass AND i.indisprimary`,
+            ]
+          : [
+              `SELECT COLUMN_NAME AS name, IS_NULLABLE AS n FROM information_schema.COLUMNS WHERE TABLE_NAME = '${NAMES.jobs}' AND TABLE_SCHEMA = DATABASE()`,
+              `SELECT COLUMN_NAME AS name FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_NAME = '${NAMES.jobs}' AND TABLE_SCHEMA = DATABASE() AND CONSTRAINT_NAME = 'PRIMARY'`,
+            ];
+      assert.deepEqual((await conn.run(columns)).map((c) => [c.name, c.n === 'NO']).sort(), expected, 'columns and NOT NULL');
+      assert.deepEqual((await conn.run(keyColumns)).map((c) => c.name).sort(), primary, 'primary key');
+    });
+
     test(`${dialect}: a job name is bound to its operation and parameters: another operation, tenant or keyRing under it is refused without a word of them; batchSize, leaseMs, the worker's name and a column's own collection, given or not, may differ`, async () => {
       await refill(conn, server.ddl);
       await interrupted('bound');

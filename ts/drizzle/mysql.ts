@@ -2,12 +2,12 @@
 import { customType, type ConvertCustomConfig, type MySqlCustomColumnBuilder } from 'drizzle-orm/mysql-core';
 import { asyncTransact } from './batch.js';
 import { dialect, type ColumnValues } from './dialect.js';
-import { mysqlJobs } from './jobs/mysql-table.js';
-import { mysqlKeys } from './keys/mysql-table.js';
+import { mysqlJobs } from './mysql-core/jobs.js';
+import { mysqlKeys } from './mysql-core/keys.js';
 
 export * from './index.js';
 
-export { aleKeys, keyTable as aleKeysTable } from './keys/mysql-table.js';
+export { aleKeys, keyTable as aleKeysTable } from './mysql-core/keys.js';
 
 declare module './dialect.js' {
   // This dialect's column builders, which the factory's columns are typed with.

@@ -2,12 +2,12 @@
 import { customType, type ConvertCustomConfig, type PgCustomColumnBuilder } from 'drizzle-orm/pg-core';
 import { asyncTransact } from './batch.js';
 import { dialect, type ColumnValues } from './dialect.js';
-import { pgJobs } from './jobs/pg-table.js';
-import { pgKeys } from './keys/pg-table.js';
+import { pgJobs } from './pg-core/jobs.js';
+import { pgKeys } from './pg-core/keys.js';
 
 export * from './index.js';
 
-export { aleKeys, keyTable as aleKeysTable } from './keys/pg-table.js';
+export { aleKeys, keyTable as aleKeysTable } from './pg-core/keys.js';
 
 declare module './dialect.js' {
   // This dialect's column builders, which the factory's columns are typed with.

@@ -2,11 +2,11 @@
 import { customType, type ConvertCustomConfig, type SQLiteCustomColumnBuilder } from 'drizzle-orm/sqlite-core';
 import { sqliteTransact } from './batch.js';
 import { dialect, type ColumnValues } from './dialect.js';
-import { sqliteKeys } from './keys/sqlite-table.js';
+import { sqliteKeys } from './sqlite-core/keys.js';
 
 export * from './index.js';
 
-export { aleKeys, keyTable as aleKeysTable } from './keys/sqlite-table.js';
+export { aleKeys, keyTable as aleKeysTable } from './sqlite-core/keys.js';
 
 declare module './dialect.js' {
   // This dialect's column builders, which the factory's columns are typed with.

@@ -1,13 +1,13 @@
-// The job table of several workers (options.workers) on MySQL and MariaDB.
-import { bigint, int, mysqlTable, primaryKey, text, varchar } from 'drizzle-orm/mysql-core';
-import type { JobTableSpec } from './table.js';
+// The job table of several workers (options.workers) on PostgreSQL.
+import { bigint, integer, pgTable, primaryKey, text, varchar } from 'drizzle-orm/pg-core';
+import type { JobTableSpec } from '../jobs/table.js';
 
 export function jobTable(name: string) {
-  return mysqlTable(
+  return pgTable(
     name,
     {
       job: varchar('job', { length: 64 }).notNull(),
-      idx: int('idx').notNull(),
+      idx: integer('idx').notNull(),
       startKey: text('start_key'),
       endKey: text('end_key'),
       state: varchar('state', { length: 16 }).notNull(),
@@ -21,12 +21,12 @@ export function jobTable(name: string) {
   );
 }
 
-export const mysqlJobs: JobTableSpec = {
+export const pgJobs: JobTableSpec = {
   table: jobTable,
   create: (name) => [
-    `CREATE TABLE IF NOT EXISTS ${name} (job varchar(64) NOT NULL, idx int NOT NULL, start_key text, end_key text, state varchar(16) NOT NULL, ` +
+    `CREATE TABLE IF NOT EXISTS ${name} (job varchar(64) NOT NULL, idx integer NOT NULL, start_key text, end_key text, state varchar(16) NOT NULL, ` +
       `owner varchar(128), lease_until bigint NOT NULL, done_upto text, fingerprint varchar(64), PRIMARY KEY (job, idx))`,
   ],
-  upgrade: (name) => [`ALTER TABLE ${name} ADD COLUMN fingerprint varchar(64)`],
+  upgrade: (name) => [`ALTER TABLE ${name} ADD COLUMN IF NOT EXISTS fingerprint varchar(64)`],
   execute: (db, statement) => db.execute(statement),
 };

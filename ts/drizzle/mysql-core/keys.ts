@@ -2,7 +2,7 @@
 // EXISTS, so the indexes are part of CREATE TABLE IF NOT EXISTS.
 import { bigint, customType, index, int, mysqlTable, text, uniqueIndex, varchar } from 'drizzle-orm/mysql-core';
 import { sql } from 'drizzle-orm';
-import { countColumn, DEFAULT_TABLE, type KeyRow, type KeyTableSpec } from './table.js';
+import { countColumn, DEFAULT_TABLE, type KeyRow, type KeyTableSpec } from '../keys/table.js';
 
 // Bytes, compared as they are: a `_bin` collation of MariaDB still ignores
 // trailing spaces. 764 bytes hold 191 characters of UTF-8 and fit the

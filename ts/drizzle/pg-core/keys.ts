@@ -1,7 +1,7 @@
 // The key table on PostgreSQL.
 import { bigint, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
-import { countColumn, createStatements, DEFAULT_TABLE, type KeyRow, type KeyTableSpec } from './table.js';
+import { countColumn, createStatements, DEFAULT_TABLE, type KeyRow, type KeyTableSpec } from '../keys/table.js';
 
 /** The key table named `name` (default `ale_keys`), for queries and for drizzle-kit. */
 export function keyTable(name: string = DEFAULT_TABLE) {
