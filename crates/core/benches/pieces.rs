@@ -197,5 +197,73 @@ fn pieces(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, pieces);
+/// Search tokens of a 256 B value (search/index.rs), ASCII and multi-script:
+/// the per-value cost a searchable column adds to a write.
+fn search(c: &mut Criterion) {
+    use ale_core::search::index::{value_tokens, Indexes};
+    use ale_core::search::normalize::Folding;
+    use ale_core::search::tokens::ColumnTokens;
+    let ctx = ale_core::Context::new("tenant-bench", "content_nodes", "name").expect("valid");
+    let column = ColumnTokens::new(&[5; 32], &ctx);
+    let ascii = "Jane Doe <jane.doe@example.com>, Senior Editor at Example Media; writes about privacy, databases and the web. ".repeat(3);
+    let mixed =
+        "Jürgen Müller (Lüdenscheid) — Иван Петров, 東京都渋谷区 1-2-3; İstanbul'da çalışıyor. "
+            .repeat(3);
+    let (ascii, mixed) = (
+        &ascii[..256],
+        &mixed[..mixed
+            .char_indices()
+            .nth(120)
+            .map_or(mixed.len(), |(i, _)| i)],
+    );
+    let (mut scratch, mut out) = (String::new(), Vec::new());
+    let mut g = c.benchmark_group("search tokens");
+    for (name, text) in [("256 B ASCII", ascii), ("multi-script", mixed)] {
+        for (what, indexes) in [
+            (
+                "contains",
+                Indexes {
+                    contains: true,
+                    prefix: false,
+                    words: false,
+                },
+            ),
+            (
+                "contains+prefix+words",
+                Indexes {
+                    contains: true,
+                    prefix: true,
+                    words: true,
+                },
+            ),
+            (
+                "words",
+                Indexes {
+                    contains: false,
+                    prefix: false,
+                    words: true,
+                },
+            ),
+        ] {
+            g.bench_function(format!("{what}, {name} ({} bytes)", text.len()), |b| {
+                b.iter(|| {
+                    value_tokens(
+                        &column,
+                        black_box(text),
+                        indexes,
+                        Folding::default(),
+                        &mut scratch,
+                        &mut out,
+                    )
+                })
+            });
+        }
+    }
+    g.bench_function("column key (HKDF + AES key schedule + subkeys)", |b| {
+        b.iter(|| ColumnTokens::new(black_box(&[5; 32]), &ctx))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, pieces, search);
 criterion_main!(benches);

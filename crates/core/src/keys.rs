@@ -35,6 +35,7 @@ use crate::envelope::{self, CodeUnit, KeyId};
 use crate::error::{AleError, Result};
 use crate::iv::{Iv, IvLength};
 use crate::scratch;
+use crate::search::tokens::ColumnTokens;
 use crate::secret::{self, KeyBytes, KeyKind, SecretValue};
 
 /// HKDF info of the blind-index (HMAC) key, derived from a secret's AES key.
@@ -397,6 +398,18 @@ impl KeyRing {
         mac.update(b":");
         mac.update(value);
         Ok(mac.finalize().into_bytes().into())
+    }
+
+    /// The search tokens of `ctx`'s column under the blind-index key of
+    /// secret `index` (0 = primary; search/tokens.rs). `ALE_INVALID_INPUT`
+    /// past the last secret.
+    pub fn column_tokens(&self, index: usize, ctx: &Context<'_>) -> Result<ColumnTokens> {
+        let key = self
+            .keys
+            .get(index)
+            .and_then(|k| k.index_key.as_ref())
+            .ok_or_else(|| AleError::InvalidInput("no key at that index".into()))?;
+        Ok(ColumnTokens::new(key.expose(), ctx))
     }
 
     /// String-in, string-out encryption (allocates; the binding uses `seal_into`).

@@ -23,6 +23,7 @@ pub mod keys;
 pub mod near_miss;
 pub mod rings;
 pub mod scratch;
+pub mod search;
 pub mod secret;
 pub mod tenants;
 pub mod text;

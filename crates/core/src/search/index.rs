@@ -1,0 +1,234 @@
+//! What a searchable column stores for a value, and what a query looks up:
+//! sets of tokens (search/tokens.rs) over the value's normalized grams. A
+//! row is a candidate when its set holds every token of the query; the
+//! exact test on the decrypted value (search/matching.rs) decides.
+
+use super::grams::{self, MIN_CONTAINS};
+use super::normalize::{normalize_into, Folding};
+use super::tokens::{ColumnTokens, Kind, Token};
+use crate::error::{AleError, Result};
+
+/// The indexes a column keeps. Each costs tokens per value: a trigram per
+/// character for `contains`, up to six per word for `prefix`, one per word
+/// for `words`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Indexes {
+    pub contains: bool,
+    pub prefix: bool,
+    pub words: bool,
+}
+
+/// A query, as its text was given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Query<'a> {
+    /// The value holds this text.
+    Contains(&'a str),
+    /// The value, or one of its words, starts with this text.
+    Prefix(&'a str),
+    /// Every word of this text is a word of the value; a word written with
+    /// a trailing `*` is a word prefix (`müll*`).
+    Words(&'a str),
+}
+
+/// The distinct tokens of `value`, sorted, into `out` (replacing its
+/// contents); `scratch` holds its normalized form afterwards.
+pub fn value_tokens(
+    column: &ColumnTokens,
+    value: &str,
+    indexes: Indexes,
+    folding: Folding,
+    scratch: &mut String,
+    out: &mut Vec<Token>,
+) {
+    out.clear();
+    normalize_into(value, folding, scratch);
+    let text = scratch.as_str();
+    if indexes.contains {
+        column.tokens_into(
+            Kind::Contains,
+            grams::trigrams(text).map(str::as_bytes),
+            out,
+        );
+    }
+    if indexes.words {
+        column.tokens_into(Kind::Word, grams::words(text).map(str::as_bytes), out);
+    }
+    if indexes.prefix {
+        let prefixes = grams::words(text).flat_map(grams::prefixes);
+        column.tokens_into(Kind::Prefix, prefixes.map(str::as_bytes), out);
+    }
+    out.sort_unstable();
+    out.dedup();
+}
+
+/// The tokens a value must all hold to match `query`, sorted and distinct,
+/// into `out`. `ALE_INVALID_INPUT` when `indexes` cannot serve it: a
+/// "contains" query of fewer than three characters (it has no trigram), a
+/// query with no word, or one that needs an index the column does not keep.
+pub fn query_tokens(
+    column: &ColumnTokens,
+    query: Query<'_>,
+    indexes: Indexes,
+    folding: Folding,
+    out: &mut Vec<Token>,
+) -> Result<()> {
+    out.clear();
+    let mut text = String::new();
+    match query {
+        Query::Contains(q) => {
+            normalize_into(q, folding, &mut text);
+            contains(column, &text, indexes, out)?;
+        }
+        Query::Prefix(q) => {
+            normalize_into(q, folding, &mut text);
+            let mut words = grams::words(&text);
+            match (words.next(), words.next()) {
+                // one word and nothing else: its prefix token
+                (Some(word), None) if word.len() == text.len() && indexes.prefix => {
+                    column.tokens_into(Kind::Prefix, [grams::query_prefix(word).as_bytes()], out);
+                }
+                // spaces or punctuation in it: its trigrams
+                _ => contains(column, &text, indexes, out)?,
+            }
+        }
+        Query::Words(q) => {
+            if !indexes.words {
+                return Err(missing("words"));
+            }
+            for term in q.split_whitespace() {
+                let (term, prefix) = match term.strip_suffix('*') {
+                    Some(stem) => (stem, true),
+                    None => (term, false),
+                };
+                normalize_into(term, folding, &mut text);
+                let words: Vec<&str> = grams::words(&text).collect();
+                for (i, word) in words.iter().enumerate() {
+                    // a term that normalizes to several words ("o'brien*"):
+                    // only its last word is a prefix
+                    if prefix && i + 1 == words.len() {
+                        if !indexes.prefix {
+                            return Err(missing("prefix"));
+                        }
+                        column.tokens_into(
+                            Kind::Prefix,
+                            [grams::query_prefix(word).as_bytes()],
+                            out,
+                        );
+                    } else {
+                        column.tokens_into(Kind::Word, [word.as_bytes()], out);
+                    }
+                }
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(AleError::InvalidInput(
+            "the search query has no word to look up".into(),
+        ));
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(())
+}
+
+fn contains(
+    column: &ColumnTokens,
+    text: &str,
+    indexes: Indexes,
+    out: &mut Vec<Token>,
+) -> Result<()> {
+    if !indexes.contains {
+        return Err(missing("contains"));
+    }
+    if text.chars().count() < MIN_CONTAINS {
+        return Err(AleError::InvalidInput(
+            "a contains query needs at least 3 characters: a shorter one has no trigram to look up (use a prefix query)".into(),
+        ));
+    }
+    column.tokens_into(
+        Kind::Contains,
+        grams::trigrams(text).map(str::as_bytes),
+        out,
+    );
+    Ok(())
+}
+
+fn missing(index: &str) -> AleError {
+    AleError::InvalidInput(format!(
+        "this query needs the column's {index} index, which it does not keep"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{query_tokens, value_tokens, Indexes, Query};
+    use crate::context::Context;
+    use crate::search::normalize::Folding;
+    use crate::search::tokens::ColumnTokens;
+
+    const ALL: Indexes = Indexes {
+        contains: true,
+        prefix: true,
+        words: true,
+    };
+
+    fn column() -> ColumnTokens {
+        ColumnTokens::new(
+            &[3; 32],
+            &Context::new("acme", "users", "name").expect("valid"),
+        )
+    }
+
+    fn holds(value: &str, query: Query<'_>) -> bool {
+        let (column, mut scratch, mut stored, mut wanted) =
+            (column(), String::new(), Vec::new(), Vec::new());
+        value_tokens(
+            &column,
+            value,
+            ALL,
+            Folding::default(),
+            &mut scratch,
+            &mut stored,
+        );
+        query_tokens(&column, query, ALL, Folding::default(), &mut wanted).expect("a query");
+        wanted.iter().all(|t| stored.binary_search(t).is_ok())
+    }
+
+    #[test]
+    fn a_value_holds_the_tokens_of_every_query_it_matches() {
+        let value = "Jürgen Müller-Lüdenscheidt <j.mueller@acme.test>";
+        for q in ["müll", "MÜLLER", "ller-lü", "@acme.", "ürg"] {
+            assert!(holds(value, Query::Contains(q)), "contains {q}");
+        }
+        for q in ["jür", "Mül", "lüdensch", "j", "acme"] {
+            assert!(holds(value, Query::Prefix(q)), "prefix {q}");
+        }
+        for q in ["müller jürgen", "MÜLL*", "acme test", "lüd* j"] {
+            assert!(holds(value, Query::Words(q)), "words {q}");
+        }
+        // and not the tokens of queries it does not match (no false negative is possible, false positives are rare)
+        assert!(!holds(value, Query::Contains("mueller x")));
+        assert!(!holds(value, Query::Words("müller schmidt")));
+        assert!(!holds(value, Query::Prefix("zed")));
+    }
+
+    #[test]
+    fn queries_an_index_cannot_serve_are_refused() {
+        let column = column();
+        let code = |query, indexes| {
+            let r = query_tokens(&column, query, indexes, Folding::default(), &mut Vec::new());
+            r.err().map(|e| e.code())
+        };
+        let words_only = Indexes {
+            contains: false,
+            prefix: false,
+            words: true,
+        };
+        let refused = Some("ALE_INVALID_INPUT");
+        assert_eq!(code(Query::Contains("ab"), ALL), refused, "no trigram");
+        assert_eq!(code(Query::Words(" , "), ALL), refused, "no word");
+        assert_eq!(code(Query::Words("mül*"), words_only), refused);
+        assert_eq!(code(Query::Contains("müller"), words_only), refused);
+        assert_eq!(code(Query::Words("müller"), words_only), None);
+    }
+}

@@ -1,0 +1,101 @@
+//! The form text is matched on: NFKC, then full case folding (Unicode's
+//! CaseFolding.txt, statuses C and F), then NFKC again (folding can leave a
+//! sequence that is not NFKC); with accent folding, every combining mark
+//! (General_Category M) is dropped from the canonical decomposition first.
+//!
+//! Both steps are stable for assigned characters under Unicode's
+//! normalization and case-folding stability policies, so the JS backend,
+//! which normalizes with the engine's ICU and folds with a table generated
+//! from this crate's data, gives the same form for every character both
+//! know (a test compares them over every code point).
+
+use caseless::Caseless;
+use unicode_normalization::char::is_combining_mark;
+use unicode_normalization::UnicodeNormalization;
+
+/// What matching ignores beyond case and compatibility forms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Folding {
+    /// Drop accents and other combining marks: `Müller` matches `muller`.
+    /// Off by default: in scripts that write vowels as marks (Devanagari,
+    /// Thai), dropping them merges words that differ.
+    pub accents: bool,
+}
+
+/// `text` in matching form, written into `out` (replacing its contents).
+pub fn normalize_into(text: &str, folding: Folding, out: &mut String) {
+    out.clear();
+    // ASCII is its own NFKC, and folds by lowering: the common case, with no
+    // iterator chain.
+    if text.is_ascii() {
+        out.push_str(text);
+        out.make_ascii_lowercase();
+        return;
+    }
+    if folding.accents {
+        let bare = text.nfkd().filter(|c| !is_combining_mark(*c));
+        out.extend(
+            bare.default_case_fold()
+                .nfkd()
+                .filter(|c| !is_combining_mark(*c))
+                .nfkc(),
+        );
+    } else {
+        out.extend(text.nfkc().default_case_fold().nfkc());
+    }
+}
+
+/// [`normalize_into`], allocating.
+pub fn normalize(text: &str, folding: Folding) -> String {
+    let mut out = String::with_capacity(text.len());
+    normalize_into(text, folding, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{normalize, Folding};
+
+    const PLAIN: Folding = Folding { accents: false };
+    const BARE: Folding = Folding { accents: true };
+
+    #[test]
+    fn case_and_compatibility_forms_fold() {
+        assert_eq!(normalize("Hello WORLD", PLAIN), "hello world");
+        // full folding: ß is ss, ﬁ (a compatibility ligature) is fi, Σ and final ς are σ
+        assert_eq!(
+            normalize("Straße ﬁle ΟΔΟΣ οδος", PLAIN),
+            "strasse file οδοσ οδοσ"
+        );
+        // fullwidth forms and the Kelvin sign are their plain letters
+        assert_eq!(normalize("ＡＢＣ \u{212A}", PLAIN), "abc k");
+        // İ folds to i and a combining dot, which NFKC keeps
+        assert_eq!(normalize("İ", PLAIN), "i\u{307}");
+        assert_eq!(normalize("Ǆ", PLAIN), "dž");
+    }
+
+    #[test]
+    fn composed_and_decomposed_text_match() {
+        assert_eq!(
+            normalize("Mu\u{308}ller", PLAIN),
+            normalize("Müller", PLAIN)
+        );
+        assert_eq!(normalize("Müller", PLAIN), "müller");
+    }
+
+    #[test]
+    fn accents_fold_only_when_asked() {
+        assert_eq!(normalize("Müller Ærø café", BARE), "muller ærø cafe");
+        assert_eq!(normalize("Mu\u{308}ller", BARE), "muller");
+        assert_eq!(normalize("ﬁancée", BARE), "fiancee");
+        assert_ne!(normalize("Müller", PLAIN), normalize("Muller", PLAIN));
+    }
+
+    #[test]
+    fn scripts_without_case_are_kept() {
+        assert_eq!(normalize("東京タワー", PLAIN), "東京タワー");
+        // halfwidth katakana is its fullwidth form under NFKC
+        assert_eq!(normalize("ﾀﾜｰ", PLAIN), "タワー");
+        assert_eq!(normalize("Москва", PLAIN), "москва");
+    }
+}

@@ -1,0 +1,230 @@
+//! Grams to tokens. Each column, in each context, has its own AES-256 key,
+//! `HKDF-SHA256(ikm = a secret's blind-index key, salt = none, info =
+//! "sveltycms-search-v1" ‖ 0x00 ‖ tenant:collection:field)`, and a gram's
+//! token is the first 8 bytes of `AES-CMAC(key, kind ‖ gram)` (NIST SP
+//! 800-38B, RFC 4493). So equal grams have equal tokens in one column of
+//! one tenant, and tokens of other columns or tenants are unrelated.
+//!
+//! CMAC on AES rather than HMAC-SHA-256: a gram of up to 15 bytes is one
+//! AES block, and the blocks of a value's grams are independent, so they are
+//! encrypted together (the `aes` crate pipelines them with AES-NI or ARMv8
+//! AES); HMAC needs two SHA-256 compressions per gram, one after the other.
+
+use aes::cipher::{BlockCipherEncrypt, KeyInit};
+use aes::{Aes256, Block};
+use zeroize::Zeroize;
+
+use crate::context::Context;
+use crate::secret::hkdf_sha256;
+
+/// Bytes of a token.
+pub const TOKEN_LEN: usize = 8;
+/// A token: equal for equal grams of one column in one context.
+pub type Token = [u8; TOKEN_LEN];
+
+/// HKDF info prefix of a column's token key.
+pub const INFO_SEARCH: &[u8] = b"sveltycms-search-v1";
+
+/// What a gram is, bound into its token so that a word and a trigram or a
+/// prefix with the same text never share one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// A trigram ("contains").
+    Contains = b'c',
+    /// A word prefix ("starts with").
+    Prefix = b'p',
+    /// A whole word (word search).
+    Word = b'w',
+}
+
+/// The token key of one column in one context, with its CMAC subkeys.
+pub struct ColumnTokens {
+    cipher: Aes256,
+    /// RFC 4493's K1 (a complete last block) and K2 (a padded one).
+    k1: Block,
+    k2: Block,
+}
+
+impl ColumnTokens {
+    /// The tokens of `ctx`'s column under `index_key`, a secret's
+    /// blind-index key (keys.rs): a key per tenant with tenant keys, one that
+    /// survives rotation of the data keys with an index key of its own.
+    pub fn new(index_key: &[u8; 32], ctx: &Context<'_>) -> Self {
+        let mut info = Vec::with_capacity(INFO_SEARCH.len() + 1 + 64);
+        info.extend_from_slice(INFO_SEARCH);
+        info.push(0);
+        let mut aad = Vec::new();
+        ctx.write_aad(&mut aad);
+        info.extend_from_slice(&aad);
+        let mut key = [0u8; 32];
+        // 32 bytes is far below HKDF-SHA-256's limit: this cannot fail.
+        if hkdf_sha256(None, index_key, &info, &mut key).is_err() {
+            unreachable!("HKDF-SHA-256 gives 32 bytes");
+        }
+        let cipher = Aes256::new(&key.into());
+        key.zeroize();
+        let mut l = Block::default();
+        cipher.encrypt_block(&mut l);
+        let k1 = double(&l);
+        let k2 = double(&k1);
+        l.zeroize();
+        ColumnTokens { cipher, k1, k2 }
+    }
+
+    /// The token of one gram.
+    pub fn token(&self, kind: Kind, gram: &[u8]) -> Token {
+        let mut out = Vec::with_capacity(1);
+        self.tokens_into(kind, std::iter::once(gram), &mut out);
+        out[0]
+    }
+
+    /// Appends the tokens of `grams` to `out`, in order. Grams of up to 15
+    /// bytes (with the kind, one block) are encrypted together.
+    pub fn tokens_into<'a>(
+        &self,
+        kind: Kind,
+        grams: impl IntoIterator<Item = &'a [u8]>,
+        out: &mut Vec<Token>,
+    ) {
+        let start = out.len();
+        let mut short: Vec<Block> = Vec::new();
+        let mut at: Vec<usize> = Vec::new();
+        for gram in grams {
+            if gram.len() < 16 {
+                let mut block = Block::default();
+                block[0] = kind as u8;
+                block[1..=gram.len()].copy_from_slice(gram);
+                finish_last(&mut block, gram.len() + 1, &self.k1, &self.k2);
+                at.push(out.len());
+                short.push(block);
+                out.push([0; TOKEN_LEN]);
+            } else {
+                out.push(self.long(kind, gram));
+            }
+        }
+        self.cipher.encrypt_blocks(&mut short);
+        for (i, block) in at.into_iter().zip(&short) {
+            out[i].copy_from_slice(&block[..TOKEN_LEN]);
+        }
+        for block in &mut short {
+            block.zeroize();
+        }
+        debug_assert!(out.len() >= start);
+    }
+
+    /// CMAC of `kind ‖ gram` for a message of more than one block.
+    fn long(&self, kind: Kind, gram: &[u8]) -> Token {
+        let mut message = Vec::with_capacity(gram.len() + 1);
+        message.push(kind as u8);
+        message.extend_from_slice(gram);
+        let blocks = message.len().div_ceil(16);
+        let mut x = Block::default();
+        for (i, chunk) in message.chunks(16).enumerate() {
+            let mut block = Block::default();
+            block[..chunk.len()].copy_from_slice(chunk);
+            if i + 1 == blocks {
+                finish_last(&mut block, chunk.len(), &self.k1, &self.k2);
+            }
+            for (a, b) in x.iter_mut().zip(block.iter()) {
+                *a ^= b;
+            }
+            self.cipher.encrypt_block(&mut x);
+        }
+        message.zeroize();
+        let mut token = [0u8; TOKEN_LEN];
+        token.copy_from_slice(&x[..TOKEN_LEN]);
+        token
+    }
+}
+
+/// RFC 4493's last block: XORed with K1 when complete (`used` = 16), else
+/// padded with 0x80 0x00… and XORed with K2.
+fn finish_last(block: &mut Block, used: usize, k1: &Block, k2: &Block) {
+    let sub = if used == 16 {
+        k1
+    } else {
+        block[used] = 0x80;
+        k2
+    };
+    for (a, b) in block.iter_mut().zip(sub.iter()) {
+        *a ^= b;
+    }
+}
+
+/// Doubling in GF(2^128), RFC 4493's subkey step.
+fn double(block: &Block) -> Block {
+    let value = u128::from_be_bytes((*block).into());
+    let doubled = (value << 1) ^ if value >> 127 == 1 { 0x87 } else { 0 };
+    doubled.to_be_bytes().into()
+}
+
+impl Drop for ColumnTokens {
+    fn drop(&mut self) {
+        self.k1.zeroize();
+        self.k2.zeroize();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cmac::{Cmac, KeyInit, Mac};
+
+    use super::{ColumnTokens, Kind, TOKEN_LEN};
+    use crate::context::Context;
+
+    #[test]
+    fn tokens_are_aes_cmac_truncated_whatever_the_length() {
+        let ctx = Context::new("acme", "users", "name").expect("valid");
+        let tokens = ColumnTokens::new(&[7; 32], &ctx);
+        // the column's key, as the module doc derives it
+        let mut info = b"sveltycms-search-v1\0".to_vec();
+        info.extend_from_slice(b"acme:users:name");
+        let mut key = [0u8; 32];
+        crate::secret::hkdf_sha256(None, &[7; 32], &info, &mut key).expect("hkdf");
+        for len in [0u8, 1, 12, 14, 15, 16, 17, 31, 32, 33, 100] {
+            let gram: Vec<u8> = (0..len)
+                .map(|i: u8| i.wrapping_mul(37).wrapping_add(11))
+                .collect();
+            let mut mac = <Cmac<aes::Aes256> as KeyInit>::new_from_slice(&key).expect("key");
+            mac.update(b"w");
+            mac.update(&gram);
+            let full = mac.finalize().into_bytes();
+            assert_eq!(
+                tokens.token(Kind::Word, &gram)[..],
+                full[..TOKEN_LEN],
+                "{len} bytes"
+            );
+        }
+    }
+
+    #[test]
+    fn kinds_columns_and_tenants_separate_tokens() {
+        let token = |t, c, f, kind| {
+            let ctx = Context::new(t, c, f).expect("valid");
+            ColumnTokens::new(&[7; 32], &ctx).token(kind, b"muller")
+        };
+        let base = token("acme", "users", "name", Kind::Word);
+        let others = [
+            token("acme", "users", "name", Kind::Prefix),
+            token("globex", "users", "name", Kind::Word),
+            token("acme", "users", "email", Kind::Word),
+        ];
+        assert!(others.iter().all(|t| *t != base), "{others:?}");
+        assert_eq!(base, token("acme", "users", "name", Kind::Word));
+    }
+
+    #[test]
+    fn a_batch_gives_each_gram_its_own_token_in_order() {
+        let tokens = ColumnTokens::new(&[1; 32], &Context::new("t", "c", "f").expect("valid"));
+        let grams: [&[u8]; 4] = [b"abc", b"a much longer gram than one block", b"", b"abc"];
+        let mut out = Vec::new();
+        tokens.tokens_into(Kind::Contains, grams, &mut out);
+        let one: Vec<_> = grams
+            .iter()
+            .map(|g| tokens.token(Kind::Contains, g))
+            .collect();
+        assert_eq!(out, one);
+        assert_eq!(out[0], out[3]);
+    }
+}
