@@ -125,6 +125,18 @@ export declare class KeyRing {
    * Default: 2^30, a quarter of the 2^32 limit for random IVs.
    */
   setIvBudgetWarning(encryptions: number): void
+  /**
+   * The search tokens of `value` in this context, sorted and distinct, 8
+   * bytes each: what a searchable column stores (docs/search.md).
+   */
+  searchTokens(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer
+  /**
+   * The search tokens a value must all hold to match `query` (sorted,
+   * distinct, 8 bytes each). `ALE_INVALID_INPUT` for a query the indexes
+   * cannot serve: "contains" under 3 characters, no word, or an index
+   * the options leave out.
+   */
+  searchQuery(query: string, kind: 'contains' | 'prefix' | 'words', tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer
 }
 
 /** The blind index of `value` under the process-wide ring's primary key. */
@@ -228,4 +240,33 @@ export interface RingOptions {
    * rotation of the data keys.
    */
   indexKey?: Uint8Array
+}
+
+/**
+ * Whether `value` answers `query` of `kind`: the exact test a searchable
+ * column's candidates pass once decrypted.
+ */
+export declare function searchMatches(value: string, query: string, kind: 'contains' | 'prefix' | 'words', accents?: boolean): boolean
+
+/**
+ * `text` in the form search matches on (NFKC, full case folding; without
+ * combining marks when `accents` is true).
+ */
+export declare function searchNormalize(text: string, accents?: boolean): string
+
+/** Which indexes a searchable column keeps, and how it folds text. */
+export interface SearchOptions {
+  /** Trigrams, for "contains" queries of 3 characters or more. Default true. */
+  contains?: boolean
+  /** Word prefixes of up to 6 characters, for "starts with". Default true. */
+  prefix?: boolean
+  /** Whole words, for word search. Default true. */
+  words?: boolean
+  /** Match without accents and other combining marks. Default false. */
+  accents?: boolean
+  /**
+   * The secret whose blind-index key makes the tokens: 0 (the primary,
+   * default) or a previous one, while a re-index runs.
+   */
+  secret?: number
 }

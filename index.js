@@ -847,3 +847,5 @@ module.exports.envelopeToBytes = nativeBinding.envelopeToBytes
 module.exports.initKeyRing = nativeBinding.initKeyRing
 module.exports.isEnvelope = nativeBinding.isEnvelope
 module.exports.isKeyRingInitialized = nativeBinding.isKeyRingInitialized
+module.exports.searchMatches = nativeBinding.searchMatches
+module.exports.searchNormalize = nativeBinding.searchNormalize

@@ -123,4 +123,6 @@ exports.envelopeToBytes = impl.envelopeToBytes;
 exports.envelopeFromBytes = impl.envelopeFromBytes;
 exports.isEnvelope = impl.isEnvelope;
 exports.envelopeKeyId = impl.envelopeKeyId;
+exports.searchNormalize = impl.searchNormalize;
+exports.searchMatches = impl.searchMatches;
 exports.__napiBindingTarget = impl.__napiBindingTarget; // the generated loader's marker; undefined on the js backend

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { resolveKeyMaterial } from './fixtures/sveltycms-reference.mjs';
-import { SECRET, OLD_SECRET } from './helpers.mjs';
+import { SECRET, OLD_SECRET, seeded } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const js = require('../dist/cjs/fallback/index.js');
@@ -24,17 +24,7 @@ try {
 const backends = native ? { native, js } : null;
 const skip = native ? false : 'the native addon does not load on this platform';
 
-// A seeded generator (mulberry32), so that a failure can be replayed.
-const seed = Number(process.env.ALE_SEED ?? randomBytes(4).readUInt32LE(0));
-console.log(`backends.test: ALE_SEED=${seed}`);
-let state = seed >>> 0;
-function rand() {
-  state = (state + 0x6d2b79f5) >>> 0;
-  let t = state;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-}
+const rand = seeded('backends.test');
 const int = (n) => Math.floor(rand() * n);
 const pick = (list) => list[int(list.length)];
 const bytes = (n) => Buffer.from(Array.from({ length: n }, () => int(256)));

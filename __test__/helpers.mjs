@@ -1,4 +1,5 @@
 // Shared by the JS tests; runs unchanged on Node 24 and Bun.
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
@@ -31,4 +32,22 @@ export function flipBit(envelope, part, bit) {
   bytes[bit >> 3] ^= 1 << (bit & 7);
   parts[part] = bytes.toString('base64url');
   return parts.join(':');
+}
+
+/**
+ * A seeded generator (mulberry32) for randomized tests: the seed is
+ * ALE_SEED or a random one, printed under `name`, so that a failure can be
+ * replayed with ALE_SEED=<the seed>.
+ */
+export function seeded(name) {
+  const seed = Number(process.env.ALE_SEED ?? randomBytes(4).readUInt32LE(0));
+  console.log(`${name}: ALE_SEED=${seed}`);
+  let state = seed >>> 0;
+  return function rand() {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
 }

@@ -34,6 +34,8 @@ const calls = {
   'ring.blindIndex': () => ring.blindIndex('x', ...CTX),
   'ring.blindIndexes': () => ring.blindIndexes('x', ...CTX),
   'ring.keyIndex': () => ring.keyIndex(envelope, ...CTX),
+  'ring.searchTokens': () => ring.searchTokens('x', ...CTX),
+  'ring.searchQuery': () => ring.searchQuery('xyz', 'contains', ...CTX),
   'ring.stats': () => ring.stats(),
   'ring.setIvBudgetWarning': () => ring.setIvBudgetWarning(1 << 30),
   'ring.size': () => ring.size,
@@ -53,6 +55,8 @@ const calls = {
   envelopeToBytes: () => addon.envelopeToBytes(envelope),
   envelopeFromBytes: () => addon.envelopeFromBytes(bytes),
   envelopeKeyId: () => addon.envelopeKeyId(envelope),
+  searchNormalize: () => addon.searchNormalize('x'),
+  searchMatches: () => addon.searchMatches('x', 'x', 'words'),
 };
 
 describe('a panic becomes ALE_INTERNAL, never an abort', () => {

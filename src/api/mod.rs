@@ -4,3 +4,4 @@
 pub mod envelope;
 pub mod global;
 pub mod ring;
+pub mod search;

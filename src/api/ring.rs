@@ -73,7 +73,7 @@ pub struct RingOptionsDeclaration {
 }
 
 /// The raw values of three context arguments.
-fn raw3(ctx: [JsString; 3]) -> [napi::sys::napi_value; 3] {
+pub(crate) fn raw3(ctx: [JsString; 3]) -> [napi::sys::napi_value; 3] {
     ctx.map(|s| s.raw())
 }
 

@@ -7,13 +7,16 @@
 // to the ring (ring.ts). The contract both backends keep is docs/format.md
 // ("Keys" and "Envelope format"); __test__/backends.test.mjs compares
 // them.
+import { createHmac } from 'node:crypto';
 import { getEnvironmentData, setEnvironmentData } from 'node:worker_threads';
-import type { KeyRing as NativeKeyRing, KeyStats, RingOptions } from '../../index.js';
+import type { KeyRing as NativeKeyRing, KeyStats, RingOptions, SearchOptions } from '../../index.js';
 import { binaryToText, decodeCiphertext, parseBinary, parseText, textToBinary } from './envelope.js';
 import { types } from 'node:util';
 import { invalidContext, invalidInput, notInitialized, readBytes, readString, readText } from './errors.js';
 import { readOptions, readSecrets, secretsFromEnv } from './keys.js';
 import { Ring, type SharedRing } from './ring.js';
+import { utf8 } from './bytes.js';
+import { searchMatches, searchNormalize, searchQueryWith, searchTokensWith } from './search/api.js';
 
 /** The AAD, `tenant:collection:field`: each part a well-formed, non-empty string without ':'. */
 function readContext(tenantId: unknown, collectionId: unknown, fieldName: unknown): string {
@@ -66,9 +69,17 @@ const decryptWith = (ring: Ring, e: unknown, t: unknown, c: unknown, f: unknown)
 const encryptBinaryWith = (ring: Ring, p: unknown, t: unknown, c: unknown, f: unknown): Buffer => ring.sealBinary(...args(t, c, f, p, readText, 'plaintext'));
 const decryptBinaryWith = (ring: Ring, e: unknown, t: unknown, c: unknown, f: unknown): string =>
   ring.openBinary(...args(t, c, f, e, readBytes, 'envelope'));
+/** HMAC-SHA-256 over `tenant:collection:field:value` with secret `secret`'s blind-index key, as base64url. */
 const blindIndexWith = (ring: Ring, v: unknown, t: unknown, c: unknown, f: unknown, secret: number): string => {
   const [value, aad] = args(t, c, f, v, readText, 'value');
-  return ring.blindIndex(value, aad, secret);
+  return ring.withIndexKey(aad, secret, (key) => {
+    const bytes = utf8(value);
+    try {
+      return createHmac('sha256', key).update(aad).update(':').update(bytes).digest('base64url');
+    } finally {
+      bytes.fill(0);
+    }
+  });
 };
 
 /** `op` on every element of `values`; a failure names the element's index and keeps its code. */
@@ -172,6 +183,16 @@ export class KeyRing implements NativeKeyRing {
     return blindIndexWith(KeyRing.#of(this), value, tenantId, collectionId, fieldName, 0);
   }
 
+  searchTokens(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer {
+    const [text, aad] = args(tenantId, collectionId, fieldName, value, readText, 'value');
+    return searchTokensWith(KeyRing.#of(this), text, aad, options);
+  }
+
+  searchQuery(query: string, kind: 'contains' | 'prefix' | 'words', tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer {
+    const [text, aad] = args(tenantId, collectionId, fieldName, query, readText, 'query');
+    return searchQueryWith(KeyRing.#of(this), text, kind, aad, options);
+  }
+
   blindIndexes(value: string, tenantId: string, collectionId: string, fieldName: string): string[] {
     const ring = KeyRing.#of(this);
     const count = ring.indexCount(readContext(tenantId, collectionId, fieldName));
@@ -236,6 +257,8 @@ export function initKeyRing(secrets?: Array<string | Uint8Array>, options?: Ring
   processRing = secrets === undefined || secrets === null ? ringFromEnv(undefined, options) : ringFromSecrets(secrets, options);
   setEnvironmentData(SHARED_RING, processRing.share() as never);
 }
+
+export { searchMatches, searchNormalize };
 
 export function isKeyRingInitialized(): boolean {
   return currentRing() !== null;

@@ -9,7 +9,7 @@
 // bytes are wiped once wrapped, and every UTF-8 copy of a plaintext once
 // used. The counters live in a SharedArrayBuffer, so a ring shared with
 // worker threads (the process-wide one) counts for all of them.
-import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, webcrypto, type KeyObject } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, hkdfSync, webcrypto, type KeyObject } from 'node:crypto';
 import { additionalDataOf, settle, toText, utf8 } from './bytes.js';
 import { nextIv } from './iv.js';
 import { checkVersion, decodeCiphertext, parseBinary, parseText, TAG_LENGTH, writeBinary, writeText } from './envelope.js';
@@ -287,19 +287,15 @@ export class Ring {
     }
   }
 
-  /** HMAC-SHA-256 over `tenant:collection:field:value` with secret `secret`'s blind-index key, as base64url. */
-  blindIndex(value: string, aad: string, secret: number): string {
+  /** `use` of secret `secret`'s blind-index key, the tenant's in a ring of tenants: for the blind index and a column's search tokens (index.ts). */
+  withIndexKey<T>(aad: string, secret: number, use: (key: KeyObject) => T): T {
     const tenant = this.#delegate(aad);
-    if (tenant) return tenant.blindIndex(value, aad, secret);
+    if (tenant) return tenant.withIndexKey(aad, secret, use);
     const key = this.#keys[secret]?.index;
     if (!key) throw invalidInput('no key at that index');
-    const bytes = utf8(value);
-    try {
-      return createHmac('sha256', key).update(aad).update(':').update(bytes).digest('base64url');
-    } finally {
-      bytes.fill(0);
-    }
+    return use(key);
   }
+
 
   stats(): KeyStats[] {
     return this.#keys.map(({ secret, kind }, index) => ({

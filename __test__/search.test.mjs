@@ -1,0 +1,153 @@
+// Search tokens (docs/search.md) on the backend in use, and the two backends
+// side by side: the same normalized form for every assigned code point, the
+// same tokens, query tokens and exact answers for random multi-script text,
+// and no false negative (every value that answers a query holds its tokens).
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { ale, SECRET, OLD_SECRET, seeded, throwsCode } from './helpers.mjs';
+
+const require = createRequire(import.meta.url);
+const js = require('../dist/cjs/fallback/index.js');
+let native = null;
+try {
+  native = require('../index.js');
+} catch (e) {
+  if (process.env.CI === 'true') throw e;
+  console.error(`\n!!! SKIPPING the search differential test: the native addon does not load here (${e.message})\n`);
+}
+
+const rand = seeded('search.test');
+const int = (n) => Math.floor(rand() * n);
+const pick = (list) => list[int(list.length)];
+
+// Words in several scripts, with the forms folding must join: case pairs with one-to-many folds,
+// final sigma, compatibility forms, combining marks, text without spaces.
+const WORDS = ['Müller', 'MUELLER', 'mu\u0308ller', 'Straße', 'STRASSE', 'ΟΔΟΣ', 'οδος', 'ﬁle', 'İstanbul', 'ıi', 'Москва', 'МОСКВА', '東京タワー', 'ﾀﾜｰ', 'नमस्ते', 'café', 'CAFE\u0301', 'Ǆemal', 'x1', '℃', 'jürgen', 'lüdenscheid'];
+const SEPARATORS = [' ', ' ', ', ', '-', '.', '@', "'", ' — '];
+const value = () => Array.from({ length: 1 + int(5) }, () => pick(WORDS) + pick(SEPARATORS)).join('').slice(0, 80);
+const query = (from) => {
+  const chars = Array.from(from);
+  const start = int(chars.length + 1);
+  const cut = chars.slice(start, start + int(12)).join('');
+  return rand() < 0.8 ? cut : pick(WORDS).slice(0, 1 + int(6));
+};
+const KINDS = ['contains', 'prefix', 'words'];
+const CTX = ['acme', 'users', 'name'];
+
+describe('search tokens, on the backend in use', () => {
+  const ring = new ale.KeyRing([SECRET]);
+
+  test('no false negative: every value a query answers holds every token of the query (4,000 random queries over multi-script values)', () => {
+    let answered = 0;
+    for (let i = 0; i < 4000; i++) {
+      const v = value();
+      const q = query(v);
+      const kind = pick(KINDS);
+      const accents = rand() < 0.3;
+      if (!ale.searchMatches(v, q, kind, accents)) continue;
+      let wanted;
+      try {
+        wanted = ring.searchQuery(q, kind, ...CTX, { accents });
+      } catch (e) {
+        // too short, or no word: a query the index refuses has no candidates to check
+        assert.equal(e.code, 'ALE_INVALID_INPUT');
+        continue;
+      }
+      const held = new Set();
+      const stored = ring.searchTokens(v, ...CTX, { accents });
+      for (let at = 0; at < stored.length; at += 8) held.add(stored.toString('hex', at, at + 8));
+      for (let at = 0; at < wanted.length; at += 8) assert.ok(held.has(wanted.toString('hex', at, at + 8)), `${JSON.stringify(v)} answers ${kind} ${JSON.stringify(q)} but lacks its tokens`);
+      answered++;
+    }
+    assert.ok(answered > 600, `only ${answered} of 4,000 queries had an answer to check`);
+  });
+
+  test('tokens are sorted, distinct, 8 bytes each, and belong to one column of one tenant', () => {
+    const tokens = ring.searchTokens('Müller Müller müller', ...CTX);
+    assert.equal(tokens.length % 8, 0);
+    const list = Array.from({ length: tokens.length / 8 }, (_, i) => tokens.subarray(i * 8, i * 8 + 8));
+    for (let i = 1; i < list.length; i++) assert.ok(Buffer.compare(list[i - 1], list[i]) < 0, 'sorted and distinct');
+    const words = (t, c, f) => ring.searchTokens('müller', t, c, f, { contains: false, prefix: false }).toString('hex');
+    assert.equal(words(...CTX), ring.searchQuery('MÜLLER', 'words', ...CTX).toString('hex'));
+    assert.notEqual(words(...CTX), words('globex', 'users', 'name'));
+    assert.notEqual(words(...CTX), words('acme', 'users', 'email'));
+    // another secret's blind-index key, as while a re-index runs
+    const rotated = new ale.KeyRing([SECRET, OLD_SECRET]);
+    assert.equal(rotated.searchTokens('müller', ...CTX, { secret: 0 }).toString('hex'), ring.searchTokens('müller', ...CTX).toString('hex'));
+    assert.equal(rotated.searchTokens('müller', ...CTX, { secret: 1 }).toString('hex'), new ale.KeyRing([OLD_SECRET]).searchTokens('müller', ...CTX).toString('hex'));
+  });
+
+  test("a ring of tenants makes each tenant's tokens with its own index key, and none once the tenant is dropped", () => {
+    const tenants = ale.KeyRing.forTenants({ ivLength: 12 });
+    const keyIds = ['AQEBAQEBAQEBAQEBAQEBAQ'];
+    tenants.setTenant('acme', [new Uint8Array(32).fill(1)], { keyIds, indexKey: new Uint8Array(32).fill(3), ivLength: 12 });
+    const alone = new ale.KeyRing([new Uint8Array(32).fill(1)], { keyIds, indexKey: new Uint8Array(32).fill(3), ivLength: 12 });
+    assert.equal(tenants.searchTokens('müller', ...CTX).toString('hex'), alone.searchTokens('müller', ...CTX).toString('hex'));
+    throwsCode(assert, () => tenants.searchTokens('müller', 'globex', 'users', 'name'), 'ALE_KEY_NOT_LOADED');
+    tenants.deleteTenant('acme');
+    throwsCode(assert, () => tenants.searchQuery('müller', 'words', ...CTX), 'ALE_KEY_NOT_LOADED');
+  });
+
+  test('bad input gets a coded error and names no value', () => {
+    const secretValue = 'Jürgen Müller, secret';
+    for (const [fn, code] of [
+      [() => ring.searchQuery('ab', 'contains', ...CTX), 'ALE_INVALID_INPUT'],
+      [() => ring.searchQuery(' ,; ', 'words', ...CTX), 'ALE_INVALID_INPUT'],
+      [() => ring.searchQuery('müller', 'fuzzy', ...CTX), 'ALE_INVALID_INPUT'],
+      [() => ring.searchQuery('müll*', 'words', ...CTX, { prefix: false }), 'ALE_INVALID_INPUT'],
+      [() => ring.searchTokens(secretValue, ...CTX, { contains: 'yes' }), 'ALE_INVALID_INPUT'],
+      [() => ring.searchTokens(secretValue, ...CTX, { secret: 1.5 }), 'ALE_INVALID_INPUT'],
+      [() => ring.searchTokens(secretValue, ...CTX, { secret: 7 }), 'ALE_INVALID_INPUT'],
+      [() => ring.searchTokens('a\uD800b', ...CTX), 'ALE_INVALID_INPUT'],
+      [() => ring.searchTokens(42, ...CTX), 'ALE_INVALID_INPUT'],
+      [() => ring.searchTokens(secretValue, 'a:b', 'users', 'name'), 'ALE_INVALID_CONTEXT'],
+      [() => ale.searchNormalize(7), 'ALE_INVALID_INPUT'],
+      [() => ale.searchMatches(secretValue, 'x', 'nope'), 'ALE_INVALID_INPUT'],
+    ]) {
+      const e = throwsCode(assert, fn, code);
+      assert.ok(!e.message.includes('Jürgen'), e.message);
+    }
+  });
+});
+
+describe('search tokens, the two backends side by side', { skip: native ? false : 'the native addon does not load on this platform' }, () => {
+  test('the same normalized form for every code point the engine assigns, with and without accent folding', () => {
+    let checked = 0;
+    for (let cp = 0; cp <= 0x10ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const ch = String.fromCodePoint(cp);
+      if (/\p{Cn}/u.test(ch)) continue;
+      checked++;
+      for (const accents of [false, true]) {
+        if (native.searchNormalize(ch, accents) !== js.searchNormalize(ch, accents)) {
+          assert.fail(`U+${cp.toString(16).toUpperCase()}: native ${JSON.stringify(native.searchNormalize(ch, accents))}, js ${JSON.stringify(js.searchNormalize(ch, accents))} (accents ${accents})`);
+        }
+      }
+    }
+    assert.ok(checked > 250_000, `${checked} code points`);
+  });
+
+  test('the same tokens, query tokens and answers for 1,000 random values and queries', () => {
+    const rings = { native: new native.KeyRing([SECRET]), js: new js.KeyRing([SECRET]) };
+    for (let i = 0; i < 1000; i++) {
+      const v = value();
+      const q = query(v);
+      const kind = pick(KINDS);
+      const options = { accents: rand() < 0.3, contains: rand() < 0.9, prefix: rand() < 0.9, words: rand() < 0.9 };
+      const outcome = (side, fn) => {
+        try {
+          return fn().toString('hex');
+        } catch (e) {
+          return e.code;
+        }
+      };
+      const per = (side) => [
+        outcome(side, () => rings[side].searchTokens(v, ...CTX, options)),
+        outcome(side, () => rings[side].searchQuery(q, kind, ...CTX, options)),
+        { native, js }[side].searchMatches(v, q, kind, options.accents),
+      ];
+      assert.deepEqual(per('js'), per('native'), `${JSON.stringify(v)} / ${kind} ${JSON.stringify(q)} / ${JSON.stringify(options)}`);
+    }
+  });
+});

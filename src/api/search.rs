@@ -1,0 +1,342 @@
+//! Search tokens (docs/search.md): what a searchable column stores for a
+//! value, what a query looks up, and the exact test a decrypted value
+//! passes. The scheme is the core's (`ale_core::search`); this reads the
+//! arguments and makes the results.
+
+use ale_core::error::AleError;
+use ale_core::search::index::{query_tokens, value_tokens, Indexes, Query};
+use ale_core::search::matching::matches;
+use ale_core::search::normalize::{normalize, Folding};
+use ale_core::search::tokens::Token;
+use napi::bindgen_prelude::JsValue;
+use napi::{sys, Env, JsString, Unknown};
+use napi_derive::napi;
+
+use super::ring::raw3;
+use crate::class::KeyRing;
+use crate::error::{guard, to_js, Result};
+use crate::js::buffer::new_buffer;
+use crate::js::raw::{property, Created};
+use crate::js::text::{ascii_to_js, read_utf8};
+use crate::scratch::with_context;
+
+/// Which indexes a searchable column keeps, and how it folds text.
+// For `index.d.ts` only: `read_options` reads the object itself, so that a
+// bad option gets an `ALE_*` code.
+#[allow(dead_code)]
+#[napi(object, js_name = "SearchOptions")]
+pub struct SearchOptionsDeclaration {
+    /// Trigrams, for "contains" queries of 3 characters or more. Default true.
+    pub contains: Option<bool>,
+    /// Word prefixes of up to 6 characters, for "starts with". Default true.
+    pub prefix: Option<bool>,
+    /// Whole words, for word search. Default true.
+    pub words: Option<bool>,
+    /// Match without accents and other combining marks. Default false.
+    pub accents: Option<bool>,
+    /// The secret whose blind-index key makes the tokens: 0 (the primary,
+    /// default) or a previous one, while a re-index runs.
+    pub secret: Option<u32>,
+}
+
+/// Read search options.
+struct Options {
+    indexes: Indexes,
+    folding: Folding,
+    secret: usize,
+}
+
+#[napi]
+impl KeyRing {
+    /// The search tokens of `value` in this context, sorted and distinct, 8
+    /// bytes each: what a searchable column stores (docs/search.md).
+    #[napi(
+        catch_unwind,
+        ts_args_type = "value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions",
+        ts_return_type = "Buffer"
+    )]
+    pub fn search_tokens(
+        &self,
+        env: &Env,
+        value: Unknown,
+        tenant_id: JsString,
+        collection_id: JsString,
+        field_name: JsString,
+        options: Option<Unknown>,
+    ) -> Result<Created> {
+        let (raw, ctx) = (env.raw(), raw3([tenant_id, collection_id, field_name]));
+        // SAFETY: the arguments of the current call.
+        let options = guard(|| unsafe { read_options(raw, options.map(|o| o.raw())) })?;
+        // SAFETY: as above.
+        unsafe {
+            with_context(raw, ctx, |b, c| {
+                let range = read_utf8(raw, value.raw(), &mut b.wide, &mut b.input, "value")
+                    .map_err(to_js)?;
+                let column = self
+                    .inner
+                    .serve(c, |r| r.column_tokens(options.secret, c))
+                    .map_err(to_js);
+                let (mut scratch, mut tokens) = (String::new(), Vec::new());
+                let text = std::str::from_utf8(&b.input[range.clone()])
+                    .map_err(|_| to_js(AleError::Internal));
+                if let (Ok(column), Ok(text)) = (&column, text) {
+                    value_tokens(
+                        column,
+                        text,
+                        options.indexes,
+                        options.folding,
+                        &mut scratch,
+                        &mut tokens,
+                    );
+                }
+                // The value and its normalized form are plaintext.
+                zeroize::Zeroize::zeroize(&mut b.input[range]);
+                zeroize::Zeroize::zeroize(&mut scratch);
+                column?;
+                tokens_to_buffer(raw, &tokens)
+            })
+        }
+        .map(Created)
+    }
+
+    /// The search tokens a value must all hold to match `query` (sorted,
+    /// distinct, 8 bytes each). `ALE_INVALID_INPUT` for a query the indexes
+    /// cannot serve: "contains" under 3 characters, no word, or an index
+    /// the options leave out.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "query: string, kind: 'contains' | 'prefix' | 'words', tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions",
+        ts_return_type = "Buffer"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    pub fn search_query(
+        &self,
+        env: &Env,
+        query: Unknown,
+        kind: Unknown,
+        tenant_id: JsString,
+        collection_id: JsString,
+        field_name: JsString,
+        options: Option<Unknown>,
+    ) -> Result<Created> {
+        let (raw, ctx) = (env.raw(), raw3([tenant_id, collection_id, field_name]));
+        // SAFETY: the arguments of the current call.
+        let (options, kind, text) = guard(|| unsafe {
+            Ok((
+                read_options(raw, options.map(|o| o.raw()))?,
+                read_kind(raw, kind.raw())?,
+                read_string(raw, query.raw(), "query")?,
+            ))
+        })?;
+        // SAFETY: as above.
+        unsafe {
+            with_context(raw, ctx, |_, c| {
+                let column = self
+                    .inner
+                    .serve(c, |r| r.column_tokens(options.secret, c))
+                    .map_err(to_js)?;
+                let mut tokens = Vec::new();
+                query_tokens(
+                    &column,
+                    kind.query(&text),
+                    options.indexes,
+                    options.folding,
+                    &mut tokens,
+                )
+                .map_err(to_js)?;
+                tokens_to_buffer(raw, &tokens)
+            })
+        }
+        .map(Created)
+    }
+}
+
+/// `text` in the form search matches on (NFKC, full case folding; without
+/// combining marks when `accents` is true).
+#[napi(
+    catch_unwind,
+    ts_args_type = "text: string, accents?: boolean",
+    ts_return_type = "string"
+)]
+pub fn search_normalize(env: Env, text: Unknown, accents: Option<bool>) -> Result<Created> {
+    let raw = env.raw();
+    guard(|| {
+        // SAFETY: the arguments of the current call.
+        let text = unsafe { read_string(raw, text.raw(), "text") }?;
+        let folded = normalize(
+            &text,
+            Folding {
+                accents: accents.unwrap_or(false),
+            },
+        );
+        // SAFETY: the current env.
+        unsafe { string_to_js(raw, &folded) }
+    })
+    .map(Created)
+}
+
+/// Whether `value` answers `query` of `kind`: the exact test a searchable
+/// column's candidates pass once decrypted.
+#[napi(
+    catch_unwind,
+    ts_args_type = "value: string, query: string, kind: 'contains' | 'prefix' | 'words', accents?: boolean"
+)]
+pub fn search_matches(
+    env: Env,
+    value: Unknown,
+    query: Unknown,
+    kind: Unknown,
+    accents: Option<bool>,
+) -> Result<bool> {
+    let raw = env.raw();
+    guard(|| {
+        // SAFETY: the arguments of the current call.
+        let (value, query, kind) = unsafe {
+            (
+                read_string(raw, value.raw(), "value")?,
+                read_string(raw, query.raw(), "query")?,
+                read_kind(raw, kind.raw())?,
+            )
+        };
+        Ok(matches(
+            &value,
+            kind.query(&query),
+            Folding {
+                accents: accents.unwrap_or(false),
+            },
+        ))
+    })
+}
+
+/// A query kind, read from its name.
+#[derive(Clone, Copy)]
+enum Kind {
+    Contains,
+    Prefix,
+    Words,
+}
+
+impl Kind {
+    fn query(self, text: &str) -> Query<'_> {
+        match self {
+            Kind::Contains => Query::Contains(text),
+            Kind::Prefix => Query::Prefix(text),
+            Kind::Words => Query::Words(text),
+        }
+    }
+}
+
+/// # Safety
+/// `env` and `value` must be valid for the current call.
+unsafe fn read_kind(env: sys::napi_env, value: sys::napi_value) -> Result<Kind> {
+    // SAFETY: forwarded.
+    match unsafe { read_string(env, value, "kind") }?.as_str() {
+        "contains" => Ok(Kind::Contains),
+        "prefix" => Ok(Kind::Prefix),
+        "words" => Ok(Kind::Words),
+        _ => Err(to_js(AleError::InvalidInput(
+            "kind must be 'contains', 'prefix' or 'words'".into(),
+        ))),
+    }
+}
+
+/// A JS string as a Rust one; `ALE_INVALID_INPUT` for anything else or a
+/// lone surrogate.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current call.
+unsafe fn read_string(env: sys::napi_env, value: sys::napi_value, what: &str) -> Result<String> {
+    let (mut wide, mut bytes) = (Vec::new(), Vec::new());
+    // SAFETY: forwarded.
+    let range = unsafe { read_utf8(env, value, &mut wide, &mut bytes, what) }.map_err(to_js)?;
+    bytes.truncate(range.end);
+    bytes.drain(..range.start);
+    String::from_utf8(bytes).map_err(|_| to_js(AleError::Internal))
+}
+
+/// # Safety
+/// `env` must be valid for the current call, `options` an argument of it.
+unsafe fn read_options(env: sys::napi_env, options: Option<sys::napi_value>) -> Result<Options> {
+    let mut out = Options {
+        indexes: Indexes {
+            contains: true,
+            prefix: true,
+            words: true,
+        },
+        folding: Folding::default(),
+        secret: 0,
+    };
+    // SAFETY: forwarded.
+    let Some(options) = options.filter(|&o| !unsafe { crate::js::raw::is_nullish(env, o) }) else {
+        return Ok(out);
+    };
+    let flags: [(&std::ffi::CStr, &mut bool); 4] = [
+        (c"contains", &mut out.indexes.contains),
+        (c"prefix", &mut out.indexes.prefix),
+        (c"words", &mut out.indexes.words),
+        (c"accents", &mut out.folding.accents),
+    ];
+    for (name, slot) in flags {
+        // SAFETY: `options` is an argument of the current call.
+        if let Some(value) = unsafe { property(env, options, name) }? {
+            // SAFETY: `value` was just read.
+            if unsafe { sys::napi_get_value_bool(env, value, slot) } != sys::Status::napi_ok {
+                return Err(to_js(AleError::InvalidInput(format!(
+                    "options.{} must be a boolean",
+                    name.to_string_lossy()
+                ))));
+            }
+        }
+    }
+    // SAFETY: as above.
+    if let Some(value) = unsafe { property(env, options, c"secret") }? {
+        let mut n = 0f64;
+        // SAFETY: `value` was just read.
+        let status = unsafe { sys::napi_get_value_double(env, value, &mut n) };
+        if status != sys::Status::napi_ok || n.fract() != 0.0 || !(0.0..1024.0).contains(&n) {
+            return Err(to_js(AleError::InvalidInput(
+                "options.secret must be a secret's index: 0, 1, …".into(),
+            )));
+        }
+        // A whole number in 0..1024.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        {
+            out.secret = n as usize;
+        }
+    }
+    Ok(out)
+}
+
+/// Tokens as one Buffer of 8 bytes each.
+///
+/// # Safety
+/// `env` must be valid for the current call.
+unsafe fn tokens_to_buffer(env: sys::napi_env, tokens: &[Token]) -> Result<sys::napi_value> {
+    let len = tokens.len() * ale_core::search::tokens::TOKEN_LEN;
+    // SAFETY: the current env.
+    let (buffer, data) = unsafe { new_buffer(env, len) }?;
+    if len > 0 {
+        // SAFETY: `data` is the new Buffer's memory, `len` bytes, and the
+        // tokens are `len` bytes laid out contiguously.
+        unsafe { std::ptr::copy_nonoverlapping(tokens.as_ptr().cast::<u8>(), data, len) };
+    }
+    Ok(buffer)
+}
+
+/// A Rust string as a JS one.
+///
+/// # Safety
+/// `env` must be valid for the current call.
+unsafe fn string_to_js(env: sys::napi_env, text: &str) -> Result<sys::napi_value> {
+    if text.is_ascii() {
+        // SAFETY: forwarded; ASCII.
+        return unsafe { ascii_to_js(env, text.as_bytes()) }.map_err(crate::error::engine_failure);
+    }
+    let mut out = std::ptr::null_mut();
+    let len = isize::try_from(text.len()).map_err(|_| to_js(AleError::Internal))?;
+    // SAFETY: `text` is UTF-8, `len` bytes.
+    crate::error::check(unsafe {
+        sys::napi_create_string_utf8(env, text.as_ptr().cast(), len, &mut out)
+    })?;
+    Ok(out)
+}

@@ -1,0 +1,73 @@
+// Search tokens as the KeyRing and the package's functions give them
+// (index.ts): arguments read as the addon reads them (src/api/search.rs),
+// then the scheme (this folder).
+import type { SearchOptions } from '../../../index.js';
+import { invalidInput, readText } from '../errors.js';
+import type { Ring } from '../ring.js';
+import { queryTokens, valueTokens, type Indexes, type QueryKind } from './index.js';
+import { matches } from './matching.js';
+import { normalize, type Folding } from './normalize.js';
+import { ColumnTokens } from './tokens.js';
+
+interface Read {
+  indexes: Indexes;
+  folding: Folding;
+  secret: number;
+}
+
+function readOptions(options: unknown): Read {
+  const out: Read = { indexes: { contains: true, prefix: true, words: true }, folding: { accents: false }, secret: 0 };
+  if (options === undefined || options === null) return out;
+  const given = options as SearchOptions;
+  for (const [name, set] of [
+    ['contains', (b: boolean) => (out.indexes.contains = b)],
+    ['prefix', (b: boolean) => (out.indexes.prefix = b)],
+    ['words', (b: boolean) => (out.indexes.words = b)],
+    ['accents', (b: boolean) => (out.folding.accents = b)],
+  ] as const) {
+    const value = given[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'boolean') throw invalidInput(`options.${name} must be a boolean`);
+    set(value);
+  }
+  if (given.secret !== undefined) {
+    if (typeof given.secret !== 'number' || !Number.isInteger(given.secret) || given.secret < 0 || given.secret >= 1024) {
+      throw invalidInput("options.secret must be a secret's index: 0, 1, …");
+    }
+    out.secret = given.secret;
+  }
+  return out;
+}
+
+function readKind(kind: unknown): QueryKind {
+  if (kind === 'contains' || kind === 'prefix' || kind === 'words') return kind;
+  throw invalidInput("kind must be 'contains', 'prefix' or 'words'");
+}
+
+/** A value's tokens in the column `aad`. */
+export function searchTokensWith(ring: Ring, value: string, aad: string, options: unknown): Buffer {
+  const read = readOptions(options);
+  return ring.withIndexKey(aad, read.secret, (key) => valueTokens(new ColumnTokens(key, aad), value, read.indexes, read.folding));
+}
+
+/** A query's tokens in the column `aad`. */
+export function searchQueryWith(ring: Ring, query: string, kind: unknown, aad: string, options: unknown): Buffer {
+  const read = readOptions(options);
+  const k = readKind(kind);
+  return ring.withIndexKey(aad, read.secret, (key) => queryTokens(new ColumnTokens(key, aad), query, k, read.indexes, read.folding));
+}
+
+const readAccents = (accents: unknown): boolean => {
+  if (accents === undefined || accents === null) return false;
+  if (typeof accents !== 'boolean') throw invalidInput('accents must be a boolean');
+  return accents;
+};
+
+export function searchNormalize(text: string, accents?: boolean): string {
+  return normalize(readText(text, 'text'), { accents: readAccents(accents) });
+}
+
+export function searchMatches(value: string, query: string, kind: 'contains' | 'prefix' | 'words', accents?: boolean): boolean {
+  const [v, q, k] = [readText(value, 'value'), readText(query, 'query'), readKind(kind)];
+  return matches(v, q, k, { accents: readAccents(accents) });
+}
