@@ -146,6 +146,10 @@ console.log(byEq.length, JSON.stringify(rows.map((r) => r.email)));`, { cwd, env
   }
 });
 
+test('docs/search.md: the example finds the value by its tokens and by the exact test', () => {
+  assert.equal(runExample('search.mjs', example('search')).trim(), 'true true');
+});
+
 test('docs/sveltycms.md: the drop-in example runs', () => {
   const out = runExample('sveltycms.mjs', example('sveltycms'));
   assert.deepEqual(out.trim().split('\n'), ['true true', 'Hello 1', 'title ALE_AUTH_FAILED', 'null']);
