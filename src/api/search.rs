@@ -316,9 +316,12 @@ unsafe fn tokens_to_buffer(env: sys::napi_env, tokens: &[Token]) -> Result<sys::
     // SAFETY: the current env.
     let (buffer, data) = unsafe { new_buffer(env, len) }?;
     if len > 0 {
-        // SAFETY: `data` is the new Buffer's memory, `len` bytes, and the
-        // tokens are `len` bytes laid out contiguously.
-        unsafe { std::ptr::copy_nonoverlapping(tokens.as_ptr().cast::<u8>(), data, len) };
+        // SAFETY: `data` is the new Buffer's memory, `len` bytes, nothing
+        // else refers to it yet.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(data, len) };
+        for (room, token) in bytes.chunks_exact_mut(8).zip(tokens) {
+            room.copy_from_slice(&token.to_be_bytes());
+        }
     }
     Ok(buffer)
 }

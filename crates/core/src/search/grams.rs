@@ -30,13 +30,28 @@ pub fn words(text: &str) -> impl Iterator<Item = &str> {
 
 /// Every run of three characters of `text`, in order, repeats included;
 /// none when it has fewer than three.
-pub fn trigrams(text: &str) -> impl Iterator<Item = &str> {
-    let starts: Vec<usize> = text
-        .char_indices()
-        .map(|(i, _)| i)
-        .chain([text.len()])
-        .collect();
-    (0..starts.len().saturating_sub(3)).map(move |i| &text[starts[i]..starts[i + 3]])
+pub fn trigrams(text: &str) -> Trigrams<'_> {
+    Trigrams { text, at: 0 }
+}
+
+/// [`trigrams`]: a window of three characters sliding one at a time, with
+/// no allocation.
+pub struct Trigrams<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Iterator for Trigrams<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let mut chars = self.text[self.at..].chars();
+        let first = chars.next()?.len_utf8();
+        let rest = chars.next()?.len_utf8() + chars.next()?.len_utf8();
+        let gram = &self.text[self.at..self.at + first + rest];
+        self.at += first;
+        Some(gram)
+    }
 }
 
 /// The prefixes of `word` of one to [`MAX_PREFIX`] characters, shortest
