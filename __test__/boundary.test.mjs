@@ -28,6 +28,8 @@ const ARGS = {
   blindIndex: ['x', ...CTX],
   blindIndexes: ['x', ...CTX],
   keyIndex: [envelope, ...CTX],
+  searchTokens: ['x', ...CTX],
+  searchQuery: ['xyz', 'contains', ...CTX],
   stats: [],
   setIvBudgetWarning: [1000],
   // on a ring of tenants (below, `rightThis`); a KeyRing of any other kind refuses them with the same code

@@ -43,6 +43,8 @@ pub unsafe fn install(env: sys::napi_env, exports: sys::napi_value) -> Result<()
             c"blindIndex",
             c"blindIndexes",
             c"keyIndex",
+            c"searchTokens",
+            c"searchQuery",
             c"stats",
             c"setIvBudgetWarning",
             c"setTenant",
