@@ -270,3 +270,15 @@ export interface SearchOptions {
    */
   secret?: number
 }
+
+/**
+ * `KeyRing#searchQuery` with the process-wide ring. Throws
+ * `ALE_NOT_INITIALIZED` before `initKeyRing()`.
+ */
+export declare function searchQuery(query: string, kind: 'contains' | 'prefix' | 'words', tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer
+
+/**
+ * `KeyRing#searchTokens` with the process-wide ring. Throws
+ * `ALE_NOT_INITIALIZED` before `initKeyRing()`.
+ */
+export declare function searchTokens(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer

@@ -849,3 +849,5 @@ module.exports.isEnvelope = nativeBinding.isEnvelope
 module.exports.isKeyRingInitialized = nativeBinding.isKeyRingInitialized
 module.exports.searchMatches = nativeBinding.searchMatches
 module.exports.searchNormalize = nativeBinding.searchNormalize
+module.exports.searchQuery = nativeBinding.searchQuery
+module.exports.searchTokens = nativeBinding.searchTokens

@@ -125,4 +125,6 @@ exports.isEnvelope = impl.isEnvelope;
 exports.envelopeKeyId = impl.envelopeKeyId;
 exports.searchNormalize = impl.searchNormalize;
 exports.searchMatches = impl.searchMatches;
+exports.searchTokens = impl.searchTokens;
+exports.searchQuery = impl.searchQuery;
 exports.__napiBindingTarget = impl.__napiBindingTarget; // the generated loader's marker; undefined on the js backend

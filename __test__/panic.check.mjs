@@ -57,6 +57,8 @@ const calls = {
   envelopeKeyId: () => addon.envelopeKeyId(envelope),
   searchNormalize: () => addon.searchNormalize('x'),
   searchMatches: () => addon.searchMatches('x', 'x', 'words'),
+  searchTokens: () => addon.searchTokens('x', ...CTX),
+  searchQuery: () => addon.searchQuery('xyz', 'contains', ...CTX),
 };
 
 describe('a panic becomes ALE_INTERNAL, never an abort', () => {

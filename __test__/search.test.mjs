@@ -78,6 +78,13 @@ describe('search tokens, on the backend in use', () => {
     assert.equal(rotated.searchTokens('müller', ...CTX, { secret: 1 }).toString('hex'), new ale.KeyRing([OLD_SECRET]).searchTokens('müller', ...CTX).toString('hex'));
   });
 
+  test('the process-wide ring makes the tokens a KeyRing of the same secret makes', () => {
+    ale.initKeyRing([SECRET]);
+    assert.equal(ale.searchTokens('Müller', ...CTX).toString('hex'), ring.searchTokens('Müller', ...CTX).toString('hex'));
+    assert.equal(ale.searchQuery('müll*', 'words', ...CTX, { accents: true }).toString('hex'), ring.searchQuery('müll*', 'words', ...CTX, { accents: true }).toString('hex'));
+    throwsCode(assert, () => ale.searchQuery('ab', 'contains', ...CTX), 'ALE_INVALID_INPUT');
+  });
+
   test("a ring of tenants makes each tenant's tokens with its own index key, and none once the tenant is dropped", () => {
     const tenants = ale.KeyRing.forTenants({ ivLength: 12 });
     const keyIds = ['AQEBAQEBAQEBAQEBAQEBAQ'];

@@ -8,6 +8,7 @@ use ale_core::search::index::{query_tokens, value_tokens, Indexes, Query};
 use ale_core::search::matching::matches;
 use ale_core::search::normalize::{normalize, Folding};
 use ale_core::search::tokens::Token;
+use ale_core::Rings;
 use napi::bindgen_prelude::JsValue;
 use napi::{sys, Env, JsString, Unknown};
 use napi_derive::napi;
@@ -15,6 +16,7 @@ use napi_derive::napi;
 use super::ring::raw3;
 use crate::class::KeyRing;
 use crate::error::{guard, to_js, Result};
+use crate::global_ring::with_global;
 use crate::js::buffer::new_buffer;
 use crate::js::raw::{property, Created};
 use crate::js::text::{ascii_to_js, read_utf8};
@@ -64,39 +66,9 @@ impl KeyRing {
         field_name: JsString,
         options: Option<Unknown>,
     ) -> Result<Created> {
-        let (raw, ctx) = (env.raw(), raw3([tenant_id, collection_id, field_name]));
+        let ctx = raw3([tenant_id, collection_id, field_name]);
         // SAFETY: the arguments of the current call.
-        let options = guard(|| unsafe { read_options(raw, options.map(|o| o.raw())) })?;
-        // SAFETY: as above.
-        unsafe {
-            with_context(raw, ctx, |b, c| {
-                let range = read_utf8(raw, value.raw(), &mut b.wide, &mut b.input, "value")
-                    .map_err(to_js)?;
-                let column = self
-                    .inner
-                    .serve(c, |r| r.column_tokens(options.secret, c))
-                    .map_err(to_js);
-                let (mut scratch, mut tokens) = (String::new(), Vec::new());
-                let text = std::str::from_utf8(&b.input[range.clone()])
-                    .map_err(|_| to_js(AleError::Internal));
-                if let (Ok(column), Ok(text)) = (&column, text) {
-                    value_tokens(
-                        column,
-                        text,
-                        options.indexes,
-                        options.folding,
-                        &mut scratch,
-                        &mut tokens,
-                    );
-                }
-                // The value and its normalized form are plaintext.
-                zeroize::Zeroize::zeroize(&mut b.input[range]);
-                zeroize::Zeroize::zeroize(&mut scratch);
-                column?;
-                tokens_to_buffer(raw, &tokens)
-            })
-        }
-        .map(Created)
+        unsafe { tokens_of(env.raw(), &self.inner, value.raw(), ctx, options) }.map(Created)
     }
 
     /// The search tokens a value must all hold to match `query` (sorted,
@@ -119,35 +91,148 @@ impl KeyRing {
         field_name: JsString,
         options: Option<Unknown>,
     ) -> Result<Created> {
-        let (raw, ctx) = (env.raw(), raw3([tenant_id, collection_id, field_name]));
+        let ctx = raw3([tenant_id, collection_id, field_name]);
         // SAFETY: the arguments of the current call.
-        let (options, kind, text) = guard(|| unsafe {
-            Ok((
-                read_options(raw, options.map(|o| o.raw()))?,
-                read_kind(raw, kind.raw())?,
-                read_string(raw, query.raw(), "query")?,
-            ))
-        })?;
-        // SAFETY: as above.
         unsafe {
-            with_context(raw, ctx, |_, c| {
-                let column = self
-                    .inner
-                    .serve(c, |r| r.column_tokens(options.secret, c))
-                    .map_err(to_js)?;
-                let mut tokens = Vec::new();
-                query_tokens(
-                    &column,
-                    kind.query(&text),
-                    options.indexes,
-                    options.folding,
-                    &mut tokens,
-                )
-                .map_err(to_js)?;
-                tokens_to_buffer(raw, &tokens)
-            })
+            query_of(
+                env.raw(),
+                &self.inner,
+                query.raw(),
+                kind.raw(),
+                ctx,
+                options,
+            )
         }
         .map(Created)
+    }
+}
+
+/// `KeyRing#searchTokens` with the process-wide ring. Throws
+/// `ALE_NOT_INITIALIZED` before `initKeyRing()`.
+#[napi(
+    catch_unwind,
+    ts_args_type = "value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions",
+    ts_return_type = "Buffer"
+)]
+pub fn search_tokens(
+    env: &Env,
+    value: Unknown,
+    tenant_id: JsString,
+    collection_id: JsString,
+    field_name: JsString,
+    options: Option<Unknown>,
+) -> Result<Created> {
+    let ctx = raw3([tenant_id, collection_id, field_name]);
+    with_global(|rings| {
+        // SAFETY: the arguments of the current call.
+        unsafe { tokens_of(env.raw(), rings, value.raw(), ctx, options) }
+    })
+    .map(Created)
+}
+
+/// `KeyRing#searchQuery` with the process-wide ring. Throws
+/// `ALE_NOT_INITIALIZED` before `initKeyRing()`.
+#[napi(
+    catch_unwind,
+    ts_args_type = "query: string, kind: 'contains' | 'prefix' | 'words', tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions",
+    ts_return_type = "Buffer"
+)]
+pub fn search_query(
+    env: &Env,
+    query: Unknown,
+    kind: Unknown,
+    tenant_id: JsString,
+    collection_id: JsString,
+    field_name: JsString,
+    options: Option<Unknown>,
+) -> Result<Created> {
+    let ctx = raw3([tenant_id, collection_id, field_name]);
+    with_global(|rings| {
+        // SAFETY: the arguments of the current call.
+        unsafe { query_of(env.raw(), rings, query.raw(), kind.raw(), ctx, options) }
+    })
+    .map(Created)
+}
+
+/// A value's tokens in context `ctx` of `rings`, as a Buffer.
+///
+/// # Safety
+/// `raw`, `value`, `ctx` and `options` must be valid for the current call.
+unsafe fn tokens_of(
+    raw: sys::napi_env,
+    rings: &Rings,
+    value: sys::napi_value,
+    ctx: [sys::napi_value; 3],
+    options: Option<Unknown>,
+) -> Result<sys::napi_value> {
+    // SAFETY: forwarded.
+    let options = guard(|| unsafe { read_options(raw, options.map(|o| o.raw())) })?;
+    // SAFETY: forwarded.
+    unsafe {
+        with_context(raw, ctx, |b, c| {
+            let range = read_utf8(raw, value, &mut b.wide, &mut b.input, "value").map_err(to_js)?;
+            let column = rings
+                .serve(c, |r| r.column_tokens(options.secret, c))
+                .map_err(to_js);
+            let (mut scratch, mut tokens) = (String::new(), Vec::new());
+            let text =
+                std::str::from_utf8(&b.input[range.clone()]).map_err(|_| to_js(AleError::Internal));
+            if let (Ok(column), Ok(text)) = (&column, text) {
+                value_tokens(
+                    column,
+                    text,
+                    options.indexes,
+                    options.folding,
+                    &mut scratch,
+                    &mut tokens,
+                );
+            }
+            // The value and its normalized form are plaintext.
+            zeroize::Zeroize::zeroize(&mut b.input[range]);
+            zeroize::Zeroize::zeroize(&mut scratch);
+            column?;
+            tokens_to_buffer(raw, &tokens)
+        })
+    }
+}
+
+/// A query's tokens in context `ctx` of `rings`, as a Buffer.
+///
+/// # Safety
+/// `raw`, `query`, `kind`, `ctx` and `options` must be valid for the current call.
+unsafe fn query_of(
+    raw: sys::napi_env,
+    rings: &Rings,
+    query: sys::napi_value,
+    kind: sys::napi_value,
+    ctx: [sys::napi_value; 3],
+    options: Option<Unknown>,
+) -> Result<sys::napi_value> {
+    // SAFETY: forwarded.
+    let (options, kind, text) = guard(|| unsafe {
+        Ok((
+            read_options(raw, options.map(|o| o.raw()))?,
+            read_kind(raw, kind)?,
+            read_string(raw, query, "query")?,
+        ))
+    })?;
+    // SAFETY: forwarded.
+    unsafe {
+        with_context(raw, ctx, |_, c| {
+            let column = rings
+                .serve(c, |r| r.column_tokens(options.secret, c))
+                .map_err(to_js)?;
+            let mut tokens = Vec::new();
+            query_tokens(
+                &column,
+                kind.query(&text),
+                options.indexes,
+                options.folding,
+                &mut tokens,
+            )
+            .map_err(to_js)?;
+            tokens_to_buffer(raw, &tokens)
+        })
     }
 }
 

@@ -276,6 +276,18 @@ export function blindIndex(value: string, tenantId: string, collectionId: string
   return blindIndexWith(requireRing(), value, tenantId, collectionId, fieldName, 0);
 }
 
+export function searchTokens(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer {
+  const ring = requireRing();
+  const [text, aad] = args(tenantId, collectionId, fieldName, value, readText, 'value');
+  return searchTokensWith(ring, text, aad, options);
+}
+
+export function searchQuery(query: string, kind: 'contains' | 'prefix' | 'words', tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer {
+  const ring = requireRing();
+  const [text, aad] = args(tenantId, collectionId, fieldName, query, readText, 'query');
+  return searchQueryWith(ring, text, kind, aad, options);
+}
+
 export function encryptBinary(plaintext: string, tenantId: string, collectionId: string, fieldName: string): Buffer {
   return encryptBinaryWith(requireRing(), plaintext, tenantId, collectionId, fieldName);
 }
