@@ -14,6 +14,9 @@ export const COLUMN_PROBE = Symbol.for('@sveltycms/ale/column-probe');
  */
 export const CODEC_PROBE = Symbol.for('@sveltycms/ale/codec-probe');
 
+/** Asked with it, a search index column answers with its SearchColumn (probe.ts). */
+export const SEARCH_PROBE = Symbol.for('@sveltycms/ale/search-probe');
+
 /** The column's answer to `probe`; undefined from a column whose mapper refuses it, which is not one of ours. */
 export function ask(column: unknown, probe: symbol): unknown {
   try {

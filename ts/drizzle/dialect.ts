@@ -8,7 +8,9 @@ import { tenantConversion } from './keys/convert.js';
 import { TenantKeys, type TenantKeysOptions } from './keys/store.js';
 import type { KeyTableSpec } from './keys/table.js';
 import type { JobTableSpec } from './jobs/table.js';
-import { CODEC_PROBE, codecOf, COLUMN_PROBE, type ColumnInfo } from './probe.js';
+import { CODEC_PROBE, codecOf, COLUMN_PROBE, SEARCH_PROBE, type ColumnInfo, type SearchColumn } from './probe.js';
+import { searchCodec, type SearchIndexOptions } from './search/codec.js';
+import type { SearchSql } from './search/sql.js';
 import { storageOf, type Storage } from './storage.js';
 import { StoredIndex, storedIndexOf } from './stored-index.js';
 
@@ -54,10 +56,11 @@ type CustomType = (params: { dataType: () => string; toDriver: (value: any) => u
 
 /**
  * The columns, batch helpers and tenant key store of one dialect, over its
- * `customType`; `keyTable` is its key table. The column builders come back
- * untyped: each dialect module gives them its own builder types.
+ * `customType`; `keyTable` is its key table, `search` how it stores and finds
+ * search tokens. The column builders come back untyped: each dialect module
+ * gives them its own builder types.
  */
-export function dialect<D extends string>(customType: CustomType, sqlType: SqlTypes, transact: Transact, keyTable: KeyTableSpec, jobs?: JobTableSpec) {
+export function dialect<D extends string>(customType: CustomType, sqlType: SqlTypes, transact: Transact, keyTable: KeyTableSpec, search: SearchSql, jobs?: JobTableSpec) {
   const column = <T>(name: string, type: string, toDriver: Mappers<T>['toDriver'], fromDriver: Mappers<T>['fromDriver']): unknown =>
     customType({ dataType: () => type, toDriver, fromDriver })(name);
   /** An encrypted column: its mappers, and its ColumnInfo when asked with COLUMN_PROBE. */
@@ -107,6 +110,20 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
       // A StoredIndex read back from a row goes back as it is: hashing it again would break the row's lookups.
       const toDriver = (value: string | StoredIndex) => ((value as unknown) === CODEC_PROBE ? codec : (storedIndexOf(value) ?? codec.blindIndex(value as string)));
       return column<string | StoredIndex>(name, sqlType.index, toDriver, (stored: string) => new StoredIndex(stored)) as BuilderOf<D, TName, string | StoredIndex, 'text'>;
+    },
+    /**
+     * The search tokens of an encrypted text column, kept beside it as a
+     * blind index is: write the same plaintext to both, then find rows with
+     * searchContains(), searchPrefix() and searchWords(), and take exact
+     * pages with searchPage() (docs/search.md). Use the encrypted column's
+     * collection and field. Like a blind index, a row read back holds a
+     * StoredIndex here, which writes back unchanged.
+     */
+    searchIndexColumn<TName extends string>(name: TName, options: SearchIndexOptions): BuilderOf<D, TName, string | StoredIndex, 'text'> {
+      const codec = searchCodec(name, options);
+      const answer: SearchColumn = { codec, sql: search };
+      const toDriver = (value: string | StoredIndex) => ((value as unknown) === SEARCH_PROBE ? answer : (storedIndexOf(value) ?? search.store(codec.tokens(value as string))));
+      return column<string | StoredIndex>(name, search.type, toDriver, (stored: unknown) => new StoredIndex(search.read(stored))) as BuilderOf<D, TName, string | StoredIndex, 'text'>;
     },
     ...batchHelpers(transact, jobs),
     convertToTenantKeys: tenantConversion(transact, jobs),

@@ -11,6 +11,11 @@ export type { MigrateOptions, ConvertOptions, StoragePair, ColumnSpec, BatchOpti
 export type { LeaseOptions } from './leases.js';
 export { matchBlindIndex } from './dialect.js';
 export { StoredIndex } from './stored-index.js';
+export { searchContains, searchPrefix, searchWords } from './search/operators.js';
+export { searchPage } from './search/page.js';
+export type { SearchCondition } from './search/operators.js';
+export type { SearchPage, SearchPageOptions } from './search/page.js';
+export type { SearchIndexOptions, SearchIndexes } from './search/codec.js';
 export { localKek } from './keys/kek.js';
 export { transitKek } from './keys/transit.js';
 export { TenantKeys } from './keys/store.js';

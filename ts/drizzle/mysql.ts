@@ -4,10 +4,13 @@ import { asyncTransact } from './batch.js';
 import { dialect, type ColumnValues } from './dialect.js';
 import { mysqlJobs } from './mysql-core/jobs.js';
 import { mysqlKeys } from './mysql-core/keys.js';
+import { mysqlSearch } from './mysql-core/search.js';
 
 export * from './index.js';
 
 export { aleKeys, keyTable as aleKeysTable } from './mysql-core/keys.js';
+/** The FULLTEXT index a searchIndexColumn needs, as SQL for a migration (drizzle-kit cannot declare it). */
+export { searchIndexSql } from './mysql-core/search.js';
 
 declare module './dialect.js' {
   // This dialect's column builders, which the factory's columns are typed with.
@@ -16,7 +19,7 @@ declare module './dialect.js' {
   }
 }
 
-const d = dialect<'mysql'>(customType, { text: 'longtext', binary: 'longblob', index: 'char(43)' }, asyncTransact, mysqlKeys, mysqlJobs);
+const d = dialect<'mysql'>(customType, { text: 'longtext', binary: 'longblob', index: 'char(43)' }, asyncTransact, mysqlKeys, mysqlSearch, mysqlJobs);
 
 /** An encrypted string column (`longtext`; `longblob` with `storage: 'binary'`), bound to tenant:collection:field. */
 export const encryptedText = d.encryptedText;
@@ -24,6 +27,8 @@ export const encryptedText = d.encryptedText;
 export const encryptedJson = d.encryptedJson;
 /** A keyed blind index (`char(43)`) beside an encrypted column; it reads back a StoredIndex, which writes back unchanged. */
 export const blindIndexColumn = d.blindIndexColumn;
+/** The search tokens (`mediumtext`) of an encrypted text column, for searchContains, searchPrefix and searchWords, through its FULLTEXT index. */
+export const searchIndexColumn = d.searchIndexColumn;
 /** Encrypts the plaintext values of `options.columns` in place, batch by batch, resumably (docs/drizzle.md, "Migrating existing plaintext"). */
 export const migratePlaintext = d.migratePlaintext;
 /** Re-encrypts under the primary key of `options.keyRing` every value only a previous key opens; resumable. */

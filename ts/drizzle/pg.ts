@@ -4,10 +4,13 @@ import { asyncTransact } from './batch.js';
 import { dialect, type ColumnValues } from './dialect.js';
 import { pgJobs } from './pg-core/jobs.js';
 import { pgKeys } from './pg-core/keys.js';
+import { pgSearch } from './pg-core/search.js';
 
 export * from './index.js';
 
 export { aleKeys, keyTable as aleKeysTable } from './pg-core/keys.js';
+/** The GIN index of a searchIndexColumn, as SQL for a migration (drizzle-kit declares it too: `index(name).using('gin', column)`). */
+export { searchIndexSql } from './pg-core/search.js';
 
 declare module './dialect.js' {
   // This dialect's column builders, which the factory's columns are typed with.
@@ -16,7 +19,7 @@ declare module './dialect.js' {
   }
 }
 
-const d = dialect<'pg'>(customType, { text: 'text', binary: 'bytea', index: 'char(43)' }, asyncTransact, pgKeys, pgJobs);
+const d = dialect<'pg'>(customType, { text: 'text', binary: 'bytea', index: 'char(43)' }, asyncTransact, pgKeys, pgSearch, pgJobs);
 
 /** An encrypted string column (`text`; `bytea` with `storage: 'binary'`), bound to tenant:collection:field. */
 export const encryptedText = d.encryptedText;
@@ -24,6 +27,8 @@ export const encryptedText = d.encryptedText;
 export const encryptedJson = d.encryptedJson;
 /** A keyed blind index (`char(43)`) beside an encrypted column; it reads back a StoredIndex, which writes back unchanged. */
 export const blindIndexColumn = d.blindIndexColumn;
+/** The search tokens (`bigint[]`) of an encrypted text column, for searchContains, searchPrefix and searchWords, served by a GIN index. */
+export const searchIndexColumn = d.searchIndexColumn;
 /** Encrypts the plaintext values of `options.columns` in place, batch by batch, resumably (docs/drizzle.md, "Migrating existing plaintext"). */
 export const migratePlaintext = d.migratePlaintext;
 /** Re-encrypts under the primary key of `options.keyRing` every value only a previous key opens; resumable. */

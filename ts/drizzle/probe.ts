@@ -1,13 +1,16 @@
 // What a column says about itself when asked (asking.ts): an encrypted
-// column answers with its ColumnInfo, a blind-index column with its codec.
+// column answers with its ColumnInfo, a blind-index column with its codec,
+// a search index column with its codec and its dialect's SQL.
 import { codedError } from '../shared/errors.js';
 import type { FieldCodec } from './codec.js';
 import type { TenantKeys } from './keys/store.js';
 import type { Sealer } from './process-ring.js';
-import { ask, CODEC_PROBE, COLUMN_PROBE } from './asking.js';
+import { ask, CODEC_PROBE, COLUMN_PROBE, SEARCH_PROBE } from './asking.js';
+import type { SearchCodec } from './search/codec.js';
+import type { SearchSql } from './search/sql.js';
 import type { Storage } from './storage.js';
 
-export { CODEC_PROBE, COLUMN_PROBE };
+export { CODEC_PROBE, COLUMN_PROBE, SEARCH_PROBE };
 
 /**
  * What an encrypted column says about itself when its mapToDriverValue is
@@ -38,4 +41,19 @@ export function codecOf(column: unknown): FieldCodec {
     throw codedError('ALE_INVALID_INPUT', 'matchBlindIndex: the column is not a blindIndexColumn');
   }
   return codec as FieldCodec;
+}
+
+/** What a search index column answers: its codec, and how its dialect stores and finds tokens. */
+export interface SearchColumn {
+  codec: SearchCodec;
+  sql: SearchSql;
+}
+
+/** The SearchColumn of a searchIndexColumn, or a coded error naming `caller`. */
+export function searchColumnOf(column: unknown, caller: string): SearchColumn {
+  const answer = ask(column, SEARCH_PROBE) as SearchColumn | undefined;
+  if (typeof answer !== 'object' || answer === null || typeof answer.codec?.queries !== 'function') {
+    throw codedError('ALE_INVALID_INPUT', `${caller}: the column is not a searchIndexColumn`);
+  }
+  return answer;
 }

@@ -3,10 +3,13 @@ import { customType, type ConvertCustomConfig, type SQLiteCustomColumnBuilder } 
 import { sqliteTransact } from './batch.js';
 import { dialect, type ColumnValues } from './dialect.js';
 import { sqliteKeys } from './sqlite-core/keys.js';
+import { sqliteSearch } from './sqlite-core/search.js';
 
 export * from './index.js';
 
 export { aleKeys, keyTable as aleKeysTable } from './sqlite-core/keys.js';
+/** The FTS5 table, triggers and first fill that index a searchIndexColumn with `fts` (run once, in a migration). */
+export { searchIndexSql } from './sqlite-core/search.js';
 
 declare module './dialect.js' {
   // This dialect's column builders, which the factory's columns are typed with.
@@ -15,7 +18,7 @@ declare module './dialect.js' {
   }
 }
 
-const d = dialect<'sqlite'>(customType, { text: 'text', binary: 'blob', index: 'text' }, sqliteTransact, sqliteKeys);
+const d = dialect<'sqlite'>(customType, { text: 'text', binary: 'blob', index: 'text' }, sqliteTransact, sqliteKeys, sqliteSearch);
 
 /** An encrypted string column (`text`; `blob` with `storage: 'binary'`), bound to tenant:collection:field. */
 export const encryptedText = d.encryptedText;
@@ -23,6 +26,8 @@ export const encryptedText = d.encryptedText;
 export const encryptedJson = d.encryptedJson;
 /** A keyed blind index (`text`) beside an encrypted column; it reads back a StoredIndex, which writes back unchanged. */
 export const blindIndexColumn = d.blindIndexColumn;
+/** The search tokens (`text`) of an encrypted text column, for searchContains, searchPrefix and searchWords; with `fts`, found through that FTS5 table. */
+export const searchIndexColumn = d.searchIndexColumn;
 /** Encrypts the plaintext values of `options.columns` in place, batch by batch, resumably (docs/drizzle.md, "Migrating existing plaintext"). */
 export const migratePlaintext = d.migratePlaintext;
 /** Re-encrypts under the primary key of `options.keyRing` every value only a previous key opens; resumable. */

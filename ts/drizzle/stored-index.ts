@@ -1,4 +1,4 @@
-// What a derived column (a blind index today) reads back: an opaque value
+// What a derived column (a blind index, search tokens) reads back: an opaque value
 // that the column writes back unchanged. A CMS saves a document by reading a
 // row, spreading it and updating it; if the index came back as a plain
 // string, the column could not tell it from a plaintext to hash, would hash
@@ -34,7 +34,7 @@ export class StoredIndex extends String {
     Object.freeze(this);
   }
 
-  /** The stored hash (base64url). */
+  /** The stored form: a blind index's hash (base64url), or a search index's tokens. */
   get value(): string {
     return this.valueOf();
   }

@@ -8,6 +8,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { KeyRing } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
 import { processRing, type Sealer } from '../process-ring.js';
+import { processSearcher, type Searcher } from '../search/searcher.js';
 import { clock, type Entry, type TenantCache } from './cache.js';
 import { keyShredded } from './errors.js';
 
@@ -29,7 +30,7 @@ export interface SealerDeps {
   refresh(tenant: string): Promise<void>;
 }
 
-export function makeSealer(d: SealerDeps): Sealer {
+export function makeSealer(d: SealerDeps): Sealer & Searcher {
   const { cache, rings, times, readV1, use, refresh } = d;
   // Keys a shredded tenant's blind-index lookups are computed under: random, so they match nothing.
   const nowhereKey = randomBytes(32);
@@ -133,6 +134,20 @@ export function makeSealer(d: SealerDeps): Sealer {
         // no process-wide key configured: there are no v1-era indexes to match
       }
       return out;
+    },
+    // A shredded tenant's values are gone: nothing to index, and a query matches nothing.
+    searchTokens: (value, t, c, f, options) => (check(t), rings.searchTokens(value, t, c, f, options)),
+    searchQueries: (query, kind, t, c, f, options) => {
+      if (!indexable(t)) return [randomBytes(8)];
+      const sets = [rings.searchQuery(query, kind, t, c, f, options)];
+      // Rows not converted yet still hold the process-wide ring's tokens.
+      if (!readV1) return sets;
+      try {
+        sets.push(...processSearcher.searchQueries(query, kind, t, c, f, options));
+      } catch {
+        // no process-wide key configured: there are no v1-era tokens to match
+      }
+      return sets;
     },
   };
 }

@@ -7,6 +7,7 @@ import * as native from '../../../index.js';
 import type { KeyRing } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
 import type { Sealer } from '../process-ring.js';
+import type { Searcher } from '../search/searcher.js';
 import { withTenant as inTenantScope } from '../scope.js';
 import { useStore, type ScopeKeys } from '../key-stores.js';
 import { clock, startClock, TenantCache, type Entry } from './cache.js';
@@ -64,7 +65,7 @@ export class TenantKeys implements ScopeKeys {
   readonly #counts = new PendingCounts();
 
   /** What `keys` columns call: the tenant's ring from memory, or a coded error. */
-  readonly sealer: Sealer;
+  readonly sealer: Sealer & Searcher;
 
   /**
    * `db` and `options.kek` may be left out, and given to bind() at start-up:

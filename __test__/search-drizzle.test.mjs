@@ -1,0 +1,145 @@
+// Search through Drizzle on every dialect and driver this runtime has:
+// SQLite (node:sqlite behind sqlite-proxy and better-sqlite3 under Node,
+// bun:sqlite under Bun) with an FTS5 table, PostgreSQL (node-postgres,
+// postgres.js) with a GIN index, MariaDB (mysql2) with a FULLTEXT index.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import postgres from 'postgres';
+import mysql from 'mysql2/promise';
+import { sql } from 'drizzle-orm';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
+import { drizzle as drizzleMysql } from 'drizzle-orm/mysql2';
+import { integer as sqliteInteger, sqliteTable, text as sqliteText } from 'drizzle-orm/sqlite-core';
+import { integer as pgInteger, pgTable, text as pgText } from 'drizzle-orm/pg-core';
+import { int as mysqlInt, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
+import * as sqliteMod from '@sveltycms/ale/drizzle/sqlite';
+import * as pgMod from '@sveltycms/ale/drizzle/pg';
+import * as mysqlMod from '@sveltycms/ale/drizzle/mysql';
+import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
+import { searchSuite } from './search-suite.mjs';
+import { serverUrl } from './servers.mjs';
+
+/** The search table of every dialect: an id, the tenant, and two encrypted columns with their search tokens. */
+const columns = (m, { ring, fts }, { int, text }) => ({
+  id: int('id').primaryKey(),
+  tenantId: text('tenant_id').notNull(),
+  name: m.encryptedText('name', { collection: 'people', keyRing: ring }),
+  nameSearch: m.searchIndexColumn('name_search', { collection: 'people', field: 'name', keyRing: ring, fts: fts && `${fts}_name` }),
+  city: m.encryptedText('city', { collection: 'people', keyRing: ring }),
+  citySearch: m.searchIndexColumn('city_search', { collection: 'people', field: 'city', keyRing: ring, accents: true, fts: fts && `${fts}_city` }),
+});
+
+for (const driver of SQLITE_DRIVERS) {
+  const name = 'search_people';
+  searchSuite({
+    name: `sqlite (${driver}, FTS5)`,
+    mod: sqliteMod,
+    table: (m, rings) => sqliteTable(name, columns(m, { ...rings, fts: name }, { int: sqliteInteger, text: sqliteText })),
+    indexPlan: /VIRTUAL TABLE INDEX/,
+    async connect() {
+      const dir = mkdtempSync(join(tmpdir(), 'ale-search-'));
+      const s = await openSqlite(join(dir, 'search.db'), { driver });
+      return {
+        db: s.db,
+        async reset(table) {
+          s.exec(`CREATE TABLE ${name} (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, name TEXT, name_search TEXT, city TEXT, city_search TEXT)`);
+          for (const stmt of sqliteMod.searchIndexSql(table, table.nameSearch, `${name}_name`)) s.exec(stmt);
+          for (const stmt of sqliteMod.searchIndexSql(table, table.citySearch, `${name}_city`)) s.exec(stmt);
+        },
+        explain: async (query) => {
+          const { sql: text, params } = query.toSQL();
+          return JSON.stringify(await s.db.all(sql.raw(`EXPLAIN QUERY PLAN ${inline(text, params)}`)));
+        },
+        close() {
+          s.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  });
+}
+
+const pgUrl = serverUrl('PG_URL');
+if (pgUrl) {
+  const pgDrivers = {
+    'node-postgres': () => {
+      const pool = new pg.Pool({ connectionString: pgUrl, max: 2 });
+      return { db: drizzlePg(pool), query: (q) => pool.query(q).then((r) => r.rows), end: () => pool.end() };
+    },
+    'postgres.js': () => {
+      const client = postgres(pgUrl, { max: 2, onnotice: () => {} });
+      return { db: drizzlePostgresJs(client), query: (q) => client.unsafe(q), end: () => client.end() };
+    },
+  };
+  for (const [driver, open] of Object.entries(pgDrivers)) {
+    const name = `search_people_${driver.replace(/\W/g, '')}`;
+    searchSuite({
+      name: `pg (${driver}, GIN)`,
+      mod: pgMod,
+      table: (m, rings) => pgTable(name, columns(m, rings, { int: pgInteger, text: pgText })),
+      indexPlan: /Bitmap Index Scan on search_people\w*_name/,
+      async connect() {
+        const c = open();
+        return {
+          db: c.db,
+          async reset(table) {
+            await c.query(`DROP TABLE IF EXISTS ${name}`);
+            await c.query(`CREATE TABLE ${name} (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, name TEXT, name_search BIGINT[], city TEXT, city_search BIGINT[])`);
+            for (const stmt of pgMod.searchIndexSql(table, table.nameSearch, `${name}_name`)) await c.query(stmt);
+            for (const stmt of pgMod.searchIndexSql(table, table.citySearch, `${name}_city`)) await c.query(stmt);
+            await c.query(`ANALYZE ${name}`);
+          },
+          explain: async (query) => {
+            const { sql: text, params } = query.toSQL();
+            // enable_seqscan off: on a table this small the planner may scan; the plan still shows the index can serve the query
+            await c.query('SET enable_seqscan = off');
+            const rows = await c.query(`EXPLAIN ${inline(text, params, '$')}`);
+            await c.query('SET enable_seqscan = on');
+            return rows.map((r) => r['QUERY PLAN']).join('\n');
+          },
+          close: () => c.end(),
+        };
+      },
+    });
+  }
+}
+
+const mysqlUrl = serverUrl('MYSQL_URL');
+if (mysqlUrl) {
+  const name = 'search_people';
+  searchSuite({
+    name: 'mysql (MariaDB, mysql2, FULLTEXT)',
+    mod: mysqlMod,
+    table: (m, rings) => mysqlTable(name, columns(m, rings, { int: mysqlInt, text: (n) => varchar(n, { length: 64 }) })),
+    indexPlan: /"type":"fulltext"/,
+    async connect() {
+      const pool = mysql.createPool({ uri: mysqlUrl, connectionLimit: 2 });
+      return {
+        db: drizzleMysql(pool),
+        async reset(table) {
+          await pool.query(`DROP TABLE IF EXISTS ${name}`);
+          await pool.query(`CREATE TABLE ${name} (id INT PRIMARY KEY, tenant_id VARCHAR(64) NOT NULL, name LONGTEXT, name_search MEDIUMTEXT, city LONGTEXT, city_search MEDIUMTEXT)`);
+          for (const stmt of mysqlMod.searchIndexSql(table, table.nameSearch, `${name}_name`)) await pool.query(stmt);
+          for (const stmt of mysqlMod.searchIndexSql(table, table.citySearch, `${name}_city`)) await pool.query(stmt);
+        },
+        explain: async (query) => {
+          const { sql: text, params } = query.toSQL();
+          const [rows] = await pool.query(`EXPLAIN ${text}`, params);
+          return JSON.stringify(rows);
+        },
+        close: () => pool.end(),
+      };
+    },
+  });
+}
+
+/** `text` with its parameters written in, for EXPLAIN (the values are hex tokens and numbers). */
+function inline(text, params, style = '?') {
+  const literal = (v) => (typeof v === 'number' ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
+  if (style === '$') return text.replace(/\$(\d+)/g, (_, n) => literal(params[Number(n) - 1]));
+  let i = 0;
+  return text.replace(/\?/g, () => literal(params[i++]));
+}

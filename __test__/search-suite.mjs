@@ -1,0 +1,201 @@
+// Search through Drizzle against a plaintext oracle, on one dialect and
+// driver: 10,000 rows of a multi-script corpus under one tenant (and 500
+// under another, which no query may return), searchable columns with each
+// option, and 1,000 random queries of each kind whose exact pages must equal
+// the oracle's, row for row. The oracle is the definitions of docs/search.md
+// written again in plain JS over the normalized text (checked against
+// searchMatches on every row it returns and on random others). A dialect
+// test supplies its module, table builders and a connection.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { asc } from 'drizzle-orm';
+import { ale, SECRET, seeded } from './helpers.mjs';
+import { people } from './fixtures/corpus.mjs';
+
+export const ROWS = 10_000;
+const OTHER_TENANT_ROWS = 500;
+const QUERIES = 1_000;
+
+/**
+ * @param {object} d
+ * @param {string} d.name
+ * @param {any} d.mod  the '@sveltycms/ale/drizzle/<dialect>' module
+ * @param {(mod: any, options: { ring: any, fts?: string }) => any} d.table  the search table (id, tenant_id, name, name_search, city, city_search)
+ * @param {(table: any) => Promise<{ db: any, reset: (table: any) => Promise<void>, close: () => Promise<void> | void, explain?: (query: any) => Promise<string> }>} d.connect
+ */
+export function searchSuite(d) {
+  const { mod } = d;
+  const ring = new ale.KeyRing([SECRET]);
+  const table = d.table(mod, { ring });
+  const acme = people(ROWS, { seed: 7 });
+  const globex = people(OTHER_TENANT_ROWS, { seed: 7, firstId: ROWS + 1 });
+  let conn;
+  const insert = async (tenant, rows) => {
+    for (let at = 0; at < rows.length; at += 250) {
+      const batch = rows.slice(at, at + 250).map((p) => ({ id: p.id, tenantId: tenant, name: p.name, nameSearch: p.name, city: p.city, citySearch: p.city }));
+      await mod.withTenant(tenant, () => conn.db.insert(table).values(batch));
+    }
+  };
+  const COLUMNS = {
+    name: { search: () => table.nameSearch, accents: false },
+    city: { search: () => table.citySearch, accents: true },
+  };
+  const OPERATORS = { contains: mod.searchContains, prefix: mod.searchPrefix, words: mod.searchWords };
+  /** Each row's columns as the oracle reads them: normalized, with their words and where words start. */
+  const read = acme.map((p) => Object.fromEntries(Object.keys(COLUMNS).map((c) => [c, plainForm(ale.searchNormalize(p[c], COLUMNS[c].accents))])));
+  /** The plaintext answer: the ids of the tenant's rows whose value answers, in id order. */
+  const oracle = (column, query, kind) => {
+    const accents = COLUMNS[column].accents;
+    const test = plainTest(query, kind, (text) => ale.searchNormalize(text, accents));
+    const ids = [];
+    for (let i = 0; i < acme.length; i++) if (test(read[i][column])) ids.push(acme[i].id);
+    return ids;
+  };
+  /** The oracle and searchMatches agree on `ids` and on 20 random rows. */
+  const agree = (column, query, kind, ids, int) => {
+    const expected = new Set(ids);
+    const sample = [...ids.slice(0, 50), ...Array.from({ length: 20 }, () => acme[int(acme.length)].id)];
+    for (const id of sample) {
+      const p = acme[id - 1];
+      assert.equal(ale.searchMatches(p[column], query, kind, COLUMNS[column].accents), expected.has(id), `oracle and searchMatches differ: ${kind} ${JSON.stringify(query)} on ${JSON.stringify(p[column])}`);
+    }
+  };
+  const pageOf = (where, column, options) =>
+    mod.withTenant('acme', () =>
+      mod.searchPage((limit, offset) => conn.db.select().from(table).where(where).orderBy(asc(table.id)).limit(limit).offset(offset), { ...options, matches: (row) => where.matches(row[column]) }),
+    );
+
+  describe(`search through Drizzle: ${d.name}`, () => {
+    before(async () => {
+      conn = await d.connect(table);
+      await conn.reset(table);
+      await insert('acme', acme);
+      await insert('globex', globex);
+    });
+    after(async () => {
+      await conn?.close();
+    });
+
+    test(`${QUERIES} random queries (contains, prefix and words) over ${ROWS} multi-script rows: every exact page equals the plaintext oracle's (0 false positives, 0 false negatives)`, async () => {
+      const rand = seeded(`search-suite ${d.name}`);
+      const int = (n) => Math.floor(rand() * n);
+      const pick = (list) => list[int(list.length)];
+      const words = (text) => text.split(/[\s,<>@.]+/u).filter(Boolean);
+      const cut = (text, from, length) => Array.from(text).slice(from, from + length).join('');
+      const shout = (q) => (rand() < 0.25 ? q.toUpperCase() : q);
+      const makeQuery = (kind, value) => {
+        if (rand() < 0.15) value = pick(acme)[pick(['name', 'city'])]; // most likely elsewhere, or nowhere
+        const w = words(value);
+        if (kind === 'contains') return shout(cut(value, int(Array.from(value).length), 3 + int(8)));
+        if (kind === 'prefix') return shout(cut(rand() < 0.3 ? value : pick(w) ?? value, 0, 1 + int(8)));
+        const some = Array.from({ length: 1 + int(2) }, () => pick(w) ?? 'x');
+        if (rand() < 0.4) some[some.length - 1] = `${cut(some[some.length - 1], 0, 1 + int(5))}*`;
+        return shout(some.join(' '));
+      };
+      const done = { contains: 0, prefix: 0, words: 0 };
+      const total = () => done.contains + done.prefix + done.words;
+      let refusedByIndex = 0;
+      let whole = 0;
+      let matchedRows = 0;
+      const stats = { read: 0, refused: 0 };
+      while (total() < QUERIES) {
+        const kind = pick(Object.keys(done));
+        const column = pick(Object.keys(COLUMNS));
+        const person = pick(acme);
+        const query = makeQuery(kind, person[column]);
+        let where;
+        try {
+          where = await mod.withTenant('acme', async () => OPERATORS[kind](COLUMNS[column].search(), query));
+        } catch (e) {
+          // a query the index cannot serve (under 3 characters for contains, no word): refused, coded, before any SQL
+          assert.equal(e.code, 'ALE_INVALID_INPUT', `${kind} ${JSON.stringify(query)}: ${e.message}`);
+          refusedByIndex++;
+          continue;
+        }
+        const expected = oracle(column, query, kind);
+        agree(column, query, kind, expected, int);
+        const label = `${d.name}: ${kind} ${JSON.stringify(query)} on ${column}`;
+        const first = await pageOf(where, column, { limit: 10 });
+        assert.deepEqual(first.rows.map((r) => r.id), expected.slice(0, 10), `${label}, page 1`);
+        if (expected.length > 10) assert.notEqual(first.cursor, undefined, `${label}: more pages, so a cursor`);
+        if (expected.length < 10) assert.equal(first.cursor, undefined, `${label}: the last page, so no cursor`);
+        if (first.cursor !== undefined) {
+          const second = await pageOf(where, column, { limit: 10, cursor: first.cursor });
+          assert.deepEqual(second.rows.map((r) => r.id), expected.slice(10, 20), `${label}, page 2 by cursor`);
+          const skipped = await pageOf(where, column, { limit: 10, offset: 10 });
+          assert.deepEqual(skipped.rows.map((r) => r.id), expected.slice(10, 20), `${label}, page 2 by offset`);
+        }
+        // Every tenth query in full: the whole candidate set, tested.
+        if (total() % 10 === 0) {
+          const all = await pageOf(where, column, { limit: ROWS + OTHER_TENANT_ROWS });
+          assert.deepEqual(all.rows.map((r) => r.id), expected, `${label}, every match`);
+          stats.read += all.read;
+          stats.refused += all.refused;
+          whole++;
+        }
+        matchedRows += expected.length;
+        done[kind]++;
+      }
+      assert.ok(matchedRows > QUERIES, `the queries matched only ${matchedRows} rows in all: too few to test anything`);
+      assert.ok(Math.min(...Object.values(done)) > QUERIES / 5, `too few of one kind: ${JSON.stringify(done)}`);
+      console.log(
+        `# ${d.name}: ${QUERIES} queries compared ${JSON.stringify(done)} (${refusedByIndex} refused by the index first), ${whole} of them in full: ` +
+          `${stats.read} candidates, ${stats.refused} false positives removed (${((100 * stats.refused) / Math.max(1, stats.read)).toFixed(2)}%)`,
+      );
+    });
+
+    test("another tenant's rows are never candidates, and a query outside any tenant scope is refused", async () => {
+      const p = globex[3];
+      const where = await mod.withTenant('globex', async () => mod.searchWords(table.nameSearch, words1(p.name)));
+      const rows = await mod.withTenant('globex', () => conn.db.select().from(table).where(where));
+      assert.ok(rows.length >= 1 && rows.every((r) => r.tenantId === 'globex'), `${rows.length} rows`);
+      await assert.rejects(async () => mod.searchWords(table.nameSearch, 'müller'), { code: 'ALE_INVALID_CONTEXT' });
+    });
+
+    if (d.explain) {
+      test('the query plan uses the index', async () => {
+        const where = await mod.withTenant('acme', async () => mod.searchContains(table.nameSearch, 'müller'));
+        const plan = await conn.explain(conn.db.select({ id: table.id }).from(table).where(where).orderBy(asc(table.id)).limit(20));
+        assert.match(plan, d.indexPlan, plan);
+      });
+    }
+  });
+}
+
+// The oracle: docs/search.md's definitions over normalized text. A word is
+// a run of letters, digits and combining marks.
+const NOT_WORD = /[^\p{Alphabetic}\p{N}\p{M}]+/u;
+const WORD_CHAR = /^[\p{Alphabetic}\p{N}\p{M}]$/u;
+
+/** A normalized value: its text, its words, and the offsets where a word starts (and 0). */
+function plainForm(text) {
+  const starts = [0];
+  let before = '';
+  for (let i = 0; i < text.length; ) {
+    const ch = String.fromCodePoint(text.codePointAt(i));
+    if (i > 0 && WORD_CHAR.test(ch) && !WORD_CHAR.test(before)) starts.push(i);
+    before = ch;
+    i += ch.length;
+  }
+  return { text, words: text.split(NOT_WORD).filter(Boolean), starts };
+}
+
+/** Whether a plainForm answers `query` of `kind`; `fold` normalizes as the column does. */
+function plainTest(query, kind, fold) {
+  if (kind === 'contains') {
+    const q = fold(query);
+    return (v) => v.text.includes(q);
+  }
+  if (kind === 'prefix') {
+    const q = fold(query);
+    return (v) => v.starts.some((at) => v.text.startsWith(q, at));
+  }
+  const terms = query.split(/\s+/u).filter(Boolean).flatMap((term) => {
+    const prefix = term.endsWith('*');
+    const wanted = fold(prefix ? term.slice(0, -1) : term).split(NOT_WORD).filter(Boolean);
+    return wanted.map((w, i) => ({ w, prefix: prefix && i === wanted.length - 1 }));
+  });
+  return (v) => terms.every(({ w, prefix }) => (prefix ? v.words.some((x) => x.startsWith(w)) : v.words.includes(w)));
+}
+
+const words1 = (text) => text.split(/[\s,<>@.]+/u).filter(Boolean)[0];

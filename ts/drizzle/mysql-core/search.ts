@@ -1,0 +1,22 @@
+// Search tokens on MySQL and MariaDB: words of 16 hex digits in a
+// `mediumtext` column (a 4 KB value's trigrams pass `text`'s 64 KB), found
+// with MATCH … AGAINST in boolean mode, which needs the column's FULLTEXT
+// index (searchIndexSql(); drizzle-kit cannot declare one).
+import { sql, getTableName, type Column, type Table } from 'drizzle-orm';
+import { hexTokens, hexWords, type SearchSql } from '../search/sql.js';
+
+export const mysqlSearch: SearchSql = {
+  type: 'mediumtext',
+  store: hexWords,
+  read: (stored) => String(stored),
+  where(column, sets) {
+    const each = sets.map((set) => sql`match(${column}) against(${hexTokens(set).map((t) => `+${t}`).join(' ')} in boolean mode)`);
+    return sql`(${sql.join(each, sql` or `)})`;
+  },
+};
+
+/** The FULLTEXT index on search index column `column` of `table`, as SQL, for a migration. */
+export function searchIndexSql(table: Table, column: Column, name: string): string[] {
+  const q = (id: string) => `\`${id.replaceAll('`', '``')}\``;
+  return [`ALTER TABLE ${q(getTableName(table))} ADD FULLTEXT INDEX ${q(name)} (${q(column.name)})`];
+}

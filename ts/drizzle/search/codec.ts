@@ -1,0 +1,90 @@
+// A searchable column's codec (docs/search.md): binds the column to
+// tenant:collection:field and its searcher (a KeyRing, the process-wide
+// ring or a tenant key store), and gives a value's tokens, a query's token
+// sets and the exact test a decrypted value passes.
+import * as native from '../../../index.js';
+import type { SearchOptions } from '../../../index.js';
+import { codedError } from '../../shared/errors.js';
+import { fieldCodec, type ColumnOptionsBase, type EncryptedColumnOptions, type OnKeyRing, type OnTenantKeys } from '../codec.js';
+import { atColumn } from '../failures.js';
+import { processSearcher, ringSearcher, type QueryKind, type Searcher } from './searcher.js';
+
+/** Which indexes a searchable column keeps and how it folds text; all three indexes by default. */
+export interface SearchIndexes {
+  /** Trigrams, for `searchContains` (queries of 3 characters or more). Default true. */
+  contains?: boolean;
+  /** Word prefixes of up to 6 characters, for `searchPrefix` and `müll*` in `searchWords`. Default true. */
+  prefix?: boolean;
+  /** Whole words, for `searchWords`. Default true. */
+  words?: boolean;
+  /** Match without accents and other combining marks (`Muller` finds `Müller`). Default false. */
+  accents?: boolean;
+}
+
+/**
+ * The options of a search index column: the encrypted column's collection
+ * and field (tokens are bound to them), its ring or key store, the indexes,
+ * and on SQLite the FTS5 table that indexes the column (`fts`).
+ */
+export type SearchIndexOptions = Omit<ColumnOptionsBase, 'storage' | 'legacyPlaintext'> &
+  (OnKeyRing | OnTenantKeys) &
+  SearchIndexes & {
+    /** SQLite: the FTS5 table over this column that searchIndexSql() creates; without it a query scans the column. */
+    fts?: string;
+  };
+
+export interface SearchCodec {
+  readonly column: string;
+  readonly collection: string;
+  readonly field: string;
+  /** The SQLite FTS5 table that indexes the column, if any. */
+  readonly fts: string | undefined;
+  /** The tokens of `value` under the primary key, in the current tenant. */
+  tokens(value: string): Buffer;
+  /** The token sets of a query, one per key stored tokens may be under. */
+  queries(query: string, kind: QueryKind): Buffer[];
+  /** Whether a decrypted value answers the query: what removes the index's false positives. */
+  matches(value: string, query: string, kind: QueryKind): boolean;
+}
+
+const INDEX_OPTIONS = ['contains', 'prefix', 'words', 'accents'] as const;
+
+export function searchCodec(name: string, options: SearchIndexOptions): SearchCodec {
+  for (const refused of ['storage', 'legacyPlaintext'] as const) {
+    if ((options as EncryptedColumnOptions)?.[refused] !== undefined) {
+      throw codedError('ALE_INVALID_INPUT', `search index column "${name}": ${refused} applies to encrypted columns; a search index holds tokens`);
+    }
+  }
+  const base = fieldCodec(options?.field ?? name, options);
+  const search: SearchOptions = {};
+  for (const key of INDEX_OPTIONS) {
+    const value = options[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'boolean') throw codedError('ALE_INVALID_INPUT', `search index column "${name}": ${key} must be a boolean`);
+    search[key] = value;
+  }
+  if (search.contains === false && search.prefix === false && search.words === false) {
+    throw codedError('ALE_INVALID_INPUT', `search index column "${name}": keep at least one of contains, prefix and words`);
+  }
+  const { fts } = options;
+  if (fts !== undefined && (typeof fts !== 'string' || fts === '')) throw codedError('ALE_INVALID_INPUT', `search index column "${name}": fts must name the FTS5 table`);
+  const searcher: Searcher = options.keys?.sealer ?? (options.keyRing ? ringSearcher(options.keyRing) : processSearcher);
+  const { collection, field } = base;
+  const where = { column: name, collection, field };
+  const accents = search.accents ?? false;
+  return {
+    column: name,
+    collection,
+    field,
+    fts,
+    tokens(value) {
+      const t = base.tenant();
+      return atColumn(where, () => searcher.searchTokens(value, t, collection, field, search), t);
+    },
+    queries(query, kind) {
+      const t = base.tenant();
+      return atColumn(where, () => searcher.searchQueries(query, kind, t, collection, field, search), t);
+    },
+    matches: (value, query, kind) => native.searchMatches(value, query, kind, accents),
+  };
+}

@@ -1,0 +1,83 @@
+// Exact pages over candidates: the database returns the rows a search
+// condition finds, in the caller's order; the rows the exact test refuses
+// are dropped, and more candidates are read until the page is full or none
+// remain. What comes back equals the plaintext answer, page by page.
+import { codedError } from '../../shared/errors.js';
+
+export interface SearchPageOptions<Row> {
+  /** Rows per page. */
+  limit: number;
+  /** Matching rows to skip first (the candidates before them are read and tested). Default 0. */
+  offset?: number;
+  /** Where the previous page stopped (its `cursor`): continues without reading earlier candidates again. Not with `offset`. */
+  cursor?: number;
+  /** The exact test: whether a decrypted row answers, e.g. `(row) => where.matches(row.name)`. */
+  matches: (row: Row) => boolean;
+}
+
+export interface SearchPage<Row> {
+  rows: Row[];
+  /** The candidate position after this page: pass it as `cursor` for the next page. Undefined when no candidates remain. */
+  cursor: number | undefined;
+  /** Candidates read and how many of them the exact test refused (the index's false positives). */
+  read: number;
+  refused: number;
+}
+
+/** The first batch of candidates: the page and room for a few false positives. */
+const FIRST_BATCH = (limit: number) => limit + 8;
+/** The largest batch: false positives are rare, and a batch is decrypted whole. */
+const MAX_BATCH = 1_000;
+
+/**
+ * A page of `limit` rows that answer, in the order `fetch` gives them.
+ * `fetch(limit, offset)` runs the caller's query with the search condition,
+ * its order (make it total, such as ending with the primary key, so that
+ * pages neither skip nor repeat rows) and that limit and offset:
+ *
+ *   const where = searchContains(users.nameSearch, 'müll');
+ *   const page = await searchPage(
+ *     (limit, offset) => db.select().from(users).where(where).orderBy(users.id).limit(limit).offset(offset),
+ *     { limit: 20, matches: (row) => where.matches(row.name) },
+ *   );
+ */
+export async function searchPage<Row>(fetch: (limit: number, offset: number) => Promise<Row[]> | PromiseLike<Row[]>, options: SearchPageOptions<Row>): Promise<SearchPage<Row>> {
+  const { limit, matches } = options ?? ({} as SearchPageOptions<Row>);
+  if (!Number.isInteger(limit) || limit < 1) throw codedError('ALE_INVALID_INPUT', 'searchPage: options.limit must be a positive integer');
+  if (typeof matches !== 'function') throw codedError('ALE_INVALID_INPUT', 'searchPage: options.matches must be the exact test, e.g. (row) => where.matches(row.name)');
+  if (options.offset !== undefined && options.cursor !== undefined) throw codedError('ALE_INVALID_INPUT', 'searchPage: give offset or cursor, not both');
+  for (const name of ['offset', 'cursor'] as const) {
+    const n = options[name];
+    if (n !== undefined && (!Number.isInteger(n) || n < 0)) throw codedError('ALE_INVALID_INPUT', `searchPage: options.${name} must be a whole number`);
+  }
+  let skip = options.offset ?? 0;
+  let position = options.cursor ?? 0;
+  let batch = FIRST_BATCH(limit);
+  const page: SearchPage<Row> = { rows: [], cursor: undefined, read: 0, refused: 0 };
+  for (;;) {
+    const rows = await fetch(batch, position);
+    if (!Array.isArray(rows)) throw codedError('ALE_INVALID_INPUT', 'searchPage: fetch must resolve to the rows of the query');
+    for (let i = 0; i < rows.length; i++) {
+      page.read++;
+      if (!matches(rows[i])) {
+        page.refused++;
+        continue;
+      }
+      if (skip > 0) {
+        skip--;
+        continue;
+      }
+      page.rows.push(rows[i]);
+      if (page.rows.length === limit) {
+        // Full: the next page starts after this row, unless it was the last one there is.
+        const next = position + i + 1;
+        page.cursor = i + 1 < rows.length || rows.length === batch ? next : undefined;
+        return page;
+      }
+    }
+    position += rows.length;
+    if (rows.length < batch) return page;
+    // Skipping or many refused: read more at a time.
+    batch = Math.min(MAX_BATCH, batch * 2);
+  }
+}

@@ -1,0 +1,65 @@
+// What makes a searchable column's tokens (docs/search.md): a KeyRing, the
+// process-wide ring, or a tenant key store. Each gives a value's tokens
+// under its primary key, and a query's tokens under every key that may have
+// made a stored value's: while a re-index runs, rows hold the tokens of the
+// previous key or of the new one, and a query looks for both.
+import * as native from '../../../index.js';
+import type { KeyRing, SearchOptions } from '../../../index.js';
+import type { CodedError } from '../../shared/errors.js';
+
+export type QueryKind = 'contains' | 'prefix' | 'words';
+
+export interface Searcher {
+  /** The tokens a value stores: sorted, distinct, 8 bytes each. */
+  searchTokens(value: string, tenantId: string, collectionId: string, fieldName: string, options: SearchOptions): Buffer;
+  /** One token set per key a stored value's tokens may be under, primary first: a value matches when it holds every token of one set. */
+  searchQueries(query: string, kind: QueryKind, tenantId: string, collectionId: string, fieldName: string, options: SearchOptions): Buffer[];
+}
+
+/** A KeyRing's tokens: every secret of the ring, primary first. */
+export function ringSearcher(ring: KeyRing): Searcher {
+  return {
+    searchTokens: (value, t, c, f, options) => ring.searchTokens(value, t, c, f, options),
+    searchQueries: (query, kind, t, c, f, options) => Array.from({ length: ring.size }, (_, secret) => ring.searchQuery(query, kind, t, c, f, { ...options, secret })),
+  };
+}
+
+const notInitialized = (e: unknown) => (e as CodedError)?.code === 'ALE_NOT_INITIALIZED';
+
+/**
+ * The process-wide ring's tokens, with the ring read from the environment on
+ * first use as the columns do (process-ring.ts). Its previous secrets
+ * (ENCRYPTION_KEY_PREVIOUS) are queried too; the functions give no count of
+ * them, so the loop stops at the first index the ring refuses.
+ */
+export const processSearcher: Searcher = {
+  searchTokens(value, t, c, f, options) {
+    try {
+      return native.searchTokens(value, t, c, f, options);
+    } catch (e) {
+      if (!notInitialized(e)) throw e;
+    }
+    native.initKeyRing();
+    return native.searchTokens(value, t, c, f, options);
+  },
+  searchQueries(query, kind, t, c, f, options) {
+    let primary: Buffer;
+    try {
+      primary = native.searchQuery(query, kind, t, c, f, options);
+    } catch (e) {
+      if (!notInitialized(e)) throw e;
+      native.initKeyRing();
+      primary = native.searchQuery(query, kind, t, c, f, options);
+    }
+    const sets = [primary];
+    // A ring holds at most a handful of secrets; an index past the last is ALE_INVALID_INPUT.
+    for (let secret = 1; ; secret++) {
+      try {
+        sets.push(native.searchQuery(query, kind, t, c, f, { ...options, secret }));
+      } catch (e) {
+        if ((e as CodedError)?.code === 'ALE_INVALID_INPUT') return sets;
+        throw e;
+      }
+    }
+  },
+};

@@ -1,0 +1,43 @@
+// How a dialect stores search tokens and asks for them (sqlite-core,
+// pg-core and mysql-core each give one), and the helpers they share.
+import type { Column, SQL } from 'drizzle-orm';
+import type { SearchCodec } from './codec.js';
+
+export interface SearchSql {
+  /** The column's SQL type. */
+  type: string;
+  /** A value's tokens (8 bytes each) as the column stores them. */
+  store(tokens: Buffer): string;
+  /** What the driver reads back, as `store` wrote it. */
+  read(stored: unknown): string;
+  /** The rows that hold every token of at least one set: the candidates. */
+  where(column: Column, sets: Buffer[], codec: SearchCodec): SQL;
+}
+
+/**
+ * The most tokens of one set a query asks the database for. Any subset of a
+ * query's tokens finds every row the whole set finds (and perhaps more,
+ * which the exact test removes), so a long query costs a bounded lookup;
+ * 16 tokens of 64 bits leave no room for chance matches in practice.
+ */
+export const MAX_QUERY_TOKENS = 16;
+
+/** The tokens of `set` as 16 hex digits each, at most MAX_QUERY_TOKENS, spread over the set. */
+export function hexTokens(set: Buffer): string[] {
+  const count = set.length / 8;
+  const step = count > MAX_QUERY_TOKENS ? count / MAX_QUERY_TOKENS : 1;
+  const out: string[] = [];
+  for (let i = 0; i < Math.min(count, MAX_QUERY_TOKENS); i++) {
+    const at = Math.floor(i * step) * 8;
+    out.push(set.toString('hex', at, at + 8));
+  }
+  return out;
+}
+
+/** Tokens as words of 16 hex digits, separated by spaces: what SQLite FTS5 and MySQL FULLTEXT index. */
+export function hexWords(tokens: Buffer): string {
+  const hex = tokens.toString('hex');
+  let out = '';
+  for (let at = 0; at < hex.length; at += 16) out += (at === 0 ? '' : ' ') + hex.slice(at, at + 16);
+  return out;
+}

@@ -1,0 +1,43 @@
+// Search tokens on SQLite: words of 16 hex digits in a `text` column, found
+// through the column's FTS5 table when it has one (searchIndexSql() makes
+// it, with the triggers that keep it), else by scanning the column.
+import { sql, getTableName, type Column, type Table } from 'drizzle-orm';
+import { hexTokens, hexWords, type SearchSql } from '../search/sql.js';
+
+export const sqliteSearch: SearchSql = {
+  type: 'text',
+  store: hexWords,
+  read: (stored) => String(stored),
+  where(column, sets, codec) {
+    if (codec.fts !== undefined) {
+      // FTS5's query language: each set's tokens ANDed, the sets ORed. Tokens are quoted: a bare word could read as a keyword.
+      const match = sets.map((set) => `(${hexTokens(set).map((t) => `"${t}"`).join(' AND ')})`).join(' OR ');
+      const fts = sql.identifier(codec.fts);
+      return sql`${sql.identifier(getTableName(column.table as Table))}.rowid in (select rowid from ${fts} where ${fts} match ${match})`;
+    }
+    // A token is 16 hex digits between spaces, so a hit of `instr` is the whole token.
+    const each = sets.map((set) => sql`(${sql.join(hexTokens(set).map((t) => sql`instr(${column}, ${t}) > 0`), sql` and `)})`);
+    return sql`(${sql.join(each, sql` or `)})`;
+  },
+};
+
+/**
+ * The statements that give search index column `column` of `table` an FTS5
+ * table named `fts`, kept by triggers, and fill it from the rows already
+ * there: run them once, in a migration (drizzle-kit cannot declare a
+ * virtual table or a trigger). The FTS5 table holds no text, only the
+ * tokens' doclists (`content=` the table itself), without positions
+ * (`detail=none`): a token query needs none.
+ */
+export function searchIndexSql(table: Table, column: Column, fts: string): string[] {
+  const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
+  const [t, c, f] = [q(getTableName(table)), q(column.name), q(fts)];
+  const trigger = (what: string) => q(`${fts}_${what}`);
+  return [
+    `CREATE VIRTUAL TABLE ${f} USING fts5(${c}, content=${t}, content_rowid='rowid', detail=none, tokenize='ascii')`,
+    `CREATE TRIGGER ${trigger('insert')} AFTER INSERT ON ${t} BEGIN INSERT INTO ${f}(rowid, ${c}) VALUES (new.rowid, new.${c}); END`,
+    `CREATE TRIGGER ${trigger('delete')} AFTER DELETE ON ${t} BEGIN INSERT INTO ${f}(${f}, rowid, ${c}) VALUES ('delete', old.rowid, old.${c}); END`,
+    `CREATE TRIGGER ${trigger('update')} AFTER UPDATE OF ${c} ON ${t} BEGIN INSERT INTO ${f}(${f}, rowid, ${c}) VALUES ('delete', old.rowid, old.${c}); INSERT INTO ${f}(rowid, ${c}) VALUES (new.rowid, new.${c}); END`,
+    `INSERT INTO ${f}(${f}) VALUES ('rebuild')`,
+  ];
+}
