@@ -150,6 +150,12 @@ test('docs/search.md: the example finds the value by its tokens and by the exact
   assert.equal(runExample('search.mjs', example('search')).trim(), 'true true');
 });
 
+test('docs/search.md: the Drizzle example finds rows by contains, prefix and words, in exact pages', () => {
+  const out = runExample('search-drizzle.mjs', sqliteExample('search-drizzle'));
+  // Bun prints strings in arrays with double quotes, Node with single ones
+  assert.deepEqual(out.trim().replaceAll('"', "'").split('\n'), ["[ 'Jürgen Müller', 'MÜLLER GmbH' ]", "[ 'Anna Schmidt' ]", "[ 'Jürgen Müller' ]"]);
+});
+
 test('docs/sveltycms.md: the drop-in example runs', () => {
   const out = runExample('sveltycms.mjs', example('sveltycms'));
   assert.deepEqual(out.trim().split('\n'), ['true true', 'Hello 1', 'title ALE_AUTH_FAILED', 'null']);

@@ -24,7 +24,7 @@ export function ringSearcher(ring: KeyRing): Searcher {
   };
 }
 
-const notInitialized = (e: unknown) => (e as CodedError)?.code === 'ALE_NOT_INITIALIZED';
+const isNotInitialized = (e: unknown) => (e as CodedError)?.code === 'ALE_NOT_INITIALIZED';
 
 /**
  * The process-wide ring's tokens, with the ring read from the environment on
@@ -37,7 +37,7 @@ export const processSearcher: Searcher = {
     try {
       return native.searchTokens(value, t, c, f, options);
     } catch (e) {
-      if (!notInitialized(e)) throw e;
+      if (!isNotInitialized(e)) throw e;
     }
     native.initKeyRing();
     return native.searchTokens(value, t, c, f, options);
@@ -47,7 +47,7 @@ export const processSearcher: Searcher = {
     try {
       primary = native.searchQuery(query, kind, t, c, f, options);
     } catch (e) {
-      if (!notInitialized(e)) throw e;
+      if (!isNotInitialized(e)) throw e;
       native.initKeyRing();
       primary = native.searchQuery(query, kind, t, c, f, options);
     }
