@@ -9,7 +9,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { asc } from 'drizzle-orm';
-import { ale, SECRET, seeded } from './helpers.mjs';
+import { ale, OLD_SECRET, SECRET, seeded } from './helpers.mjs';
 import { people } from './fixtures/corpus.mjs';
 
 export const ROWS = 10_000;
@@ -20,13 +20,14 @@ const QUERIES = 1_000;
  * @param {object} d
  * @param {string} d.name
  * @param {any} d.mod  the '@sveltycms/ale/drizzle/<dialect>' module
- * @param {(mod: any, options: { ring: any, fts?: string }) => any} d.table  the search table (id, tenant_id, name, name_search, city, city_search)
+ * @param {(mod: any, options: { ring: any, name: string }) => any} d.table  a search table named after `name` (id, tenant_id, name, name_search, city, city_search), its columns on `ring`
  * @param {(table: any) => Promise<{ db: any, reset: (table: any) => Promise<void>, close: () => Promise<void> | void, explain?: (query: any) => Promise<string> }>} d.connect
+ * @param {boolean} [d.concurrentReads]  false: the index is not transactional for readers (InnoDB FULLTEXT), so no query runs while rows are rewritten
  */
 export function searchSuite(d) {
   const { mod } = d;
   const ring = new ale.KeyRing([SECRET]);
-  const table = d.table(mod, { ring });
+  const table = d.table(mod, { ring, name: 'search_people' });
   const acme = people(ROWS, { seed: 7 });
   const globex = people(OTHER_TENANT_ROWS, { seed: 7, firstId: ROWS + 1 });
   let conn;
@@ -150,6 +151,100 @@ export function searchSuite(d) {
       const rows = await mod.withTenant('globex', () => conn.db.select().from(table).where(where));
       assert.ok(rows.length >= 1 && rows.every((r) => r.tenantId === 'globex'), `${rows.length} rows`);
       await assert.rejects(async () => mod.searchWords(table.nameSearch, 'müller'), { code: 'ALE_INVALID_CONTEXT' });
+    });
+
+    test('reindexSearch builds the index of rows written without one, and rotates the search key online: queries stay exact before, during and after', async () => {
+      const rand = seeded(`search-suite rotation ${d.name}`);
+      const [oldRing, bothRings, newRing] = [new ale.KeyRing([OLD_SECRET]), new ale.KeyRing([SECRET, OLD_SECRET]), new ale.KeyRing([SECRET])];
+      const [before, during, afterwards] = [oldRing, bothRings, newRing].map((r) => d.table(mod, { ring: r, name: 'search_rot' }));
+      const rows = people(600, { seed: 11 });
+      await conn.reset(before);
+      // Written before the column had an index: the tokens are NULL.
+      await mod.withTenant('acme', () => conn.db.insert(before).values(rows.map((p) => ({ id: p.id, tenantId: 'acme', name: p.name, city: p.city }))));
+      const reindex = (t, extra = {}) =>
+        mod.reindexSearch(conn.db, { table: t, key: t.id, tenant: { column: t.tenantId }, batchSize: 100, columns: [{ source: t.name, index: t.nameSearch }, { source: t.city, index: t.citySearch }], ...extra });
+      const built = await reindex(before);
+      assert.deepEqual([built.scanned, built.written, built.skipped], [600, 1200, 0]);
+      assert.deepEqual([(await reindex(before)).written, (await reindex(before)).skipped], [0, 1200]);
+      const texts = new Map(rows.map((p) => [p.id, p]));
+      /** Five random queries on `t`, each equal to the plaintext answer over `texts`. */
+      const exact = async (t, when) => {
+        for (let i = 0; i < 5; i++) {
+          const p = rows[Math.floor(rand() * rows.length)];
+          const word = p.name.split(/[\s<>@.,]+/u).filter(Boolean)[0];
+          for (const [kind, query] of [['words', word], ['prefix', word.slice(0, 3)], ['contains', Array.from(p.name).slice(1, 5).join('')]]) {
+            let where;
+            try {
+              where = await mod.withTenant('acme', async () => ({ contains: mod.searchContains, prefix: mod.searchPrefix, words: mod.searchWords })[kind](t.nameSearch, query));
+            } catch (e) {
+              assert.equal(e.code, 'ALE_INVALID_INPUT');
+              continue;
+            }
+            const test = plainTest(query, kind, (text) => ale.searchNormalize(text));
+            const expected = [...texts.values()].filter((r) => test(plainForm(ale.searchNormalize(r.name)))).map((r) => r.id).sort((a, b) => a - b);
+            const page = await mod.withTenant('acme', () =>
+              mod.searchPage((limit, offset) => conn.db.select().from(t).where(where).orderBy(asc(t.id)).limit(limit).offset(offset), { limit: 1000, matches: (row) => where.matches(row.name) }),
+            );
+            assert.deepEqual(page.rows.map((r) => r.id), expected, `${when}: ${kind} ${JSON.stringify(query)}`);
+          }
+        }
+      };
+      await exact(before, 'after building the index');
+      // The ring gains a new primary secret: the rows' tokens are under the previous one, new writes under the new one.
+      const added = people(20, { seed: 12, firstId: 1001 });
+      await mod.withTenant('acme', () => conn.db.insert(during).values(added.map((p) => ({ id: p.id, tenantId: 'acme', name: p.name, nameSearch: p.name, city: p.city, citySearch: p.city }))));
+      for (const p of added) texts.set(p.id, p);
+      rows.push(...added);
+      await exact(during, 'once the ring has a new primary');
+      let checks = 0;
+      const rotated = await reindex(during, { onProgress: () => void checks++ });
+      assert.equal(rotated.written, 1200, 'every row but the new ones, both columns');
+      assert.equal(rotated.skipped, 40);
+      await exact(during, 'after the rotation, on the ring of both');
+      // Only the new key now (its values rotated too): every row's tokens are under it.
+      await mod.rotateKeys(conn.db, { table: during, key: during.id, tenant: { column: during.tenantId }, keyRing: bothRings, columns: [{ column: during.name }, { column: during.city }] });
+      await exact(afterwards, 'on the new key alone');
+      assert.equal(checks, 7);
+    });
+
+    test('a rotation of the search key stopped halfway leaves every query exact, and queries that run while it goes on stay exact', async () => {
+      const rand = seeded(`search-suite half ${d.name}`);
+      const [oldRing, bothRings] = [new ale.KeyRing([OLD_SECRET]), new ale.KeyRing([SECRET, OLD_SECRET])];
+      const [before, during] = [oldRing, bothRings].map((r) => d.table(mod, { ring: r, name: 'search_half' }));
+      const rows = people(300, { seed: 13 });
+      await conn.reset(before);
+      await mod.withTenant('acme', () => conn.db.insert(before).values(rows.map((p) => ({ id: p.id, tenantId: 'acme', name: p.name, nameSearch: p.name, city: p.city, citySearch: p.city }))));
+      const queries = rows.map((p) => p.name.split(/[\s<>@.,]+/u).filter(Boolean)[0]);
+      let compared = 0;
+      const check = async (when) => {
+        for (let i = 0; i < 4; i++) {
+          const query = queries[Math.floor(rand() * queries.length)];
+          const where = await mod.withTenant('acme', async () => mod.searchWords(during.nameSearch, query));
+          const test = plainTest(query, 'words', (text) => ale.searchNormalize(text));
+          const expected = rows.filter((r) => test(plainForm(ale.searchNormalize(r.name)))).map((r) => r.id);
+          const got = await mod.withTenant('acme', () => conn.db.select({ id: during.id, name: during.name }).from(during).where(where).orderBy(asc(during.id)));
+          assert.deepEqual(got.filter((r) => where.matches(r.name)).map((r) => r.id), expected, `words ${JSON.stringify(query)} ${when}`);
+          compared++;
+        }
+      };
+      const reindex = (onProgress) =>
+        mod.reindexSearch(conn.db, { table: during, key: during.id, tenant: 'acme', batchSize: 50, columns: [{ source: during.name, index: during.nameSearch }], onProgress });
+      // Stopped after two batches: 100 rows hold the new key's tokens, 200 the previous key's.
+      const stop = new Error('stop');
+      let batches = 0;
+      await assert.rejects(
+        reindex(() => {
+          if (++batches === 2) throw stop;
+        }),
+        (e) => e === stop,
+      );
+      for (let i = 0; i < 10; i++) await check('with the rotation stopped halfway');
+      // Resumed; onProgress is not awaited, so each batch queues queries that run while the next batches are written.
+      let pending = Promise.resolve();
+      const progress = await reindex(d.concurrentReads === false ? undefined : () => void (pending = pending.then(() => check('while the rotation runs'))));
+      await pending;
+      assert.equal(progress.written, 200);
+      assert.ok(compared >= 40, `${compared} comparisons`);
     });
 
     if (d.explain) {

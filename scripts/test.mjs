@@ -115,6 +115,12 @@ const suites = [
     count: (out) => last(out, /ℹ pass (\d+)[\s\S]*?ℹ fail (\d+)/g),
   },
   {
+    name: 'online rotation of the search key: two reindexSearch workers on PostgreSQL while queries run (Node 24)',
+    cmd: join(bin, 'node'),
+    args: ['--test', '--test-reporter=spec', '__test__/search-rotation.check.mjs'],
+    count: (out) => last(out, /ℹ pass (\d+)[\s\S]*?ℹ fail (\d+)/g),
+  },
+  {
     name: 'the SvelteKit 3 example from packed tarballs (vite build with no key, node build, bun build/index.js, vite dev)',
     cmd: join(bin, 'node'),
     args: ['--test', '--test-reporter=spec', '__test__/sveltekit.check.mjs'],

@@ -10,6 +10,7 @@ import type { KeyTableSpec } from './keys/table.js';
 import type { JobTableSpec } from './jobs/table.js';
 import { CODEC_PROBE, codecOf, COLUMN_PROBE, SEARCH_PROBE, type ColumnInfo, type SearchColumn } from './probe.js';
 import { searchCodec, type SearchIndexOptions } from './search/codec.js';
+import { searchReindexer } from './search/reindex.js';
 import type { SearchSql } from './search/sql.js';
 import { storageOf, type Storage } from './storage.js';
 import { StoredIndex, storedIndexOf } from './stored-index.js';
@@ -126,6 +127,7 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
       return column<string | StoredIndex>(name, search.type, toDriver, (stored: unknown) => new StoredIndex(search.read(stored))) as BuilderOf<D, TName, string | StoredIndex, 'text'>;
     },
     ...batchHelpers(transact, jobs),
+    reindexSearch: searchReindexer(transact, jobs),
     convertToTenantKeys: tenantConversion(transact, jobs),
     /**
      * The tenant key store of `db`: each tenant's data and index keys, wrapped

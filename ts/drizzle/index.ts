@@ -16,6 +16,7 @@ export { searchPage } from './search/page.js';
 export type { SearchCondition } from './search/operators.js';
 export type { SearchPage, SearchPageOptions } from './search/page.js';
 export type { SearchIndexOptions, SearchIndexes } from './search/codec.js';
+export type { ReindexOptions, SearchIndexPair } from './search/reindex.js';
 export { localKek } from './keys/kek.js';
 export { transitKek } from './keys/transit.js';
 export { TenantKeys } from './keys/store.js';

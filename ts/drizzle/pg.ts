@@ -37,5 +37,7 @@ export const rotateKeys = d.rotateKeys;
 export const convertStorage = d.convertStorage;
 /** Moves every value of `keys` columns (and their blind indexes) under each tenant's active data key; resumable. */
 export const convertToTenantKeys = d.convertToTenantKeys;
+/** Writes each row's search tokens again from its text, under the primary key; resumable: builds an index, and finishes a rotation of the search key. */
+export const reindexSearch = d.reindexSearch;
 /** The tenant key store: `tenantKeys(db, { kek })`, or `tenantKeys()` in a schema module bound with `keys.bind(db, { kek })` at start-up. */
 export const tenantKeys = d.tenantKeys;

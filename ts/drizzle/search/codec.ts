@@ -7,6 +7,7 @@ import type { SearchOptions } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
 import { fieldCodec, type ColumnOptionsBase, type EncryptedColumnOptions, type OnKeyRing, type OnTenantKeys } from '../codec.js';
 import { atColumn } from '../failures.js';
+import type { TenantKeys } from '../keys/store.js';
 import { processSearcher, ringSearcher, type QueryKind, type Searcher } from './searcher.js';
 
 /** Which indexes a searchable column keeps and how it folds text; all three indexes by default. */
@@ -39,8 +40,10 @@ export interface SearchCodec {
   readonly field: string;
   /** The SQLite FTS5 table that indexes the column, if any. */
   readonly fts: string | undefined;
-  /** The tokens of `value` under the primary key, in the current tenant. */
-  tokens(value: string): Buffer;
+  /** The tenant key store of a column with `keys`. */
+  readonly keys: TenantKeys | undefined;
+  /** The tokens of `value` under the primary key, in `tenant` (default: the column's, or the scope's). */
+  tokens(value: string, tenant?: string): Buffer;
   /** The token sets of a query, one per key stored tokens may be under. */
   queries(query: string, kind: QueryKind): Buffer[];
   /** Whether a decrypted value answers the query: what removes the index's false positives. */
@@ -77,8 +80,9 @@ export function searchCodec(name: string, options: SearchIndexOptions): SearchCo
     collection,
     field,
     fts,
-    tokens(value) {
-      const t = base.tenant();
+    keys: options.keys,
+    tokens(value, tenant) {
+      const t = tenant ?? base.tenant();
       return atColumn(where, () => searcher.searchTokens(value, t, collection, field, search), t);
     },
     queries(query, kind) {
