@@ -247,6 +247,42 @@ export function searchSuite(d) {
       assert.ok(compared >= 40, `${compared} comparisons`);
     });
 
+    test('searchLeakage counts, per tenant, what the tokens show: distinct tokens, the most frequent one, equal token sets, and warns past its thresholds', async () => {
+      const t = d.table(mod, { ring, name: 'search_leak' });
+      await conn.reset(t);
+      const same = 'Jürgen Müller <j@acme.test>';
+      const acmeRows = [...Array.from({ length: 60 }, () => same), ...people(90, { seed: 17 }).map((p) => `${p.name.split(' <')[0]} <x@acme.test>`)];
+      const globexRows = people(20, { seed: 18 }).map((p) => p.name);
+      const values = (tenant, list, first) => list.map((name, i) => ({ id: first + i, tenantId: tenant, name, nameSearch: i === 5 ? null : name }));
+      await mod.withTenant('acme', () => conn.db.insert(t).values(values('acme', acmeRows, 1)));
+      await mod.withTenant('globex', () => conn.db.insert(t).values(values('globex', globexRows, 1001)));
+      const reports = await mod.searchLeakage(conn.db, { table: t, key: t.id, index: t.nameSearch, tenant: { column: t.tenantId }, batchSize: 64 });
+      assert.deepEqual(reports.map((r) => [r.tenant, r.rows, r.indexed]), [['acme', 150, 149], ['globex', 20, 19]]);
+      // The same figures from the tokens themselves, made here.
+      for (const [r, tenant, list] of [[reports[0], 'acme', acmeRows], [reports[1], 'globex', globexRows]]) {
+        const counts = new Map();
+        const sets = new Map();
+        list.forEach((v, i) => {
+          if (i === 5) return;
+          const hex = ring.searchTokens(v, tenant, 'people', 'name').toString('hex');
+          sets.set(hex, (sets.get(hex) ?? 0) + 1);
+          for (let at = 0; at < hex.length; at += 16) counts.set(hex.slice(at, at + 16), (counts.get(hex.slice(at, at + 16)) ?? 0) + 1);
+        });
+        assert.equal(r.distinct, counts.size, `${tenant}: distinct`);
+        assert.equal(r.tokens, [...counts.values()].reduce((a, b) => a + b, 0), `${tenant}: tokens`);
+        assert.equal(r.topTokenShare, Math.max(...counts.values()) / (list.length - 1), `${tenant}: top`);
+        assert.equal(r.equalSetShare, [...sets.values()].filter((n) => n > 1).reduce((a, b) => a + b, 0) / (list.length - 1), `${tenant}: equal sets`);
+        assert.match(r.summary, new RegExp(`tenant "${tenant}"`));
+        assert.ok(!r.summary.includes('Müller') && !r.summary.includes('acme.test'), 'the report names no value');
+      }
+      assert.equal(reports[0].topTokenShare, 1);
+      assert.deepEqual(reports[0].warnings.map((w) => w.code), ['ALE_LEAK_COMMON_TOKEN', 'ALE_LEAK_EQUAL_VALUES']);
+      // 19 names with e-mail addresses: few rows, all different; a gram such as "com" may well pass the common threshold too
+      assert.ok(reports[1].warnings.some((w) => w.code === 'ALE_LEAK_FEW_ROWS'));
+      assert.ok(!reports[1].warnings.some((w) => w.code === 'ALE_LEAK_EQUAL_VALUES'));
+      await assert.rejects(mod.searchLeakage(conn.db, { table: t, key: t.id, index: t.name, tenant: 'acme' }), { code: 'ALE_INVALID_INPUT' });
+    });
+
     if (d.explain) {
       test('the query plan uses the index', async () => {
         const where = await mod.withTenant('acme', async () => mod.searchContains(table.nameSearch, 'müller'));

@@ -10,6 +10,7 @@ import type { KeyTableSpec } from './keys/table.js';
 import type { JobTableSpec } from './jobs/table.js';
 import { CODEC_PROBE, codecOf, COLUMN_PROBE, SEARCH_PROBE, type ColumnInfo, type SearchColumn } from './probe.js';
 import { searchCodec, type SearchIndexOptions } from './search/codec.js';
+import { leakageReporter } from './search/leakage.js';
 import { searchReindexer } from './search/reindex.js';
 import type { SearchSql } from './search/sql.js';
 import { storageOf, type Storage } from './storage.js';
@@ -128,6 +129,7 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
     },
     ...batchHelpers(transact, jobs),
     reindexSearch: searchReindexer(transact, jobs),
+    searchLeakage: leakageReporter(transact),
     convertToTenantKeys: tenantConversion(transact, jobs),
     /**
      * The tenant key store of `db`: each tenant's data and index keys, wrapped

@@ -17,6 +17,7 @@ export type { SearchCondition } from './search/operators.js';
 export type { SearchPage, SearchPageOptions } from './search/page.js';
 export type { SearchIndexOptions, SearchIndexes } from './search/codec.js';
 export type { ReindexOptions, SearchIndexPair } from './search/reindex.js';
+export type { LeakageOptions, LeakageReport, LeakageWarning } from './search/leakage.js';
 export { localKek } from './keys/kek.js';
 export { transitKek } from './keys/transit.js';
 export { TenantKeys } from './keys/store.js';

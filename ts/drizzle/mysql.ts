@@ -39,5 +39,7 @@ export const convertStorage = d.convertStorage;
 export const convertToTenantKeys = d.convertToTenantKeys;
 /** Writes each row's search tokens again from its text, under the primary key; resumable: builds an index, and finishes a rotation of the search key. */
 export const reindexSearch = d.reindexSearch;
+/** What a search index column's tokens show an observer of the database, per tenant, measured on the rows, with warnings past documented thresholds. */
+export const searchLeakage = d.searchLeakage;
 /** The tenant key store: `tenantKeys(db, { kek })`, or `tenantKeys()` in a schema module bound with `keys.bind(db, { kek })` at start-up. */
 export const tenantKeys = d.tenantKeys;

@@ -9,6 +9,7 @@ export const mysqlSearch: SearchSql = {
   type: 'mediumtext',
   store: hexWords,
   read: (stored) => String(stored),
+  list: (stored) => (stored === '' ? [] : stored.split(' ')),
   where(column, sets) {
     const each = sets.map((set) => sql`match(${column}) against(${hexTokens(set).map((t) => `+${t}`).join(' ')} in boolean mode)`);
     return sql`(${sql.join(each, sql` or `)})`;

@@ -17,6 +17,7 @@ export const pgSearch: SearchSql = {
   store: arrayLiteral,
   // Both drivers hand back an array of strings.
   read: (stored) => (Array.isArray(stored) ? `{${stored.join(',')}}` : String(stored)),
+  list: (stored) => (stored === '{}' ? [] : stored.slice(1, -1).split(',')),
   where(column, sets) {
     const each = sets.map((set) => sql`${column} @> ${arrayLiteral(Buffer.from(hexTokens(set).join(''), 'hex'))}::bigint[]`);
     return sql`(${sql.join(each, sql` or `)})`;

@@ -10,6 +10,8 @@ export interface SearchSql {
   store(tokens: Buffer): string;
   /** What the driver reads back, as `store` wrote it. */
   read(stored: unknown): string;
+  /** The tokens of a value `read` gave, one string each (the same token, the same string). */
+  list(stored: string): string[];
   /** The rows that hold every token of at least one set: the candidates. */
   where(column: Column, sets: Buffer[], codec: SearchCodec): SQL;
 }

@@ -8,6 +8,7 @@ export const sqliteSearch: SearchSql = {
   type: 'text',
   store: hexWords,
   read: (stored) => String(stored),
+  list: (stored) => (stored === '' ? [] : stored.split(' ')),
   where(column, sets, codec) {
     if (codec.fts !== undefined) {
       // FTS5's query language: each set's tokens ANDed, the sets ORed. Tokens are quoted: a bare word could read as a keyword.
