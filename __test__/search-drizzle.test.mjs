@@ -22,21 +22,24 @@ import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
 import { searchSuite } from './search-suite.mjs';
 import { serverUrl } from './servers.mjs';
 
-/** The search table of every dialect: an id, the tenant, and two encrypted columns with their search tokens. */
-const columns = (m, { ring, fts }, { int, text }) => ({
-  id: int('id').primaryKey(),
-  tenantId: text('tenant_id').notNull(),
-  name: m.encryptedText('name', { collection: 'people', keyRing: ring }),
-  nameSearch: m.searchIndexColumn('name_search', { collection: 'people', field: 'name', keyRing: ring, fts: fts && `${fts}_name` }),
-  city: m.encryptedText('city', { collection: 'people', keyRing: ring }),
-  citySearch: m.searchIndexColumn('city_search', { collection: 'people', field: 'city', keyRing: ring, accents: true, fts: fts && `${fts}_city` }),
-});
+/** The search table of every dialect: an id, the tenant, and two encrypted columns with their search tokens, on `ring`, on a tenant key store (`keys`), or on the process-wide ring (neither). */
+const columns = (m, { ring, keys, fts }, { int, text }) => {
+  const on = keys ? { keys } : ring ? { keyRing: ring } : {};
+  return {
+    id: int('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    name: m.encryptedText('name', { collection: 'people', ...on }),
+    nameSearch: m.searchIndexColumn('name_search', { collection: 'people', field: 'name', ...on, fts: fts && `${fts}_name` }),
+    city: m.encryptedText('city', { collection: 'people', ...on }),
+    citySearch: m.searchIndexColumn('city_search', { collection: 'people', field: 'city', ...on, accents: true, fts: fts && `${fts}_city` }),
+  };
+};
 
 for (const driver of SQLITE_DRIVERS) {
   searchSuite({
     name: `sqlite (${driver}, FTS5)`,
     mod: sqliteMod,
-    table: (m, { ring, name }) => sqliteTable(name, columns(m, { ring, fts: name }, { int: sqliteInteger, text: sqliteText })),
+    table: (m, { ring, keys, name }) => sqliteTable(name, columns(m, { ring, keys, fts: name }, { int: sqliteInteger, text: sqliteText })),
     indexPlan: /VIRTUAL TABLE INDEX/,
     async connect() {
       const dir = mkdtempSync(join(tmpdir(), 'ale-search-'));
@@ -78,7 +81,7 @@ if (pgUrl) {
     searchSuite({
       name: `pg (${driver}, GIN)`,
       mod: pgMod,
-      table: (m, { ring, name }) => pgTable(`${name}_${driver.replace(/\W/g, '')}`, columns(m, { ring }, { int: pgInteger, text: pgText })),
+      table: (m, { ring, keys, name }) => pgTable(`${name}_${driver.replace(/\W/g, '')}`, columns(m, { ring, keys }, { int: pgInteger, text: pgText })),
       indexPlan: /Bitmap Index Scan on search_people\w*_name/,
       async connect() {
         const c = open();
@@ -115,7 +118,7 @@ if (mysqlUrl) {
     // InnoDB's FULLTEXT index is not transactional for readers: a query that runs while a commit
     // rewrites a row's indexed column can miss that row (docs/search.md, "Per dialect").
     concurrentReads: false,
-    table: (m, { ring, name }) => mysqlTable(name, columns(m, { ring }, { int: mysqlInt, text: (n) => varchar(n, { length: 64 }) })),
+    table: (m, { ring, keys, name }) => mysqlTable(name, columns(m, { ring, keys }, { int: mysqlInt, text: (n) => varchar(n, { length: 64 }) })),
     indexPlan: /"type":"fulltext"/,
     async connect() {
       const pool = mysql.createPool({ uri: mysqlUrl, connectionLimit: 2 });

@@ -8,7 +8,7 @@
 // test supplies its module, table builders and a connection.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { asc } from 'drizzle-orm';
+import { asc, sql } from 'drizzle-orm';
 import { ale, OLD_SECRET, SECRET, seeded } from './helpers.mjs';
 import { people } from './fixtures/corpus.mjs';
 
@@ -20,7 +20,7 @@ const QUERIES = 1_000;
  * @param {object} d
  * @param {string} d.name
  * @param {any} d.mod  the '@sveltycms/ale/drizzle/<dialect>' module
- * @param {(mod: any, options: { ring: any, name: string }) => any} d.table  a search table named after `name` (id, tenant_id, name, name_search, city, city_search), its columns on `ring`
+ * @param {(mod: any, options: { ring?: any, keys?: any, name: string }) => any} d.table  a search table named after `name` (id, tenant_id, name, name_search, city, city_search), its columns on `ring`, on the tenant key store `keys`, or on the process-wide ring
  * @param {(table: any) => Promise<{ db: any, reset: (table: any) => Promise<void>, close: () => Promise<void> | void, explain?: (query: any) => Promise<string> }>} d.connect
  * @param {boolean} [d.concurrentReads]  false: the index is not transactional for readers (InnoDB FULLTEXT), so no query runs while rows are rewritten
  */
@@ -245,6 +245,63 @@ export function searchSuite(d) {
       await pending;
       assert.equal(progress.written, 200);
       assert.ok(compared >= 40, `${compared} comparisons`);
+    });
+
+    test("convertToTenantKeys moves search tokens under each tenant's index key: queries stay exact before and after, another tenant's tokens differ, and a shred leaves nothing to find", async () => {
+      ale.initKeyRing([SECRET]);
+      const keyTable = `search_keys_${d.name.toLowerCase().replace(/[^a-z0-9]+/g, '_')}`.slice(0, 48);
+      const keys = mod.tenantKeys(conn.db, { kek: 'search-kek-0123456789-abcdefghijklmnop', table: keyTable, changeCheckEveryMs: 0, flushEveryMs: 0 });
+      try {
+        // a key table of this test's own, empty: the tenants' keys are made afresh
+        await (conn.db.execute ? conn.db.execute(sql.raw(`DROP TABLE IF EXISTS ${keyTable}`)) : conn.db.run(sql.raw(`DROP TABLE IF EXISTS ${keyTable}`)));
+        await keys.ready();
+        const [v1, keyed] = [d.table(mod, { name: 'search_conv' }), d.table(mod, { keys, name: 'search_conv' })];
+        await conn.reset(v1);
+        const rows = people(200, { seed: 19 });
+        const tenantOf = (p) => (p.id % 4 === 0 ? 'globex' : 'acme');
+        for (const tenant of ['acme', 'globex']) {
+          const mine = rows.filter((p) => tenantOf(p) === tenant);
+          await mod.withTenant(tenant, () => conn.db.insert(v1).values(mine.map((p) => ({ id: p.id, tenantId: tenant, name: p.name, nameSearch: p.name, city: p.city, citySearch: p.city }))));
+        }
+        const answer = async (t, tenant, query) => {
+          const where = await mod.withTenant(tenant, async () => mod.searchWords(t.nameSearch, query));
+          const got = await mod.withTenant(tenant, () => conn.db.select().from(t).where(where).orderBy(asc(t.id)));
+          return got.filter((r) => where.matches(r.name)).map((r) => r.id);
+        };
+        const oracle = (tenant, query) => rows.filter((p) => tenantOf(p) === tenant && ale.searchMatches(p.name, query, 'words')).map((p) => p.id);
+        const queries = rows.slice(0, 12).map((p) => [tenantOf(p), p.name.split(/[\s<>@.,]+/u).filter(Boolean)[0]]);
+        // Before: the rows hold the process-wide ring's tokens, which a keys column still looks up while it reads v1 values.
+        for (const [tenant, q] of queries) assert.deepEqual(await answer(keyed, tenant, q), oracle(tenant, q), `before: ${tenant} ${q}`);
+        const options = {
+          table: keyed,
+          key: keyed.id,
+          tenant: { column: keyed.tenantId },
+          keys,
+          batchSize: 64,
+          columns: [{ column: keyed.name }, { column: keyed.city }],
+          indexes: [{ index: keyed.nameSearch, source: keyed.name }, { index: keyed.citySearch, source: keyed.city }],
+        };
+        const first = await mod.convertToTenantKeys(conn.db, options);
+        assert.equal(first.written, 800, 'both columns and both indexes of 200 rows');
+        assert.equal((await mod.convertToTenantKeys(conn.db, options)).written, 0);
+        for (const [tenant, q] of queries) assert.deepEqual(await answer(keyed, tenant, q), oracle(tenant, q), `after: ${tenant} ${q}`);
+        // The stored tokens are the tenant's: the store's own searcher makes them, and another tenant's differ.
+        const [stored] = await mod.withTenant('acme', () => conn.db.select().from(keyed).where(sql`${keyed.id} = 1`));
+        const mine = await mod.withTenant('acme', async () => keys.sealer.searchTokens(rows[0].name, 'acme', 'people', 'name', {}));
+        assert.ok(String(stored.nameSearch).length > 0);
+        assert.notEqual(mine.toString('hex'), ale.searchTokens(rows[0].name, 'acme', 'people', 'name').toString('hex'));
+        // After a shred, a query of the tenant looks up one random token: nothing is found, and nothing needs decrypting.
+        await keys.shred('acme');
+        const [tenant, q] = queries.find(([t]) => t === 'acme');
+        assert.ok(oracle(tenant, q).length > 0);
+        assert.deepEqual(await answer(keyed, tenant, q), []);
+        const shredded = keys.sealer.searchQueries(q, 'words', 'acme', 'people', 'name', {});
+        assert.deepEqual(shredded.map((set) => set.length), [8]);
+        const [other, otherQuery] = queries.find(([t]) => t === 'globex');
+        assert.deepEqual(await answer(keyed, other, otherQuery), oracle(other, otherQuery), 'another tenant is untouched');
+      } finally {
+        await keys.close();
+      }
     });
 
     test('searchLeakage counts, per tenant, what the tokens show: distinct tokens, the most frequent one, equal token sets, and warns past its thresholds', async () => {

@@ -59,8 +59,8 @@ export function ddl(fts, valueType = 'TEXT') {
   ];
 }
 
-/** The `content_nodes` table (see `ddl`) with `data` as the value column. */
-export function contentNodes(data) {
+/** The `content_nodes` table (see `ddl`) with `data` as the value column, and `extra` columns after it (bench/search.mjs's search index). */
+export function contentNodes(data, extra = {}) {
   return sqliteTable('content_nodes', {
     _id: text('_id').primaryKey(),
     path: text('path').notNull(),
@@ -70,6 +70,7 @@ export function contentNodes(data) {
     name: text('name').notNull(),
     description: text('description'),
     data,
+    ...extra,
     metadata: text('metadata'),
     tenantId: text('tenantId').notNull(),
     createdAt: integer('createdAt').notNull(),

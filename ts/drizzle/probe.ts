@@ -49,11 +49,15 @@ export interface SearchColumn {
   sql: SearchSql;
 }
 
+/** The SearchColumn of a searchIndexColumn, or undefined for any other column. */
+export function searchColumn(column: unknown): SearchColumn | undefined {
+  const answer = ask(column, SEARCH_PROBE) as SearchColumn | undefined;
+  return typeof answer === 'object' && answer !== null && typeof answer.codec?.queries === 'function' ? answer : undefined;
+}
+
 /** The SearchColumn of a searchIndexColumn, or a coded error naming `caller`. */
 export function searchColumnOf(column: unknown, caller: string): SearchColumn {
-  const answer = ask(column, SEARCH_PROBE) as SearchColumn | undefined;
-  if (typeof answer !== 'object' || answer === null || typeof answer.codec?.queries !== 'function') {
-    throw codedError('ALE_INVALID_INPUT', `${caller}: the column is not a searchIndexColumn`);
-  }
+  const answer = searchColumn(column);
+  if (answer === undefined) throw codedError('ALE_INVALID_INPUT', `${caller}: the column is not a searchIndexColumn`);
   return answer;
 }

@@ -1,8 +1,8 @@
 // The conversion to tenant keys: every value of a table's `keys` columns
 // that is not under its tenant's active data key (a v1 value of the
 // process-wide ring, or a v2 value under a decrypt-only key) is sealed again
-// under it, and the blind indexes beside them are recomputed under the
-// tenant's index key. It runs on the batched, resumable loop of
+// under it, and the blind indexes and search tokens beside them are
+// recomputed under the tenant's index key. It runs on the batched, resumable loop of
 // migratePlaintext and rotateKeys.
 import * as native from '../../../index.js';
 import { getTableName, type Column, type Table } from 'drizzle-orm';
@@ -12,13 +12,13 @@ import { atColumn } from '../failures.js';
 import type { JobTableSpec } from '../jobs/table.js';
 import { runJob, type LeaseOptions } from '../leases.js';
 import { loadingTenants, type Cell, type LoopOptions, type Plan, type Progress, type RowUpdate } from '../operations.js';
-import { codecOf, columnInfo } from '../probe.js';
+import { codecOf, columnInfo, searchColumn, type SearchColumn } from '../probe.js';
 import { bytesOnly, textOnly, type Storage } from '../storage.js';
 import type { TenantKeys } from './store.js';
 
-/** A blind-index column and the encrypted column whose plaintext it indexes. */
+/** A blind-index or search index column and the encrypted column whose plaintext it indexes. */
 export interface IndexSpec {
-  /** A blindIndexColumn with `keys`. */
+  /** A blindIndexColumn or searchIndexColumn with `keys`. */
   index: Column;
   /** One of the `columns` being converted. */
   source: Column;
@@ -37,7 +37,7 @@ export interface TenantConversionOptions extends LoopOptions {
   keys: TenantKeys;
   /** The encrypted columns (with `keys`) to convert. */
   columns: ColumnSpec[];
-  /** Blind-index columns to recompute from their source's plaintext. */
+  /** Blind-index and search index columns to recompute from their source's plaintext. */
   indexes?: IndexSpec[];
 }
 
@@ -47,8 +47,8 @@ interface Cells {
   storage: Storage[];
   where: { table: string; column: string; collection: string }[];
   context: { collection: string; field: string }[];
-  /** For each index: its column's position among the cells, and its source's. */
-  indexes: { at: number; source: number; collection: string; field: string }[];
+  /** For each index: its column's position among the cells, and its source's; `search` for a search index column. */
+  indexes: { at: number; source: number; collection: string; field: string; search?: SearchColumn }[];
 }
 
 /** Whether `cell` is a v2 value naming `keyId`: nothing to do for it. A malformed value is not, and its decryption says why. */
@@ -80,11 +80,15 @@ function plan(keys: TenantKeys, cells: Cells): Plan {
     };
     const updates: RowUpdate[] = [];
     // Index updates first: each expects its source as read, which the source's own update changes.
-    for (const { at, source, collection, field } of cells.indexes) {
-      const stored = row.cells[at];
+    for (const { at, source, collection, field, search } of cells.indexes) {
+      // A search index's tokens as the driver reads them back, in the form the column writes them.
+      const stored = search && row.cells[at] !== null ? search.sql.read(row.cells[at]) : row.cells[at];
       const from = row.cells[source];
       if (from === null) continue;
-      const next = atColumn({ ...cells.where[at], rowKey: row.key }, () => sealer.blindIndex(plaintextOf(source, from), t, collection, field));
+      const next = atColumn({ ...cells.where[at], rowKey: row.key }, () => {
+        const text = plaintextOf(source, from);
+        return search ? search.sql.store(search.codec.tokens(text, t)) : sealer.blindIndex(text, t, collection, field);
+      });
       if (next === stored) progress.skipped++;
       else updates.push({ key: row.key, set: [[at, next]], expect: [[at, stored], [source, from]] });
     }
@@ -143,7 +147,8 @@ export function tenantConversion(transact: Transact, jobs: JobTableSpec | undefi
       cells.context.push({ collection: cell.collection, field: cell.field });
     }
     indexes.forEach(({ index, source }, j) => {
-      const codec = codecOf(index);
+      const search = searchColumn(index);
+      const codec = search?.codec ?? codecOf(index);
       if (codec.keys !== keys) throw notThisStore((index as { name: string }).name);
       const at = columns.length + j;
       const from = columns.findIndex((c) => c.column === source);
@@ -151,7 +156,7 @@ export function tenantConversion(transact: Transact, jobs: JobTableSpec | undefi
       cells.storage.push('text');
       cells.where.push({ table: tableName, column: (index as { name: string }).name, collection: codec.collection });
       cells.context.push({ collection: codec.collection, field: codec.field });
-      cells.indexes.push({ at, source: from, collection: codec.collection, field: codec.field });
+      cells.indexes.push({ at, source: from, collection: codec.collection, field: codec.field, search });
     });
     const driver = drizzleDriver(db, table, key, [...columns.map((c) => c.column), ...indexes.map((i) => i.index)], options.tenant, transact);
     return runJob(db, jobs, loadingTenants(driver, (t) => keys.load(t)), options, plan(keys, cells));

@@ -11,8 +11,12 @@ export const sqliteSearch: SearchSql = {
   list: (stored) => (stored === '' ? [] : stored.split(' ')),
   where(column, sets, codec) {
     if (codec.fts !== undefined) {
-      // FTS5's query language: each set's tokens ANDed, the sets ORed. Tokens are quoted: a bare word could read as a keyword.
-      const match = sets.map((set) => `(${hexTokens(set).map((t) => `"${t}"`).join(' AND ')})`).join(' OR ');
+      // FTS5's query language: each set's tokens ANDed, the sets ORed, in
+      // this column only (the FTS5 table may index other columns too, as
+      // the CMS's content search does). Tokens and the column are quoted: a
+      // bare word could read as a keyword.
+      const any = sets.map((set) => `(${hexTokens(set).map((t) => `"${t}"`).join(' AND ')})`).join(' OR ');
+      const match = `"${column.name.replaceAll('"', '""')}" : (${any})`;
       const fts = sql.identifier(codec.fts);
       return sql`${sql.identifier(getTableName(column.table as Table))}.rowid in (select rowid from ${fts} where ${fts} match ${match})`;
     }
@@ -28,14 +32,15 @@ export const sqliteSearch: SearchSql = {
  * there: run them once, in a migration (drizzle-kit cannot declare a
  * virtual table or a trigger). The FTS5 table holds no text, only the
  * tokens' doclists (`content=` the table itself), without positions
- * (`detail=none`): a token query needs none.
+ * (`detail=column`: a token query needs none, and the column filter of
+ * every query needs the column).
  */
 export function searchIndexSql(table: Table, column: Column, fts: string): string[] {
   const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
   const [t, c, f] = [q(getTableName(table)), q(column.name), q(fts)];
   const trigger = (what: string) => q(`${fts}_${what}`);
   return [
-    `CREATE VIRTUAL TABLE ${f} USING fts5(${c}, content=${t}, content_rowid='rowid', detail=none, tokenize='ascii')`,
+    `CREATE VIRTUAL TABLE ${f} USING fts5(${c}, content=${t}, content_rowid='rowid', detail=column, tokenize='ascii')`,
     `CREATE TRIGGER ${trigger('insert')} AFTER INSERT ON ${t} BEGIN INSERT INTO ${f}(rowid, ${c}) VALUES (new.rowid, new.${c}); END`,
     `CREATE TRIGGER ${trigger('delete')} AFTER DELETE ON ${t} BEGIN INSERT INTO ${f}(${f}, rowid, ${c}) VALUES ('delete', old.rowid, old.${c}); END`,
     `CREATE TRIGGER ${trigger('update')} AFTER UPDATE OF ${c} ON ${t} BEGIN INSERT INTO ${f}(${f}, rowid, ${c}) VALUES ('delete', old.rowid, old.${c}); INSERT INTO ${f}(rowid, ${c}) VALUES (new.rowid, new.${c}); END`,
