@@ -31,7 +31,12 @@ export class StoredIndex extends String {
   constructor(stored: string) {
     super(stored);
     Object.defineProperty(this, STORED, { value: true });
-    Object.freeze(this);
+    // Not Object.freeze: freezing a String object freezes each of its
+    // characters as a property, which JavaScriptCore does one by one. A
+    // search index of 7 KB took 1.2-1.5 ms to read back on Bun 1.4.5 (0.6 us
+    // on Node); nothing can be added to it all the same, and its value and
+    // brand cannot change.
+    Object.preventExtensions(this);
   }
 
   /** The stored form: a blind index's hash (base64url), or a search index's tokens. */
