@@ -39,7 +39,7 @@ for (const driver of SQLITE_DRIVERS) {
   searchSuite({
     name: `sqlite (${driver}, FTS5)`,
     mod: sqliteMod,
-    table: (m, { ring, keys, name }) => sqliteTable(name, columns(m, { ring, keys, fts: name }, { int: sqliteInteger, text: sqliteText })),
+    table: (m, { ring, keys, name, scan }) => sqliteTable(name, columns(m, { ring, keys, fts: scan ? undefined : name }, { int: sqliteInteger, text: sqliteText })),
     indexPlan: /VIRTUAL TABLE INDEX/,
     async connect() {
       const dir = mkdtempSync(join(tmpdir(), 'ale-search-'));

@@ -83,11 +83,13 @@ if (url) {
       assert.equal(results.reduce((n, r) => n + r.done.written, 0), ROWS, 'each row re-indexed once, by one worker or the other');
       assert.ok(results.every((r) => r.batches > 0), `both workers took ranges: ${results.map((r) => r.batches)}`);
       assert.ok(compared >= 20, `only ${compared} queries ran during the rotation`);
-      // Every row's tokens are now under the new secret: a ring of it alone finds them all.
+      // Every row's tokens are now under the new secret: a ring of it alone finds them all (and has none to write).
       const [{ n }] = await client.unsafe(`SELECT count(*)::int AS n FROM ${TABLE}`);
       assert.equal(n, ROWS);
       await mod.rotateKeys(db, { table: during, key: during.id, tenant: { column: during.tenantId }, keyRing: new ale.KeyRing([SECRET, OLD_SECRET]), columns: [{ column: during.name }] });
       for (let i = 0; i < 30; i++) await query(afterwards, 'on the new key alone');
+      const again = await mod.reindexSearch(db, { table: afterwards, key: afterwards.id, tenant: { column: afterwards.tenantId }, columns: [{ source: afterwards.name, index: afterwards.nameSearch }] });
+      assert.deepEqual([again.written, again.skipped], [0, ROWS], "a re-index on the new secret alone finds every row's tokens under it");
       console.log(`# ${compared} queries compared while the workers ran (${results.map((r) => r.batches).join(' + ')} batches)`);
     } finally {
       await client.end();

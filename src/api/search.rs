@@ -209,7 +209,7 @@ unsafe fn query_of(
     options: Option<Unknown>,
 ) -> Result<sys::napi_value> {
     // SAFETY: forwarded.
-    let (options, kind, text) = guard(|| unsafe {
+    let (options, kind, mut text) = guard(|| unsafe {
         Ok((
             read_options(raw, options.map(|o| o.raw()))?,
             read_kind(raw, kind)?,
@@ -217,7 +217,7 @@ unsafe fn query_of(
         ))
     })?;
     // SAFETY: forwarded.
-    unsafe {
+    let made = unsafe {
         with_context(raw, ctx, |_, c| {
             let column = rings
                 .serve(c, |r| r.column_tokens(options.secret, c))
@@ -233,7 +233,10 @@ unsafe fn query_of(
             .map_err(to_js)?;
             tokens_to_buffer(raw, &tokens)
         })
-    }
+    };
+    // The query is plaintext, as a value is (tokens_of wipes its copy too).
+    zeroize::Zeroize::zeroize(&mut text);
+    made
 }
 
 /// `text` in the form search matches on (NFKC, full case folding; without

@@ -32,10 +32,10 @@ export class StoredIndex extends String {
     super(stored);
     Object.defineProperty(this, STORED, { value: true });
     // Not Object.freeze: freezing a String object freezes each of its
-    // characters as a property, which JavaScriptCore does one by one. A
-    // search index of 7 KB took 1.2-1.5 ms to read back on Bun 1.4.5 (0.6 us
-    // on Node); nothing can be added to it all the same, and its value and
-    // brand cannot change.
+    // characters as a property, which JavaScriptCore does one by one, so a
+    // search index of a few KB took milliseconds to read back on Bun
+    // (docs/performance.md, "Search"). Nothing can be added to it all the
+    // same, and its value and brand cannot change.
     Object.preventExtensions(this);
   }
 

@@ -8,7 +8,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { KeyRing } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
 import { processRing, type Sealer } from '../process-ring.js';
-import { processSearcher, type Searcher } from '../search/searcher.js';
+import { processRingConfigured, processSearcher, type Searcher } from '../search/searcher.js';
 import { clock, type Entry, type TenantCache } from './cache.js';
 import { keyShredded } from './errors.js';
 
@@ -140,13 +140,11 @@ export function makeSealer(d: SealerDeps): Sealer & Searcher {
     searchQueries: (query, kind, t, c, f, options) => {
       if (!indexable(t)) return [randomBytes(8)];
       const sets = [rings.searchQuery(query, kind, t, c, f, options)];
-      // Rows not converted yet still hold the process-wide ring's tokens.
-      if (!readV1) return sets;
-      try {
-        sets.push(...processSearcher.searchQueries(query, kind, t, c, f, options));
-      } catch {
-        // no process-wide key configured: there are no v1-era tokens to match
-      }
+      // Rows not converted yet still hold the process-wide ring's tokens;
+      // with no process-wide key configured, there are none. Any other
+      // failure is thrown: skipping it would miss those rows.
+      if (!readV1 || !processRingConfigured()) return sets;
+      sets.push(...processSearcher.searchQueries(query, kind, t, c, f, options));
       return sets;
     },
   };

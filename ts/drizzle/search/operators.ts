@@ -2,6 +2,7 @@
 // the candidate rows (every row that answers, and perhaps a few that do
 // not), and carries the exact test that removes the others once decrypted.
 import type { Column, SQL } from 'drizzle-orm';
+import { codedError } from '../../shared/errors.js';
 import { searchColumnOf } from '../probe.js';
 import type { QueryKind } from './searcher.js';
 
@@ -15,9 +16,13 @@ export type SearchCondition = SQL & {
 
 function condition(column: Column, query: string, kind: QueryKind, caller: string): SearchCondition {
   const { codec, sql } = searchColumnOf(column, caller);
-  const where = sql.where(column, codec.queries(query, kind), codec);
+  const sets = codec.queries(query, kind);
+  if (sets.length === 0 || sets.some((set) => set.length === 0)) throw codedError('ALE_INVALID_INPUT', `${caller}: the column's ring gave no tokens to look up`);
+  const where = sql.where(column, sets, codec);
   const matches = (value: string | null | undefined) => typeof value === 'string' && codec.matches(value, query, kind);
-  return Object.assign(where, { query, kind, matches });
+  // Not enumerable: a condition that is logged or inspected shows no search term.
+  Object.defineProperty(where, 'query', { value: query });
+  return Object.assign(where, { kind, matches }) as SearchCondition;
 }
 
 /** Rows whose value contains `query` (3 characters or more), on the normalized form. */

@@ -38,8 +38,9 @@ export function searchReindexer(transact: Transact, jobs: JobTableSpec | undefin
    * its text's tokens under the primary key (a NULL text gets a NULL
    * index), by compare-and-set on both cells: a row the application
    * changed since it was read is left as the application wrote it.
-   * Idempotent; done when a run reports `written: 0`. Rows still holding
-   * plaintext fail: run migratePlaintext first.
+   * Idempotent; done when a run reports `written: 0`. Rows of a shredded
+   * tenant are skipped. Rows still holding plaintext fail: run
+   * migratePlaintext first.
    */
   return async function reindexSearch(db: unknown, options: ReindexOptions) {
     const what = 'reindexSearch';
@@ -65,8 +66,13 @@ export function searchReindexer(transact: Transact, jobs: JobTableSpec | undefin
     if (stores.length > 0) driver = loadingTenants(driver, async (t) => void (await Promise.all(stores.map((k) => k.load(t)))));
     const plan: Plan = (row, progress) => {
       const updates: RowUpdate[] = [];
-      pairs.forEach(({ spec, codec, sql, where }, p) => {
+      pairs.forEach(({ spec, codec, sql, stores: own, where }, p) => {
         const [from, to] = [2 * p, 2 * p + 1];
+        // A shredded tenant's values open no more, and its tokens match nothing: nothing to write.
+        if (own.some((k) => k?.isShredded(row.tenant as string))) {
+          progress.skipped++;
+          return;
+        }
         const cell = row.cells[from];
         const stored = row.cells[to] === null ? null : sql.read(row.cells[to]);
         const t = row.tenant as string;

@@ -16,12 +16,21 @@ export interface Searcher {
   searchQueries(query: string, kind: QueryKind, tenantId: string, collectionId: string, fieldName: string, options: SearchOptions): Buffer[];
 }
 
-/** A KeyRing's tokens: every secret of the ring, primary first. */
+/** A KeyRing's tokens: every secret of the ring, primary first (a ring of tenants has no count of its own: its tenant's key). */
 export function ringSearcher(ring: KeyRing): Searcher {
   return {
     searchTokens: (value, t, c, f, options) => ring.searchTokens(value, t, c, f, options),
-    searchQueries: (query, kind, t, c, f, options) => Array.from({ length: ring.size }, (_, secret) => ring.searchQuery(query, kind, t, c, f, { ...options, secret })),
+    searchQueries: (query, kind, t, c, f, options) => Array.from({ length: Math.max(1, ring.size) }, (_, secret) => ring.searchQuery(query, kind, t, c, f, { ...options, secret })),
   };
+}
+
+/**
+ * Whether the process-wide ring is set, or can be from the environment
+ * (ENCRYPTION_KEY or SECRET_ENCRYPTION_KEY): where it cannot, no value was
+ * ever written under it, and there are no tokens of it to look up.
+ */
+export function processRingConfigured(): boolean {
+  return native.isKeyRingInitialized() || Boolean(process.env.ENCRYPTION_KEY || process.env.SECRET_ENCRYPTION_KEY);
 }
 
 const isNotInitialized = (e: unknown) => (e as CodedError)?.code === 'ALE_NOT_INITIALIZED';

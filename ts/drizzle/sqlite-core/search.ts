@@ -43,7 +43,8 @@ export function searchIndexSql(table: Table, column: Column, fts: string): strin
     `CREATE VIRTUAL TABLE ${f} USING fts5(${c}, content=${t}, content_rowid='rowid', detail=column, tokenize='ascii')`,
     `CREATE TRIGGER ${trigger('insert')} AFTER INSERT ON ${t} BEGIN INSERT INTO ${f}(rowid, ${c}) VALUES (new.rowid, new.${c}); END`,
     `CREATE TRIGGER ${trigger('delete')} AFTER DELETE ON ${t} BEGIN INSERT INTO ${f}(${f}, rowid, ${c}) VALUES ('delete', old.rowid, old.${c}); END`,
-    `CREATE TRIGGER ${trigger('update')} AFTER UPDATE OF ${c} ON ${t} BEGIN INSERT INTO ${f}(${f}, rowid, ${c}) VALUES ('delete', old.rowid, old.${c}); INSERT INTO ${f}(rowid, ${c}) VALUES (new.rowid, new.${c}); END`,
+    // On any update that moves the row or changes its tokens: a changed rowid too, or the index would point at the old one.
+    `CREATE TRIGGER ${trigger('update')} AFTER UPDATE ON ${t} WHEN old.rowid IS NOT new.rowid OR old.${c} IS NOT new.${c} BEGIN INSERT INTO ${f}(${f}, rowid, ${c}) VALUES ('delete', old.rowid, old.${c}); INSERT INTO ${f}(rowid, ${c}) VALUES (new.rowid, new.${c}); END`,
     `INSERT INTO ${f}(${f}) VALUES ('rebuild')`,
   ];
 }

@@ -21,8 +21,8 @@ pub const MIN_CONTAINS: usize = 3;
 #[inline]
 pub fn is_word_char(c: char) -> bool {
     // No ASCII character is a combining mark, and the marks' table is a
-    // perfect-hash lookup: for ASCII text (every space and punctuation mark
-    // asked it) it was a third of a 4 KB value's word tokens.
+    // perfect-hash lookup that ASCII text would ask for every space and
+    // punctuation mark (docs/performance.md, "Search").
     if c.is_ascii() {
         c.is_ascii_alphanumeric()
     } else {
