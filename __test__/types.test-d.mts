@@ -127,3 +127,29 @@ sqlite.migratePlaintext(sdb, { table: keyed, key: keyed.id, columns: [{ column: 
 sqlite.convertToTenantKeys(sdb, { table: keyed, key: keyed.id, columns: [{ column: keyed.body }], tenant: { column: 'tenant_id' }, keys });
 // @ts-expect-error destroyRetired checks tables and their columns
 void keys.destroyRetired('acme', [{ table: 'k', tenant: 'acme', columns: [] }]);
+
+// Search: the search index column reads back a StoredIndex; conditions are SQL with their exact test; pages keep the row type.
+const searchable = sqliteTable('sr', { id: integer('id').primaryKey(), name: sqlite.encryptedText('name', opts), nameSearch: sqlite.searchIndexColumn('name_search', { collection: 'users', field: 'name', fts: 'sr_fts' }) });
+const pgSearchable = pgTable('psr', { id: serial('id').primaryKey(), nameSearch: pg.searchIndexColumn('name_search', { collection: 'users', field: 'name', keys, accents: true }) });
+const condition = drizzle.searchContains(searchable.nameSearch, 'müll');
+const page = drizzle.searchPage((limit, offset) => sdb.select().from(searchable).where(condition).limit(limit).offset(offset), { limit: 20, matches: (row) => condition.matches(row.name) });
+export type SearchTests = [
+  Expect<Equal<(typeof searchable.$inferSelect)['nameSearch'], string | drizzle.StoredIndex | null>>,
+  Expect<Equal<(typeof pgSearchable.$inferInsert)['nameSearch'], string | drizzle.StoredIndex | null | undefined>>,
+  Expect<Equal<typeof condition extends SQL ? true : false, true>>,
+  Expect<Equal<ReturnType<typeof condition.matches>, boolean>>,
+  Expect<Equal<typeof page, Promise<drizzle.SearchPage<typeof searchable.$inferSelect>>>>,
+  Expect<Equal<typeof sqlite.searchWords, typeof drizzle.searchWords>>,
+  Expect<Equal<ReturnType<typeof pg.searchLeakage>, Promise<drizzle.LeakageReport[]>>>,
+  Expect<Equal<ReturnType<typeof mysql.reindexSearch>, Promise<drizzle.Progress>>>,
+];
+// @ts-expect-error a search index holds tokens: storage applies to encrypted columns
+sqlite.searchIndexColumn('s', { collection: 'c', storage: 'binary' });
+// @ts-expect-error the indexes are switched with booleans
+pg.searchIndexColumn('s', { collection: 'c', contains: 'yes' });
+// @ts-expect-error keys or keyRing, not both, on a search index too
+mysql.searchIndexColumn('s', { collection: 'c', keys, keyRing: new KeyRing(['k'.repeat(32)]) });
+// @ts-expect-error searchPage needs the exact test
+void drizzle.searchPage(async () => [], { limit: 20 });
+// @ts-expect-error reindexSearch pairs an index with its source column
+void sqlite.reindexSearch(sdb, { table: searchable, key: searchable.id, tenant: 'acme', columns: [{ index: searchable.nameSearch }] });
