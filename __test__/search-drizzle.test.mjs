@@ -116,7 +116,7 @@ if (mysqlUrl) {
     name: 'mysql (MariaDB, mysql2, FULLTEXT)',
     mod: mysqlMod,
     // InnoDB's FULLTEXT index is not transactional for readers: a query that runs while a commit
-    // rewrites a row's indexed column can miss that row (docs/search.md, "Per dialect").
+    // rewrites a row's indexed column, or a moment after, can miss that row (docs/search.md, "Per dialect").
     concurrentReads: false,
     table: (m, { ring, keys, name }) => mysqlTable(name, columns(m, { ring, keys }, { int: mysqlInt, text: (n) => varchar(n, { length: 64 }) })),
     indexPlan: /"type":"fulltext"/,

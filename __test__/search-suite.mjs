@@ -217,14 +217,22 @@ export function searchSuite(d) {
       await mod.withTenant('acme', () => conn.db.insert(before).values(rows.map((p) => ({ id: p.id, tenantId: 'acme', name: p.name, nameSearch: p.name, city: p.city, citySearch: p.city }))));
       const queries = rows.map((p) => p.name.split(/[\s<>@.,]+/u).filter(Boolean)[0]);
       let compared = 0;
+      let lagged = 0;
       const check = async (when) => {
         for (let i = 0; i < 4; i++) {
           const query = queries[Math.floor(rand() * queries.length)];
           const where = await mod.withTenant('acme', async () => mod.searchWords(during.nameSearch, query));
           const test = plainTest(query, 'words', (text) => ale.searchNormalize(text));
           const expected = rows.filter((r) => test(plainForm(ale.searchNormalize(r.name)))).map((r) => r.id);
-          const got = await mod.withTenant('acme', () => conn.db.select({ id: during.id, name: during.name }).from(during).where(where).orderBy(asc(during.id)));
-          assert.deepEqual(got.filter((r) => where.matches(r.name)).map((r) => r.id), expected, `words ${JSON.stringify(query)} ${when}`);
+          const answer = async () => (await mod.withTenant('acme', () => conn.db.select({ id: during.id, name: during.name }).from(during).where(where).orderBy(asc(during.id)))).filter((r) => where.matches(r.name)).map((r) => r.id);
+          let got = await answer();
+          // InnoDB shows a committed FULLTEXT change to other connections a moment later (docs/search.md): there, the answer must come within a second.
+          for (const deadline = Date.now() + 1_000; d.concurrentReads === false && JSON.stringify(got) !== JSON.stringify(expected) && Date.now() < deadline; ) {
+            lagged++;
+            await new Promise((r) => setTimeout(r, 50));
+            got = await answer();
+          }
+          assert.deepEqual(got, expected, `words ${JSON.stringify(query)} ${when}`);
           compared++;
         }
       };
@@ -248,6 +256,7 @@ export function searchSuite(d) {
       await pending;
       assert.equal(progress.written, 200);
       if (d.concurrentReads !== false) assert.ok(whileRunning >= 3, `${whileRunning} rounds of queries while the rotation ran`);
+      if (lagged > 0) console.log(`# ${d.name}: ${lagged} answers came late, each within a second of the commit`);
     });
 
     test("convertToTenantKeys moves search tokens under each tenant's index key: queries stay exact before and after, another tenant's tokens differ, and a shred leaves nothing to find", async () => {
