@@ -150,10 +150,10 @@ test('docs/search.md: the example finds the value by its tokens and by the exact
   assert.equal(runExample('search.mjs', example('search')).trim(), 'true true');
 });
 
-test("README: the search example runs on docs/search.md's schema and finds the rows whose name contains the query", () => {
-  const code = `${sqliteExample('search-drizzle')}\nawait withTenant('acme', async () => {\n${example('readme-search')}\nconsole.log(JSON.stringify(rows.map((row) => row.name)));\n});\n`;
-  const out = runExample('readme-search.mjs', code).trim().split('\n');
-  assert.equal(out.at(-1), JSON.stringify(['Jürgen Müller', 'MÜLLER GmbH']));
+test('README: the search example finds the row whose name contains the query, and only it', () => {
+  const out = runExample('readme-search.mjs', sqliteExample('readme-search'));
+  // Bun prints strings in arrays with double quotes, Node with single ones
+  assert.equal(out.trim().replaceAll('"', "'"), "[ 'Jürgen Müller' ]");
 });
 
 test('docs/search.md: the Drizzle example finds rows by contains, prefix and words, in exact pages', () => {
