@@ -150,12 +150,6 @@ test('docs/search.md: the example finds the value by its tokens and by the exact
   assert.equal(runExample('search.mjs', example('search')).trim(), 'true true');
 });
 
-test('README: the search example finds the row whose name contains the query, and only it', () => {
-  const out = runExample('readme-search.mjs', sqliteExample('readme-search'));
-  // Bun prints strings in arrays with double quotes, Node with single ones
-  assert.equal(out.trim().replaceAll('"', "'"), "[ 'Jürgen Müller' ]");
-});
-
 test('docs/search.md: the Drizzle example finds rows by contains, prefix and words, in exact pages', () => {
   const out = runExample('search-drizzle.mjs', sqliteExample('search-drizzle'));
   // Bun prints strings in arrays with double quotes, Node with single ones

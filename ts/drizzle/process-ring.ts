@@ -28,6 +28,17 @@ function initOnFirstUse<V, R>(call: Call<V, R>): Call<V, R> {
   };
 }
 
+/** `call()` as initOnFirstUse makes a column's call, for calls off the hot path that take other arguments (search). */
+export function onProcessRing<R>(call: () => R): R {
+  try {
+    return call();
+  } catch (e) {
+    if ((e as CodedError).code !== 'ALE_NOT_INITIALIZED') throw e;
+  }
+  native.initKeyRing();
+  return call();
+}
+
 const blindIndex = initOnFirstUse(native.blindIndex);
 
 /** The process-wide ring, with the KeyRing methods the columns call. */

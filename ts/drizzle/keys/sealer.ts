@@ -30,7 +30,10 @@ export interface SealerDeps {
   refresh(tenant: string): Promise<void>;
 }
 
-export function makeSealer(d: SealerDeps): Sealer & Searcher {
+/** What `keys` columns call: seal and open, and search tokens, under each tenant's keys. */
+export type TenantSealer = Sealer & Searcher;
+
+export function makeSealer(d: SealerDeps): TenantSealer {
   const { cache, rings, times, readV1, use, refresh } = d;
   // Keys a shredded tenant's blind-index lookups are computed under: random, so they match nothing.
   const nowhereKey = randomBytes(32);

@@ -6,8 +6,6 @@ import { eq, sql } from 'drizzle-orm';
 import * as native from '../../../index.js';
 import type { KeyRing } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
-import type { Sealer } from '../process-ring.js';
-import type { Searcher } from '../search/searcher.js';
 import { withTenant as inTenantScope } from '../scope.js';
 import { useStore, type ScopeKeys } from '../key-stores.js';
 import { clock, startClock, TenantCache, type Entry } from './cache.js';
@@ -17,7 +15,7 @@ import { PendingCounts } from './counts.js';
 import { INTERNALS, type StoreInternals } from './internals.js';
 import { kekOf, type KekInput, type KekProvider } from './kek.js';
 import { newKeyRow, unwrapRow } from './wrap.js';
-import { makeSealer } from './sealer.js';
+import { makeSealer, type TenantSealer } from './sealer.js';
 import { readTenant } from './reading.js';
 import { ChangeCheck } from './freshness.js';
 import { describeTenant, rewrap, rotate, shred, type TenantKeyInfo } from './lifecycle.js';
@@ -65,7 +63,7 @@ export class TenantKeys implements ScopeKeys {
   readonly #counts = new PendingCounts();
 
   /** What `keys` columns call: the tenant's ring from memory, or a coded error. */
-  readonly sealer: Sealer & Searcher;
+  readonly sealer: TenantSealer;
 
   /**
    * `db` and `options.kek` may be left out, and given to bind() at start-up:

@@ -6,6 +6,7 @@
 import * as native from '../../../index.js';
 import type { KeyRing, SearchOptions } from '../../../index.js';
 import type { CodedError } from '../../shared/errors.js';
+import { onProcessRing } from '../process-ring.js';
 
 export type QueryKind = 'contains' | 'prefix' | 'words';
 
@@ -33,8 +34,6 @@ export function processRingConfigured(): boolean {
   return native.isKeyRingInitialized() || Boolean(process.env.ENCRYPTION_KEY || process.env.SECRET_ENCRYPTION_KEY);
 }
 
-const isNotInitialized = (e: unknown) => (e as CodedError)?.code === 'ALE_NOT_INITIALIZED';
-
 /**
  * The process-wide ring's tokens, with the ring read from the environment on
  * first use as the columns do (process-ring.ts). Its previous secrets
@@ -42,25 +41,9 @@ const isNotInitialized = (e: unknown) => (e as CodedError)?.code === 'ALE_NOT_IN
  * them, so the loop stops at the first index the ring refuses.
  */
 export const processSearcher: Searcher = {
-  searchTokens(value, t, c, f, options) {
-    try {
-      return native.searchTokens(value, t, c, f, options);
-    } catch (e) {
-      if (!isNotInitialized(e)) throw e;
-    }
-    native.initKeyRing();
-    return native.searchTokens(value, t, c, f, options);
-  },
+  searchTokens: (value, t, c, f, options) => onProcessRing(() => native.searchTokens(value, t, c, f, options)),
   searchQueries(query, kind, t, c, f, options) {
-    let primary: Buffer;
-    try {
-      primary = native.searchQuery(query, kind, t, c, f, options);
-    } catch (e) {
-      if (!isNotInitialized(e)) throw e;
-      native.initKeyRing();
-      primary = native.searchQuery(query, kind, t, c, f, options);
-    }
-    const sets = [primary];
+    const sets = [onProcessRing(() => native.searchQuery(query, kind, t, c, f, options))];
     // A ring holds at most a handful of secrets; an index past the last is ALE_INVALID_INPUT.
     for (let secret = 1; ; secret++) {
       try {
