@@ -25,6 +25,12 @@ export declare class KeyRing {
   /** The IV length, in bytes, of the envelopes this ring writes: 16 or 12. */
   get ivLength(): 12 | 16
   /**
+   * The tokens of range-tree `nodes` (9 bytes each: a prefix length in
+   * bits, then the prefix) in this context, sorted and distinct, 8 bytes
+   * each. `ALE_INVALID_INPUT` for a malformed node or more than 1,024.
+   */
+  rangeTokens(nodes: Uint8Array, tenantId: string, collectionId: string, fieldName: string, options?: RangeOptions): Buffer
+  /**
    * `secrets` is `[primary, ...previous]`: strings of at least 32
    * characters, or 32-byte `Uint8Array`s. Throws `ALE_INVALID_KEY` for an
    * empty list, a short string, a byte key that is not 32 bytes or another
@@ -206,6 +212,21 @@ export interface KeyStats {
   /** Values this key opened in this process. */
   decryptions: number
 }
+
+/** Options of `rangeTokens`. */
+export interface RangeOptions {
+  /**
+   * The secret whose blind-index key makes the tokens: 0 (the primary,
+   * default) or a previous one, while a re-index runs.
+   */
+  secret?: number
+}
+
+/**
+ * `KeyRing#rangeTokens` with the process-wide ring. Throws
+ * `ALE_NOT_INITIALIZED` before `initKeyRing()`.
+ */
+export declare function rangeTokens(nodes: Uint8Array, tenantId: string, collectionId: string, fieldName: string, options?: RangeOptions): Buffer
 
 /** How a ring writes and what it reads. */
 export interface RingOptions {

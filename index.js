@@ -847,6 +847,7 @@ module.exports.envelopeToBytes = nativeBinding.envelopeToBytes
 module.exports.initKeyRing = nativeBinding.initKeyRing
 module.exports.isEnvelope = nativeBinding.isEnvelope
 module.exports.isKeyRingInitialized = nativeBinding.isKeyRingInitialized
+module.exports.rangeTokens = nativeBinding.rangeTokens
 module.exports.searchMatches = nativeBinding.searchMatches
 module.exports.searchNormalize = nativeBinding.searchNormalize
 module.exports.searchQuery = nativeBinding.searchQuery

@@ -127,4 +127,5 @@ exports.searchNormalize = impl.searchNormalize;
 exports.searchMatches = impl.searchMatches;
 exports.searchTokens = impl.searchTokens;
 exports.searchQuery = impl.searchQuery;
+exports.rangeTokens = impl.rangeTokens;
 exports.__napiBindingTarget = impl.__napiBindingTarget; // the generated loader's marker; undefined on the js backend

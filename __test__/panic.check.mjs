@@ -12,6 +12,8 @@ if (!path) throw new Error('ALE_TEST_PANIC_ADDON is not set: run this through sc
 const addon = createRequire(import.meta.url)(path);
 const SECRET = 'panic-test-secret-0123456789-abcdefghij';
 const CTX = ['t', 'c', 'f'];
+// One well-formed range-tree node: depth 1, prefix 0.
+const NODE = Buffer.alloc(9, 0).fill(4, 0, 1);
 
 addon.initKeyRing([SECRET]);
 const ring = new addon.KeyRing([SECRET]);
@@ -36,6 +38,7 @@ const calls = {
   'ring.keyIndex': () => ring.keyIndex(envelope, ...CTX),
   'ring.searchTokens': () => ring.searchTokens('x', ...CTX),
   'ring.searchQuery': () => ring.searchQuery('xyz', 'contains', ...CTX),
+  'ring.rangeTokens': () => ring.rangeTokens(NODE, ...CTX),
   'ring.stats': () => ring.stats(),
   'ring.setIvBudgetWarning': () => ring.setIvBudgetWarning(1 << 30),
   'ring.size': () => ring.size,
@@ -59,6 +62,7 @@ const calls = {
   searchMatches: () => addon.searchMatches('x', 'x', 'words'),
   searchTokens: () => addon.searchTokens('x', ...CTX),
   searchQuery: () => addon.searchQuery('xyz', 'contains', ...CTX),
+  rangeTokens: () => addon.rangeTokens(NODE, ...CTX),
 };
 
 describe('a panic becomes ALE_INTERNAL, never an abort', () => {

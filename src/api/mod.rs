@@ -3,5 +3,6 @@
 
 pub mod envelope;
 pub mod global;
+pub mod range;
 pub mod ring;
 pub mod search;

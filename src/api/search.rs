@@ -377,29 +377,41 @@ unsafe fn read_options(env: sys::napi_env, options: Option<sys::napi_value>) -> 
         }
     }
     // SAFETY: as above.
-    if let Some(value) = unsafe { property(env, options, c"secret") }? {
-        let mut n = 0f64;
-        // SAFETY: `value` was just read.
-        let status = unsafe { sys::napi_get_value_double(env, value, &mut n) };
-        if status != sys::Status::napi_ok || n.fract() != 0.0 || !(0.0..1024.0).contains(&n) {
-            return Err(to_js(AleError::InvalidInput(
-                "options.secret must be a secret's index: 0, 1, …".into(),
-            )));
-        }
-        // A whole number in 0..1024.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        {
-            out.secret = n as usize;
-        }
-    }
+    out.secret = unsafe { read_secret(env, options) }?;
     Ok(out)
+}
+
+/// `options.secret`: the index of the secret whose blind-index key makes
+/// the tokens, 0 (the primary) when absent.
+///
+/// # Safety
+/// `env` must be valid for the current call, `options` an object argument of it.
+pub(super) unsafe fn read_secret(env: sys::napi_env, options: sys::napi_value) -> Result<usize> {
+    // SAFETY: forwarded.
+    let Some(value) = (unsafe { property(env, options, c"secret") })? else {
+        return Ok(0);
+    };
+    let mut n = 0f64;
+    // SAFETY: `value` was just read.
+    let status = unsafe { sys::napi_get_value_double(env, value, &mut n) };
+    if status != sys::Status::napi_ok || n.fract() != 0.0 || !(0.0..1024.0).contains(&n) {
+        return Err(to_js(AleError::InvalidInput(
+            "options.secret must be a secret's index: 0, 1, …".into(),
+        )));
+    }
+    // A whole number in 0..1024.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Ok(n as usize)
 }
 
 /// Tokens as one Buffer of 8 bytes each.
 ///
 /// # Safety
 /// `env` must be valid for the current call.
-unsafe fn tokens_to_buffer(env: sys::napi_env, tokens: &[Token]) -> Result<sys::napi_value> {
+pub(super) unsafe fn tokens_to_buffer(
+    env: sys::napi_env,
+    tokens: &[Token],
+) -> Result<sys::napi_value> {
     let len = tokens.len() * ale_core::search::tokens::TOKEN_LEN;
     // SAFETY: the current env.
     let (buffer, data) = unsafe { new_buffer(env, len) }?;

@@ -9,14 +9,15 @@
 // them.
 import { createHmac } from 'node:crypto';
 import { getEnvironmentData, setEnvironmentData } from 'node:worker_threads';
-import type { KeyRing as NativeKeyRing, KeyStats, RingOptions, SearchOptions } from '../../index.js';
+import type { KeyRing as NativeKeyRing, KeyStats, RangeOptions, RingOptions, SearchOptions } from '../../index.js';
 import { binaryToText, decodeCiphertext, parseBinary, parseText, textToBinary } from './envelope.js';
 import { types } from 'node:util';
 import { invalidContext, invalidInput, notInitialized, readBytes, readString, readText } from './errors.js';
 import { readOptions, readSecrets, secretsFromEnv } from './keys.js';
 import { Ring, type SharedRing } from './ring.js';
 import { utf8 } from './bytes.js';
-import { searchMatches, searchNormalize, searchQueryWith, searchTokensWith } from './search/api.js';
+import { readSecret, searchMatches, searchNormalize, searchQueryWith, searchTokensWith } from './search/api.js';
+import { rangeTokensWith } from './search/range.js';
 
 /** The AAD, `tenant:collection:field`: each part a well-formed, non-empty string without ':'. */
 function readContext(tenantId: unknown, collectionId: unknown, fieldName: unknown): string {
@@ -193,6 +194,12 @@ export class KeyRing implements NativeKeyRing {
     return searchQueryWith(KeyRing.#of(this), text, kind, aad, options);
   }
 
+  rangeTokens(nodes: Uint8Array, tenantId: string, collectionId: string, fieldName: string, options?: RangeOptions): Buffer {
+    const secret = readSecret(options);
+    const [bytes, aad] = args(tenantId, collectionId, fieldName, nodes, readBytes, 'nodes');
+    return rangeTokensWith(KeyRing.#of(this), bytes, aad, secret);
+  }
+
   blindIndexes(value: string, tenantId: string, collectionId: string, fieldName: string): string[] {
     const ring = KeyRing.#of(this);
     const count = ring.indexCount(readContext(tenantId, collectionId, fieldName));
@@ -286,6 +293,13 @@ export function searchQuery(query: string, kind: 'contains' | 'prefix' | 'words'
   const ring = requireRing();
   const [text, aad] = args(tenantId, collectionId, fieldName, query, readText, 'query');
   return searchQueryWith(ring, text, kind, aad, options);
+}
+
+export function rangeTokens(nodes: Uint8Array, tenantId: string, collectionId: string, fieldName: string, options?: RangeOptions): Buffer {
+  const ring = requireRing();
+  const secret = readSecret(options);
+  const [bytes, aad] = args(tenantId, collectionId, fieldName, nodes, readBytes, 'nodes');
+  return rangeTokensWith(ring, bytes, aad, secret);
 }
 
 export function encryptBinary(plaintext: string, tenantId: string, collectionId: string, fieldName: string): Buffer {

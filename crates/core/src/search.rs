@@ -9,9 +9,14 @@
 //! The database compares tokens; the package decrypts the candidates and
 //! keeps exact matches only, so a token that two grams share costs a
 //! decryption, never a wrong result.
+//!
+//! Range indexes ([`range`]) use the same column keys: a number, bigint or
+//! date becomes a 64-bit order-preserving code, and each node of a 16-ary
+//! tree over the codes that holds it becomes a token.
 
 pub mod grams;
 pub mod index;
 pub mod matching;
 pub mod normalize;
+pub mod range;
 pub mod tokens;

@@ -30,13 +30,19 @@ function readOptions(options: unknown): Read {
     if (typeof value !== 'boolean') throw invalidInput(`options.${name} must be a boolean`);
     set(value);
   }
-  if (given.secret !== undefined) {
-    if (typeof given.secret !== 'number' || !Number.isInteger(given.secret) || given.secret < 0 || given.secret >= 1024) {
-      throw invalidInput("options.secret must be a secret's index: 0, 1, …");
-    }
-    out.secret = given.secret;
-  }
+  out.secret = readSecret(options);
   return out;
+}
+
+/** `options.secret`, as src/api/search.rs reads it: 0 when absent. */
+export function readSecret(options: unknown): number {
+  if (options === undefined || options === null) return 0;
+  const { secret } = options as { secret?: unknown };
+  if (secret === undefined) return 0;
+  if (typeof secret !== 'number' || !Number.isInteger(secret) || secret < 0 || secret >= 1024) {
+    throw invalidInput("options.secret must be a secret's index: 0, 1, …");
+  }
+  return secret;
 }
 
 function readKind(kind: unknown): QueryKind {

@@ -14,7 +14,7 @@ export interface Indexes {
 export type QueryKind = 'contains' | 'prefix' | 'words';
 
 /** `tokens` (8 bytes each) sorted as the core sorts them, repeats dropped. */
-function sortedSet(parts: Buffer[]): Buffer {
+export function sortedSet(parts: Buffer[]): Buffer {
   const all = Buffer.concat(parts);
   const list: Buffer[] = [];
   for (let i = 0; i < all.length; i += TOKEN_LEN) list.push(all.subarray(i, i + TOKEN_LEN));

@@ -7,7 +7,7 @@
 import { createCipheriv, hkdfSync, type KeyObject } from 'node:crypto';
 
 export const TOKEN_LEN = 8;
-export const KINDS = { contains: 0x63, prefix: 0x70, word: 0x77 } as const;
+export const KINDS = { contains: 0x63, prefix: 0x70, word: 0x77, range: 0x72 } as const;
 export type Kind = keyof typeof KINDS;
 
 const INFO = Buffer.from('sveltycms-search-v1\0');
@@ -46,13 +46,13 @@ export class ColumnTokens {
     for (let i = 0; i < 16; i++) block[i] ^= sub[i];
   }
 
-  /** The tokens of `grams`, in order, as one Buffer of 8 bytes each. */
-  tokens(kind: Kind, grams: readonly string[]): Buffer {
+  /** The tokens of `grams` (text as UTF-8, or bytes), in order, as one Buffer of 8 bytes each. */
+  tokens(kind: Kind, grams: readonly (string | Uint8Array)[]): Buffer {
     const out = Buffer.alloc(grams.length * TOKEN_LEN);
     const short: number[] = [];
     const blocks = Buffer.alloc(grams.length * 16);
     grams.forEach((gram, i) => {
-      const bytes = Buffer.from(gram, 'utf8');
+      const bytes = typeof gram === 'string' ? Buffer.from(gram, 'utf8') : Buffer.from(gram);
       if (bytes.length < 16) {
         const block = blocks.subarray(short.length * 16, short.length * 16 + 16);
         block[0] = KINDS[kind];

@@ -37,6 +37,8 @@ pub enum Kind {
     Prefix = b'p',
     /// A whole word (word search).
     Word = b'w',
+    /// A node of a range index's tree (search/range.rs).
+    Range = b'r',
 }
 
 /// The token key of one column in one context, with its CMAC subkeys.
