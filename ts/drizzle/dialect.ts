@@ -9,6 +9,9 @@ import { TenantKeys, type TenantKeysOptions } from './keys/store.js';
 import type { KeyTableSpec } from './keys/table.js';
 import type { JobTableSpec } from './jobs/table.js';
 import { CODEC_PROBE, codecOf, COLUMN_PROBE, SEARCH_PROBE, type ColumnInfo, type SearchColumn } from './probe.js';
+import { rangeCodec, type RangeIndexOptions } from './range/codec.js';
+import type { RangeType, RangeValues } from './range/encoding.js';
+import { rangeMappers } from './range/mappers.js';
 import { searchCodec, type SearchIndexOptions } from './search/codec.js';
 import { leakageReporter } from './search/leakage.js';
 import { searchReindexer } from './search/reindex.js';
@@ -71,6 +74,11 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
     return column<T>(name, info.storage === 'binary' ? sqlType.binary : sqlType.text, toDriver, mappers.fromDriver);
   };
   const infoOf = (codec: FieldCodec, storage: Storage, kind: ColumnInfo['kind']): ColumnInfo => ({ storage, kind, collection: codec.collection, field: codec.field, keys: codec.keys, sealer: codec.sealer });
+  const typed = <T extends RangeType>(name: string, options: EncryptedColumnOptions, type: T) => {
+    const codec = fieldCodec(name, options);
+    const storage = storageOf(options, name);
+    return encrypted<RangeValues[T]>(name, infoOf(codec, storage, type), rangeMappers(codec, storage, type));
+  };
   return {
     /**
      * A string column stored as an envelope bound to tenant:collection:field:
@@ -90,6 +98,18 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
       const codec = fieldCodec(name, options);
       const storage = storageOf(options, name);
       return encrypted<T>(name, infoOf(codec, storage, 'json'), jsonMappers<T>(codec, storage)) as BuilderOf<D, TName, T, S>;
+    },
+    /** A number (finite), encrypted as its decimal text; `storage` as for encryptedText. Index it with a rangeIndexColumn of type 'number'. */
+    encryptedNumber<TName extends string, S extends Storage = 'text'>(name: TName, options: EncryptedColumnOptions & { storage?: S }): BuilderOf<D, TName, number, S> {
+      return typed(name, options, 'number') as BuilderOf<D, TName, number, S>;
+    },
+    /** A bigint (signed 64-bit), encrypted as its decimal text; `storage` as for encryptedText. Index it with a rangeIndexColumn of type 'bigint'. */
+    encryptedBigint<TName extends string, S extends Storage = 'text'>(name: TName, options: EncryptedColumnOptions & { storage?: S }): BuilderOf<D, TName, bigint, S> {
+      return typed(name, options, 'bigint') as BuilderOf<D, TName, bigint, S>;
+    },
+    /** A Date (a date or a timestamp, to the millisecond), encrypted as its ISO text; `storage` as for encryptedText. Index it with a rangeIndexColumn of type 'date'. */
+    encryptedDate<TName extends string, S extends Storage = 'text'>(name: TName, options: EncryptedColumnOptions & { storage?: S }): BuilderOf<D, TName, Date, S> {
+      return typed(name, options, 'date') as BuilderOf<D, TName, Date, S>;
     },
     /**
      * A keyed blind index kept beside an encrypted column: write the same
@@ -126,6 +146,20 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
       const answer: SearchColumn = { codec, sql: search };
       const toDriver = (value: string | StoredIndex) => ((value as unknown) === SEARCH_PROBE ? answer : (storedIndexOf(value) ?? search.store(codec.tokens(value as string))));
       return column<string | StoredIndex>(name, search.type, toDriver, (stored: unknown) => new StoredIndex(search.read(stored))) as BuilderOf<D, TName, string | StoredIndex, 'text'>;
+    },
+    /**
+     * The range index of an encryptedNumber, encryptedBigint or
+     * encryptedDate column, kept beside it as a search index is: write the
+     * same value to both, then find rows with rangeGt() … rangeBetween()
+     * and order them exactly with orderedPage() (docs/search.md, "Ranges
+     * and order"). `type` is the encrypted column's. A row read back holds a
+     * StoredIndex here, which writes back unchanged.
+     */
+    rangeIndexColumn<TName extends string, T extends RangeType>(name: TName, options: RangeIndexOptions<T>): BuilderOf<D, TName, RangeValues[T] | StoredIndex, 'text'> {
+      const codec = rangeCodec(name, options);
+      const answer: SearchColumn = { codec, sql: search };
+      const toDriver = (value: RangeValues[T] | StoredIndex) => ((value as unknown) === SEARCH_PROBE ? answer : (storedIndexOf(value) ?? search.store(codec.tokens(value))));
+      return column<RangeValues[T] | StoredIndex>(name, search.type, toDriver, (stored: unknown) => new StoredIndex(search.read(stored))) as BuilderOf<D, TName, RangeValues[T] | StoredIndex, 'text'>;
     },
     ...batchHelpers(transact, jobs),
     reindexSearch: searchReindexer(transact, jobs),

@@ -1,12 +1,15 @@
 // What a column says about itself when asked (asking.ts): an encrypted
 // column answers with its ColumnInfo, a blind-index column with its codec,
-// a search index column with its codec and its dialect's SQL.
+// a search or range index column with its codec and its dialect's SQL.
 import { codedError } from '../shared/errors.js';
 import type { FieldCodec } from './codec.js';
 import type { TenantKeys } from './keys/store.js';
 import type { Sealer } from './process-ring.js';
 import { ask, CODEC_PROBE, COLUMN_PROBE, SEARCH_PROBE } from './asking.js';
+import type { RangeCodec } from './range/codec.js';
+import type { RangeType } from './range/encoding.js';
 import type { SearchCodec } from './search/codec.js';
+import type { IndexCodec } from './search/index-codec.js';
 import type { SearchSql } from './search/sql.js';
 import type { Storage } from './storage.js';
 
@@ -20,7 +23,8 @@ export { CODEC_PROBE, COLUMN_PROBE, SEARCH_PROBE };
  */
 export interface ColumnInfo {
   storage: Storage;
-  kind: 'text' | 'json';
+  /** What it holds: text, JSON, or a range type (encryptedNumber, encryptedBigint, encryptedDate). */
+  kind: 'text' | 'json' | RangeType;
   collection: string;
   field: string;
   /** The tenant key store of a column with `keys`. */
@@ -43,21 +47,35 @@ export function codecOf(column: unknown): FieldCodec {
   return codec as FieldCodec;
 }
 
-/** What a search index column answers: its codec, and how its dialect stores and finds tokens. */
-export interface SearchColumn {
-  codec: SearchCodec;
+/** What a token index column (search or range) answers: its codec, and how its dialect stores and finds tokens. */
+export interface SearchColumn<C extends IndexCodec = IndexCodec> {
+  codec: C;
   sql: SearchSql;
 }
 
-/** The SearchColumn of a searchIndexColumn, or undefined for any other column. */
+/** The SearchColumn of a searchIndexColumn or rangeIndexColumn, or undefined for any other column. */
 export function searchColumn(column: unknown): SearchColumn | undefined {
   const answer = ask(column, SEARCH_PROBE) as SearchColumn | undefined;
-  return typeof answer === 'object' && answer !== null && typeof answer.codec?.queries === 'function' ? answer : undefined;
+  return typeof answer === 'object' && answer !== null && typeof answer.codec?.tokensOfText === 'function' ? answer : undefined;
+}
+
+/** The SearchColumn of any token index column, or a coded error naming `caller`. */
+export function indexColumnOf(column: unknown, caller: string): SearchColumn {
+  const answer = searchColumn(column);
+  if (answer === undefined) throw codedError('ALE_INVALID_INPUT', `${caller}: the column is not a searchIndexColumn or rangeIndexColumn`);
+  return answer;
 }
 
 /** The SearchColumn of a searchIndexColumn, or a coded error naming `caller`. */
-export function searchColumnOf(column: unknown, caller: string): SearchColumn {
+export function searchColumnOf(column: unknown, caller: string): SearchColumn<SearchCodec> {
   const answer = searchColumn(column);
-  if (answer === undefined) throw codedError('ALE_INVALID_INPUT', `${caller}: the column is not a searchIndexColumn`);
-  return answer;
+  if (answer?.codec.source !== 'text') throw codedError('ALE_INVALID_INPUT', `${caller}: the column is not a searchIndexColumn`);
+  return answer as SearchColumn<SearchCodec>;
+}
+
+/** The SearchColumn of a rangeIndexColumn, or a coded error naming `caller`. */
+export function rangeColumnOf(column: unknown, caller: string): SearchColumn<RangeCodec> {
+  const answer = searchColumn(column);
+  if (answer === undefined || answer.codec.source === 'text') throw codedError('ALE_INVALID_INPUT', `${caller}: the column is not a rangeIndexColumn`);
+  return answer as SearchColumn<RangeCodec>;
 }

@@ -28,6 +28,14 @@ export const encryptedJson = d.encryptedJson;
 export const blindIndexColumn = d.blindIndexColumn;
 /** The search tokens (`text`) of an encrypted text column, for searchContains, searchPrefix and searchWords; with `fts`, found through that FTS5 table. */
 export const searchIndexColumn = d.searchIndexColumn;
+/** A number, encrypted as encryptedText encrypts its decimal text; reads back a number. */
+export const encryptedNumber = d.encryptedNumber;
+/** A bigint (signed 64-bit), encrypted as its decimal text; reads back a bigint. */
+export const encryptedBigint = d.encryptedBigint;
+/** A Date, encrypted as its ISO text; reads back a Date. */
+export const encryptedDate = d.encryptedDate;
+/** The range index of an encryptedNumber, encryptedBigint or encryptedDate column, for rangeGt … rangeBetween and orderedPage; on SQLite with `fts`, found through that FTS5 table. */
+export const rangeIndexColumn = d.rangeIndexColumn;
 /** Encrypts the plaintext values of `options.columns` in place, batch by batch, resumably (docs/drizzle.md, "Migrating existing plaintext"). */
 export const migratePlaintext = d.migratePlaintext;
 /** Re-encrypts under the primary key of `options.keyRing` every value only a previous key opens; resumable. */

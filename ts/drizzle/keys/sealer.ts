@@ -150,5 +150,14 @@ export function makeSealer(d: SealerDeps): TenantSealer {
       sets.push(...processSearcher.searchQueries(query, kind, t, c, f, options));
       return sets;
     },
+    rangeTokens: (nodes, t, c, f) => (check(t), rings.rangeTokens(nodes, t, c, f)),
+    rangeQueries: (nodes, t, c, f) => {
+      if (!indexable(t)) return [randomBytes(8)];
+      const sets = [rings.rangeTokens(nodes, t, c, f)];
+      // As searchQueries: rows not converted yet hold the process-wide ring's tokens.
+      if (!readV1 || !processRingConfigured()) return sets;
+      sets.push(...processSearcher.rangeQueries(nodes, t, c, f));
+      return sets;
+    },
   };
 }

@@ -3,7 +3,7 @@
 // with MATCH … AGAINST in boolean mode, which needs the column's FULLTEXT
 // index (searchIndexSql(); drizzle-kit cannot declare one).
 import { sql, getTableName, type Column, type Table } from 'drizzle-orm';
-import { hexTokens, hexWords, type SearchSql } from '../search/sql.js';
+import { allHex, hexTokens, hexWords, type SearchSql } from '../search/sql.js';
 
 export const mysqlSearch: SearchSql = {
   type: 'mediumtext',
@@ -14,6 +14,8 @@ export const mysqlSearch: SearchSql = {
     const each = sets.map((set) => sql`match(${column}) against(${hexTokens(set).map((t) => `+${t}`).join(' ')} in boolean mode)`);
     return sql`(${sql.join(each, sql` or `)})`;
   },
+  // Words without an operator are optional in boolean mode: a row with any of them matches.
+  any: (column, tokens) => sql`match(${column}) against(${allHex(tokens).join(' ')} in boolean mode)`,
 };
 
 /** The FULLTEXT index on search index column `column` of `table`, as SQL, for a migration. */

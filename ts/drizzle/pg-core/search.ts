@@ -22,6 +22,8 @@ export const pgSearch: SearchSql = {
     const each = sets.map((set) => sql`${column} @> ${arrayLiteral(Buffer.from(hexTokens(set).join(''), 'hex'))}::bigint[]`);
     return sql`(${sql.join(each, sql` or `)})`;
   },
+  // `&&`, overlap: any element in common; GIN serves it too.
+  any: (column, tokens) => sql`${column} && ${arrayLiteral(tokens)}::bigint[]`,
 };
 
 /**

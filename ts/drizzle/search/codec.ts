@@ -5,10 +5,9 @@
 import * as native from '../../../index.js';
 import type { SearchOptions } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
-import { fieldCodec, type ColumnOptionsBase, type EncryptedColumnOptions, type OnKeyRing, type OnTenantKeys } from '../codec.js';
 import { atColumn } from '../failures.js';
-import type { TenantKeys } from '../keys/store.js';
-import { processSearcher, ringSearcher, type QueryKind, type Searcher } from './searcher.js';
+import { indexBase, type IndexCodec, type IndexColumnOptions } from './index-codec.js';
+import type { QueryKind } from './searcher.js';
 
 /** Which indexes a searchable column keeps and how it folds text; all three indexes by default. */
 export interface SearchIndexes {
@@ -27,21 +26,10 @@ export interface SearchIndexes {
  * and field (tokens are bound to them), its ring or key store, the indexes,
  * and on SQLite the FTS5 table that indexes the column (`fts`).
  */
-export type SearchIndexOptions = Omit<ColumnOptionsBase, 'storage' | 'legacyPlaintext'> &
-  (OnKeyRing | OnTenantKeys) &
-  SearchIndexes & {
-    /** SQLite: the FTS5 table over this column that searchIndexSql() creates; without it a query scans the column. */
-    fts?: string;
-  };
+export type SearchIndexOptions = IndexColumnOptions & SearchIndexes;
 
-export interface SearchCodec {
-  readonly column: string;
-  readonly collection: string;
-  readonly field: string;
-  /** The SQLite FTS5 table that indexes the column, if any. */
-  readonly fts: string | undefined;
-  /** The tenant key store of a column with `keys`. */
-  readonly keys: TenantKeys | undefined;
+export interface SearchCodec extends IndexCodec {
+  readonly source: 'text';
   /** The tokens of `value` under the primary key, in `tenant` (default: the column's, or the scope's). */
   tokens(value: string, tenant?: string): Buffer;
   /** The token sets of a query, one per key stored tokens may be under. */
@@ -53,12 +41,7 @@ export interface SearchCodec {
 const INDEX_OPTIONS = ['contains', 'prefix', 'words', 'accents'] as const;
 
 export function searchCodec(name: string, options: SearchIndexOptions): SearchCodec {
-  for (const refused of ['storage', 'legacyPlaintext'] as const) {
-    if ((options as EncryptedColumnOptions)?.[refused] !== undefined) {
-      throw codedError('ALE_INVALID_INPUT', `search index column "${name}": ${refused} applies to encrypted columns; a search index holds tokens`);
-    }
-  }
-  const base = fieldCodec(options?.field ?? name, options);
+  const { base, searcher, fts, where } = indexBase(name, options, 'search index');
   const search: SearchOptions = {};
   for (const key of INDEX_OPTIONS) {
     const value = options[key];
@@ -69,22 +52,21 @@ export function searchCodec(name: string, options: SearchIndexOptions): SearchCo
   if (search.contains === false && search.prefix === false && search.words === false) {
     throw codedError('ALE_INVALID_INPUT', `search index column "${name}": keep at least one of contains, prefix and words`);
   }
-  const { fts } = options;
-  if (fts !== undefined && (typeof fts !== 'string' || fts === '')) throw codedError('ALE_INVALID_INPUT', `search index column "${name}": fts must name the FTS5 table`);
-  const searcher: Searcher = options.keys?.sealer ?? (options.keyRing ? ringSearcher(options.keyRing) : processSearcher);
   const { collection, field } = base;
-  const where = { column: name, collection, field };
   const accents = search.accents ?? false;
+  const tokens = (value: string, tenant?: string) => {
+    const t = tenant ?? base.tenant();
+    return atColumn(where, () => searcher.searchTokens(value, t, collection, field, search), t);
+  };
   return {
     column: name,
     collection,
     field,
     fts,
     keys: options.keys,
-    tokens(value, tenant) {
-      const t = tenant ?? base.tenant();
-      return atColumn(where, () => searcher.searchTokens(value, t, collection, field, search), t);
-    },
+    source: 'text',
+    tokens,
+    tokensOfText: tokens,
     queries(query, kind) {
       const t = base.tenant();
       return atColumn(where, () => searcher.searchQueries(query, kind, t, collection, field, search), t);

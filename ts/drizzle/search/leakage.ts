@@ -5,7 +5,7 @@
 import type { Column, Table } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
 import { drizzleDriver, type BatchOptions, type Transact } from '../batch.js';
-import { searchColumnOf } from '../probe.js';
+import { indexColumnOf } from '../probe.js';
 
 export interface LeakageOptions {
   /** The table to read. */
@@ -61,7 +61,7 @@ interface Counts {
 export function leakageReporter(transact: Transact) {
   /** The report of each tenant in the rows, by tenant id. */
   return async function searchLeakage(db: unknown, options: LeakageOptions): Promise<LeakageReport[]> {
-    const { sql } = searchColumnOf(options?.index, 'searchLeakage');
+    const { sql } = indexColumnOf(options?.index, 'searchLeakage');
     if (typeof options.tenant !== 'string' && !options.tenant?.column) {
       throw codedError('ALE_INVALID_CONTEXT', 'options.tenant must be a tenant id, or { column } naming the column that holds it');
     }

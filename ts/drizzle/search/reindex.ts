@@ -11,10 +11,10 @@ import { atColumn } from '../failures.js';
 import type { JobTableSpec } from '../jobs/table.js';
 import { runJob } from '../leases.js';
 import { loadingTenants, type Cell, type Plan, type RowUpdate } from '../operations.js';
-import { columnInfo, searchColumnOf } from '../probe.js';
+import { columnInfo, indexColumnOf } from '../probe.js';
 import { bytesOnly, textOnly } from '../storage.js';
 
-/** One search index column and the encrypted text column it indexes. */
+/** One index column (search or range) and the encrypted column it indexes. */
 export interface SearchIndexPair {
   /** The encryptedText column: its values are decrypted to make the tokens. */
   source: Column;
@@ -50,8 +50,11 @@ export function searchReindexer(transact: Transact, jobs: JobTableSpec | undefin
     }
     const pairs = options.columns.map(({ source, index }) => {
       const spec = cellSpec(what, options.table, source);
-      if (columnInfo(source)?.kind !== 'text') throw codedError('ALE_INVALID_INPUT', `${what}: column "${spec.column}" is encryptedJson; a search index is kept for encryptedText columns`);
-      const { codec, sql } = searchColumnOf(index, what);
+      const { codec, sql } = indexColumnOf(index, what);
+      const kind = columnInfo(source)?.kind;
+      if (kind !== codec.source) {
+        throw codedError('ALE_INVALID_INPUT', `${what}: column "${spec.column}" holds ${kind}, and the index "${codec.column}" indexes ${codec.source}: a search index is kept for an encryptedText column, a range index for the encrypted column of its type`);
+      }
       if (codec.collection !== spec.collection || codec.field !== spec.field) {
         throw codedError(
           'ALE_INVALID_CONTEXT',
@@ -79,7 +82,7 @@ export function searchReindexer(transact: Transact, jobs: JobTableSpec | undefin
         const next = atColumn({ ...where, rowKey: row.key }, (): string | null => {
           if (cell === null) return null;
           const text = spec.storage === 'binary' ? spec.sealer.decryptBinary(bytesOnly(cell), t, spec.collection, spec.field) : spec.sealer.decrypt(textOnly(cell), t, spec.collection, spec.field);
-          return sql.store(codec.tokens(text, t));
+          return sql.store(codec.tokensOfText(text, t));
         });
         if (next === stored) {
           if (cell === null) progress.nulls++;

@@ -15,6 +15,10 @@ export interface Searcher {
   searchTokens(value: string, tenantId: string, collectionId: string, fieldName: string, options: SearchOptions): Buffer;
   /** One token set per key a stored value's tokens may be under, primary first: a value matches when it holds every token of one set. */
   searchQueries(query: string, kind: QueryKind, tenantId: string, collectionId: string, fieldName: string, options: SearchOptions): Buffer[];
+  /** The range tokens of tree nodes (range/tree.ts) under the primary key: a value's path. */
+  rangeTokens(nodes: Buffer, tenantId: string, collectionId: string, fieldName: string): Buffer;
+  /** The range tokens of tree nodes under every key a stored value's may be under, primary first: a query's cover. */
+  rangeQueries(nodes: Buffer, tenantId: string, collectionId: string, fieldName: string): Buffer[];
 }
 
 /** A KeyRing's tokens: every secret of the ring, primary first (a ring of tenants has no count of its own: its tenant's key). */
@@ -22,6 +26,8 @@ export function ringSearcher(ring: KeyRing): Searcher {
   return {
     searchTokens: (value, t, c, f, options) => ring.searchTokens(value, t, c, f, options),
     searchQueries: (query, kind, t, c, f, options) => Array.from({ length: Math.max(1, ring.size) }, (_, secret) => ring.searchQuery(query, kind, t, c, f, { ...options, secret })),
+    rangeTokens: (nodes, t, c, f) => ring.rangeTokens(nodes, t, c, f),
+    rangeQueries: (nodes, t, c, f) => Array.from({ length: Math.max(1, ring.size) }, (_, secret) => ring.rangeTokens(nodes, t, c, f, { secret })),
   };
 }
 
@@ -42,16 +48,21 @@ export function processRingConfigured(): boolean {
  */
 export const processSearcher: Searcher = {
   searchTokens: (value, t, c, f, options) => onProcessRing(() => native.searchTokens(value, t, c, f, options)),
-  searchQueries(query, kind, t, c, f, options) {
-    const sets = [onProcessRing(() => native.searchQuery(query, kind, t, c, f, options))];
-    // A ring holds at most a handful of secrets; an index past the last is ALE_INVALID_INPUT.
-    for (let secret = 1; ; secret++) {
-      try {
-        sets.push(native.searchQuery(query, kind, t, c, f, { ...options, secret }));
-      } catch (e) {
-        if ((e as CodedError)?.code === 'ALE_INVALID_INPUT') return sets;
-        throw e;
-      }
-    }
-  },
+  searchQueries: (query, kind, t, c, f, options) => everySecret((secret) => native.searchQuery(query, kind, t, c, f, { ...options, secret })),
+  rangeTokens: (nodes, t, c, f) => onProcessRing(() => native.rangeTokens(nodes, t, c, f)),
+  rangeQueries: (nodes, t, c, f) => everySecret((secret) => native.rangeTokens(nodes, t, c, f, { secret })),
 };
+
+/** `make(secret)` for the process-wide ring's primary, then each previous secret. */
+function everySecret(make: (secret: number) => Buffer): Buffer[] {
+  const sets = [onProcessRing(() => make(0))];
+  // A ring holds at most a handful of secrets; an index past the last is ALE_INVALID_INPUT.
+  for (let secret = 1; ; secret++) {
+    try {
+      sets.push(make(secret));
+    } catch (e) {
+      if ((e as CodedError)?.code === 'ALE_INVALID_INPUT') return sets;
+      throw e;
+    }
+  }
+}

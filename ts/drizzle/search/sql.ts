@@ -1,7 +1,7 @@
 // How a dialect stores search tokens and asks for them (sqlite-core,
 // pg-core and mysql-core each give one), and the helpers they share.
 import type { Column, SQL } from 'drizzle-orm';
-import type { SearchCodec } from './codec.js';
+import type { IndexCodec } from './index-codec.js';
 
 export interface SearchSql {
   /** The column's SQL type. */
@@ -13,7 +13,9 @@ export interface SearchSql {
   /** The tokens of a value `read` gave, one string each (the same token, the same string). */
   list(stored: string): string[];
   /** The rows that hold every token of at least one set: the candidates. */
-  where(column: Column, sets: Buffer[], codec: SearchCodec): SQL;
+  where(column: Column, sets: Buffer[], codec: IndexCodec): SQL;
+  /** The rows that hold at least one of `tokens` (8 bytes each): a range's candidates. */
+  any(column: Column, tokens: Buffer, codec: IndexCodec): SQL;
 }
 
 /**
@@ -33,6 +35,13 @@ export function hexTokens(set: Buffer): string[] {
     const at = Math.floor(i * step) * 8;
     out.push(set.toString('hex', at, at + 8));
   }
+  return out;
+}
+
+/** Every token of `tokens` as 16 hex digits. */
+export function allHex(tokens: Buffer): string[] {
+  const out: string[] = [];
+  for (let at = 0; at < tokens.length; at += 8) out.push(tokens.toString('hex', at, at + 8));
   return out;
 }
 

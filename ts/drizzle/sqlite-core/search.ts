@@ -1,8 +1,8 @@
 // Search tokens on SQLite: words of 16 hex digits in a `text` column, found
 // through the column's FTS5 table when it has one (searchIndexSql() makes
 // it, with the triggers that keep it), else by scanning the column.
-import { sql, getTableName, type Column, type Table } from 'drizzle-orm';
-import { hexTokens, hexWords, type SearchSql } from '../search/sql.js';
+import { sql, getTableName, type Column, type SQL, type Table } from 'drizzle-orm';
+import { allHex, hexTokens, hexWords, type SearchSql } from '../search/sql.js';
 
 export const sqliteSearch: SearchSql = {
   type: 'text',
@@ -15,16 +15,25 @@ export const sqliteSearch: SearchSql = {
       // this column only (the FTS5 table may index other columns too, as
       // the CMS's content search does). Tokens and the column are quoted: a
       // bare word could read as a keyword.
-      const any = sets.map((set) => `(${hexTokens(set).map((t) => `"${t}"`).join(' AND ')})`).join(' OR ');
-      const match = `"${column.name.replaceAll('"', '""')}" : (${any})`;
-      const fts = sql.identifier(codec.fts);
-      return sql`${sql.identifier(getTableName(column.table as Table))}.rowid in (select rowid from ${fts} where ${fts} match ${match})`;
+      return ftsMatch(column, codec.fts, sets.map((set) => `(${hexTokens(set).map((t) => `"${t}"`).join(' AND ')})`).join(' OR '));
     }
     // A token is 16 hex digits between spaces, so a hit of `instr` is the whole token.
     const each = sets.map((set) => sql`(${sql.join(hexTokens(set).map((t) => sql`instr(${column}, ${t}) > 0`), sql` and `)})`);
     return sql`(${sql.join(each, sql` or `)})`;
   },
+  any(column, tokens, codec) {
+    const hex = allHex(tokens);
+    if (codec.fts !== undefined) return ftsMatch(column, codec.fts, hex.map((t) => `"${t}"`).join(' OR '));
+    return sql`(${sql.join(hex.map((t) => sql`instr(${column}, ${t}) > 0`), sql` or `)})`;
+  },
 };
+
+/** The rows of `column`'s table that FTS5 table `fts` finds for `query`, in this column only. */
+function ftsMatch(column: Column, fts: string, query: string): SQL {
+  const match = `"${column.name.replaceAll('"', '""')}" : (${query})`;
+  const table = sql.identifier(fts);
+  return sql`${sql.identifier(getTableName(column.table as Table))}.rowid in (select rowid from ${table} where ${table} match ${match})`;
+}
 
 /**
  * The statements that give search index column `column` of `table` an FTS5

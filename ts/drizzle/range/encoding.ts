@@ -1,0 +1,72 @@
+// The values a range column holds, as the envelope stores them (canonical
+// text) and as the range index orders them (a 64-bit code whose unsigned
+// order is the values' order). One definition per type, used by the typed
+// encrypted columns and the range index beside them.
+import { codedError } from '../../shared/errors.js';
+
+export type RangeType = 'number' | 'bigint' | 'date';
+/** The JS type of each range type's values. */
+export interface RangeValues {
+  number: number;
+  bigint: bigint;
+  date: Date;
+}
+export type RangeValue = RangeValues[RangeType];
+
+export const RANGE_TYPES: readonly RangeType[] = ['number', 'bigint', 'date'];
+
+const SIGN = 1n << 63n;
+const U64 = (1n << 64n) - 1n;
+const I64_MIN = -(1n << 63n);
+const I64_MAX = (1n << 63n) - 1n;
+
+const refused = (what: string, type: RangeType, why: string) => codedError('ALE_INVALID_INPUT', `${what}: a ${type} column ${why}`);
+
+/** `value` checked as a value of `type`; `what` names the caller in the error, which quotes no value. */
+export function checkValue(type: RangeType, value: unknown, what: string): RangeValue {
+  switch (type) {
+    case 'number':
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw refused(what, type, 'holds finite numbers');
+      return value;
+    case 'bigint':
+      if (typeof value !== 'bigint') throw refused(what, type, 'holds bigints');
+      if (value < I64_MIN || value > I64_MAX) throw refused(what, type, 'holds signed 64-bit integers (-2^63 to 2^63 - 1)');
+      return value;
+    case 'date':
+      if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw refused(what, type, 'holds valid Date objects');
+      return value;
+  }
+}
+
+/**
+ * The code of a checked value. Numbers: IEEE 754 bits with the sign bit
+ * flipped for positives and every bit flipped for negatives, the usual map
+ * that makes unsigned order the numbers' order (-0 is 0). Bigints: two's
+ * complement with the sign bit flipped. Dates: their milliseconds since
+ * 1970 as a bigint, so dates before 1970 come first.
+ */
+export function codeOf(type: RangeType, value: RangeValue): bigint {
+  if (type === 'number') {
+    const view = new DataView(new ArrayBuffer(8));
+    view.setFloat64(0, (value as number) === 0 ? 0 : (value as number));
+    const bits = view.getBigUint64(0);
+    return bits & SIGN ? ~bits & U64 : bits | SIGN;
+  }
+  const n = type === 'bigint' ? (value as bigint) : BigInt((value as Date).getTime());
+  return BigInt.asUintN(64, n) ^ SIGN;
+}
+
+/** The text an envelope of `type` holds: `String(n)`, the bigint's digits, the date's ISO form. */
+export function textOf(type: RangeType, value: RangeValue): string {
+  return type === 'date' ? (value as Date).toISOString() : String(value);
+}
+
+/** The value of an envelope's text, or ALE_INVALID_INPUT when it is not one `textOf` writes. */
+export function valueOf(type: RangeType, text: string, what: string): RangeValue {
+  let value: RangeValue | undefined;
+  if (type === 'number' && /^-?(\d+(\.\d+)?(e[+-]\d+)?|\.\d+)$/i.test(text)) value = Number(text);
+  else if (type === 'bigint' && /^-?\d+$/.test(text)) value = BigInt(text);
+  else if (type === 'date') value = new Date(text);
+  if (value === undefined || (type === 'date' && Number.isNaN((value as Date).getTime()))) throw refused(what, type, 'read a value that is not one of its own');
+  return checkValue(type, value, what);
+}

@@ -1,0 +1,72 @@
+// The range operators: a condition on a range index column that finds the
+// candidate rows (every row in the range, and perhaps a few just outside
+// it), and carries the exact test that removes the others once decrypted.
+import { sql, type Column, type SQL } from 'drizzle-orm';
+import { codedError } from '../../shared/errors.js';
+import { rangeColumnOf } from '../probe.js';
+import type { RangeValue } from './encoding.js';
+import { MAX_CODE, MIN_CODE } from './tree.js';
+
+/** A range condition: use it in `where()`, and give searchPage() its `matches` as the exact test. */
+export type RangeCondition = SQL & {
+  /** Whether a decrypted value is in the range (false for null or undefined). */
+  matches(value: RangeValue | null | undefined): boolean;
+};
+
+/** What orderedPage() reads of a condition it is given as `within`: not enumerable, so a logged condition shows no bound. */
+const RANGE = Symbol('range');
+interface Bounds {
+  column: Column;
+  lo: bigint;
+  hi: bigint;
+}
+
+/** The column and codes of a condition made here, or undefined for any other value. */
+export function boundsOf(condition: unknown): Bounds | undefined {
+  return (condition as { [RANGE]?: Bounds } | null)?.[RANGE];
+}
+
+/** The condition on `column` for codes [lo, hi]; an empty range finds no row. */
+export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string): RangeCondition {
+  const { codec, sql: dialect } = rangeColumnOf(column, caller);
+  const matches = (value: RangeValue | null | undefined) => {
+    if (value === null || value === undefined) return false;
+    const code = codec.code(value);
+    return lo <= code && code <= hi;
+  };
+  const where = lo > hi ? sql`1 = 0` : dialect.any(column, Buffer.concat(codec.cover(lo, hi)), codec);
+  Object.defineProperty(where, RANGE, { value: { column, lo, hi } satisfies Bounds });
+  return Object.assign(where, { matches }) as RangeCondition;
+}
+
+const bound = (column: Column, value: unknown, caller: string): bigint => {
+  if (value === null || value === undefined) throw codedError('ALE_INVALID_INPUT', `${caller}: the bound is ${value}; a range needs a value`);
+  return rangeColumnOf(column, caller).codec.code(value);
+};
+
+/** Rows whose value is greater than `value`. */
+export function rangeGt(column: Column, value: RangeValue): RangeCondition {
+  const c = bound(column, value, 'rangeGt');
+  return c === MAX_CODE ? codeRange(column, 1n, 0n, 'rangeGt') : codeRange(column, c + 1n, MAX_CODE, 'rangeGt');
+}
+
+/** Rows whose value is `value` or greater. */
+export function rangeGte(column: Column, value: RangeValue): RangeCondition {
+  return codeRange(column, bound(column, value, 'rangeGte'), MAX_CODE, 'rangeGte');
+}
+
+/** Rows whose value is less than `value`. */
+export function rangeLt(column: Column, value: RangeValue): RangeCondition {
+  const c = bound(column, value, 'rangeLt');
+  return c === MIN_CODE ? codeRange(column, 1n, 0n, 'rangeLt') : codeRange(column, MIN_CODE, c - 1n, 'rangeLt');
+}
+
+/** Rows whose value is `value` or less. */
+export function rangeLte(column: Column, value: RangeValue): RangeCondition {
+  return codeRange(column, MIN_CODE, bound(column, value, 'rangeLte'), 'rangeLte');
+}
+
+/** Rows whose value is between `lo` and `hi`, both included (none when `lo` is above `hi`, as SQL's BETWEEN). */
+export function rangeBetween(column: Column, lo: RangeValue, hi: RangeValue): RangeCondition {
+  return codeRange(column, bound(column, lo, 'rangeBetween'), bound(column, hi, 'rangeBetween'), 'rangeBetween');
+}

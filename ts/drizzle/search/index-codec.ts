@@ -1,0 +1,52 @@
+// What every token index column shares (a searchIndexColumn, a
+// rangeIndexColumn): options read alike, tokens bound to the encrypted
+// column's collection and field, and a codec that re-indexing, conversion
+// and the leakage report use without knowing which kind it is.
+import { codedError } from '../../shared/errors.js';
+import { fieldCodec, type ColumnOptionsBase, type EncryptedColumnOptions, type FieldCodec, type OnKeyRing, type OnTenantKeys } from '../codec.js';
+import type { TenantKeys } from '../keys/store.js';
+import type { RangeType } from '../range/encoding.js';
+import { processSearcher, ringSearcher, type Searcher } from './searcher.js';
+
+/** The options every token index column takes: the encrypted column's collection and field, its ring or key store, and on SQLite its FTS5 table. */
+export type IndexColumnOptions = Omit<ColumnOptionsBase, 'storage' | 'legacyPlaintext'> &
+  (OnKeyRing | OnTenantKeys) & {
+    /** SQLite: the FTS5 table over this column that searchIndexSql() creates; without it a query scans the column. */
+    fts?: string;
+  };
+
+export interface IndexCodec {
+  readonly column: string;
+  readonly collection: string;
+  readonly field: string;
+  /** The SQLite FTS5 table that indexes the column, if any. */
+  readonly fts: string | undefined;
+  /** The tenant key store of a column with `keys`. */
+  readonly keys: TenantKeys | undefined;
+  /** What the encrypted column it indexes holds: text, or a range type. */
+  readonly source: 'text' | RangeType;
+  /** The tokens of a value of the source column, given as its decrypted text (re-indexing, conversion). */
+  tokensOfText(text: string, tenant: string): Buffer;
+}
+
+/** The parts of an index codec that do not depend on its kind. */
+export interface IndexBase {
+  base: FieldCodec;
+  searcher: Searcher;
+  fts: string | undefined;
+  where: { column: string; collection: string; field: string };
+}
+
+/** Reads the options every token index column takes; `what` names the column kind in errors. */
+export function indexBase(name: string, options: IndexColumnOptions, what: string): IndexBase {
+  for (const refused of ['storage', 'legacyPlaintext'] as const) {
+    if ((options as EncryptedColumnOptions)?.[refused] !== undefined) {
+      throw codedError('ALE_INVALID_INPUT', `${what} column "${name}": ${refused} applies to encrypted columns; an index holds tokens`);
+    }
+  }
+  const base = fieldCodec(options?.field ?? name, options);
+  const { fts } = options;
+  if (fts !== undefined && (typeof fts !== 'string' || fts === '')) throw codedError('ALE_INVALID_INPUT', `${what} column "${name}": fts must name the FTS5 table`);
+  const searcher: Searcher = options.keys?.sealer ?? (options.keyRing ? ringSearcher(options.keyRing) : processSearcher);
+  return { base, searcher, fts, where: { column: name, collection: base.collection, field: base.field } };
+}
