@@ -30,7 +30,7 @@ export interface RangeCodec extends IndexCodec {
   /** A value's code: its place in the order (range/encoding.ts). */
   code(value: unknown): bigint;
   /** The token sets of the codes [lo, hi], one per key stored tokens may be under: a row is a candidate when it holds any token of any set. */
-  cover(lo: bigint, hi: bigint): Buffer[];
+  cover(lo: bigint, hi: bigint, max?: number): Buffer[];
 }
 
 export function rangeCodec(name: string, options: RangeIndexOptions): RangeCodec {
@@ -61,9 +61,9 @@ export function rangeCodec(name: string, options: RangeIndexOptions): RangeCodec
     tokens: (value, tenant) => tokensOfCode(code(value), tenant),
     tokensOfText: (text, tenant) => tokensOfCode(codeOf(type, valueOf(type, text, what) as RangeValue), tenant),
     code,
-    cover(lo, hi) {
+    cover(lo, hi, max = MAX_COVER) {
       const t = base.tenant();
-      const nodes = coverNodes(lo, hi, MAX_COVER);
+      const nodes = coverNodes(lo, hi, max);
       try {
         return atColumn(where, () => searcher.rangeQueries(nodes, t, collection, field), t);
       } finally {

@@ -11,6 +11,14 @@ import type { RangeValue } from './encoding.js';
 import { boundsOf, codeRange, type RangeCondition } from './operators.js';
 import { MAX_CODE, MIN_CODE, split } from './tree.js';
 
+/**
+ * The largest cover a walk asks for: an exact one (a range needs at most
+ * 15 nodes per depth on each side). A sample the walk narrows by must hold
+ * the range's rows, not the values just past its ends that a coarser cover
+ * brings in; those are often the very values the walk has set aside.
+ */
+const EXACT_COVER = 512;
+
 export interface OrderedPageOptions<Row> {
   /** The rangeIndexColumn to order by. */
   column: Column;
@@ -24,7 +32,7 @@ export interface OrderedPageOptions<Row> {
   offset?: number;
   /** Only rows in this range: a condition from rangeGt() … rangeBetween() on the same column. */
   within?: RangeCondition;
-  /** The most rows one query may bring back to be sorted whole; past it, the range is split. Default 256. */
+  /** The most rows one query may bring back to be sorted whole; past it, the range is narrowed or split. Default 256, or twice offset + limit when that is more. */
   batch?: number;
 }
 
@@ -56,7 +64,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   if (typeof value !== 'function') throw codedError('ALE_INVALID_INPUT', `${what}: options.value must give a row's decrypted value, e.g. (row) => row.amount`);
   if (!Number.isInteger(limit) || limit < 1) throw codedError('ALE_INVALID_INPUT', `${what}: options.limit must be a positive integer`);
   const offset = options.offset ?? 0;
-  const batch = options.batch ?? 256;
+  const batch = options.batch ?? Math.max(256, 2 * (offset + (Number.isInteger(limit) ? limit : 0)));
   if (!Number.isInteger(offset) || offset < 0) throw codedError('ALE_INVALID_INPUT', `${what}: options.offset must be a whole number`);
   if (!Number.isInteger(batch) || batch < 1) throw codedError('ALE_INVALID_INPUT', `${what}: options.batch must be a positive integer`);
   if (options.order !== undefined && options.order !== 'asc' && options.order !== 'desc') throw codedError('ALE_INVALID_INPUT', `${what}: options.order must be 'asc' or 'desc'`);
@@ -84,7 +92,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   };
   const ask = async (a: bigint, b: bigint, n: number, at: number) => {
     page.queries++;
-    const rows = await fetch(codeRange(column, a, b, what), n, at);
+    const rows = await fetch(codeRange(column, a, b, what, EXACT_COVER), n, at);
     if (!Array.isArray(rows)) throw codedError('ALE_INVALID_INPUT', `${what}: fetch must resolve to the rows of the query`);
     return rows;
   };
@@ -117,6 +125,10 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     if (codes.length >= want) {
       const edge = codes[want - 1];
       if (descending ? edge > a : edge < b) return walk(descending ? edge : a, descending ? b : edge);
+      // The edge is the range's far end, a value many rows share: the rows before it, then that value.
+      await (descending ? walk(a + 1n, b) : walk(a, b - 1n));
+      if (found.length < need) await walk(edge, edge);
+      return;
     }
     // Else along the tree: each piece is a child node's part of the range.
     const pieces = split(a, b);

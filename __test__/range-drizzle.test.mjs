@@ -1,0 +1,153 @@
+// Ranges and order through Drizzle on every dialect and driver this
+// runtime has: SQLite (node:sqlite behind sqlite-proxy and better-sqlite3
+// under Node, bun:sqlite under Bun) with an FTS5 table, PostgreSQL
+// (node-postgres, postgres.js) with a GIN index, MariaDB (mysql2) with a
+// FULLTEXT index.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import postgres from 'postgres';
+import mysql from 'mysql2/promise';
+import { getTableName, sql } from 'drizzle-orm';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
+import { drizzle as drizzleMysql } from 'drizzle-orm/mysql2';
+import { integer as sqliteInteger, sqliteTable, text as sqliteText } from 'drizzle-orm/sqlite-core';
+import { integer as pgInteger, pgTable, text as pgText } from 'drizzle-orm/pg-core';
+import { int as mysqlInt, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
+import * as sqliteMod from '@sveltycms/ale/drizzle/sqlite';
+import * as pgMod from '@sveltycms/ale/drizzle/pg';
+import * as mysqlMod from '@sveltycms/ale/drizzle/mysql';
+import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
+import { rangeSuite } from './range-suite.mjs';
+import { serverUrl } from './servers.mjs';
+
+const FIELDS = { amount: 'number', total: 'bigint', born: 'date' };
+const ENCRYPTED = { number: 'encryptedNumber', bigint: 'encryptedBigint', date: 'encryptedDate' };
+
+/** The range table of every dialect: an id, the tenant, and three encrypted columns with their range indexes. */
+const columns = (m, { ring, keys, fts }, { int, text }) => {
+  const on = keys ? { keys } : ring ? { keyRing: ring } : {};
+  const out = { id: int('id').primaryKey(), tenantId: text('tenant_id').notNull() };
+  for (const [field, type] of Object.entries(FIELDS)) {
+    out[field] = m[ENCRYPTED[type]](field, { collection: 'measures', ...on });
+    out[`${field}Range`] = m.rangeIndexColumn(`${field}_range`, { type, collection: 'measures', field, ...on, fts: fts && `${fts}_${field}` });
+  }
+  return out;
+};
+const indexSql = (mod, table, name) => Object.keys(FIELDS).flatMap((f) => mod.searchIndexSql(table, table[`${f}Range`], `${name}_${f}`));
+
+for (const driver of SQLITE_DRIVERS) {
+  rangeSuite({
+    name: `sqlite (${driver}, FTS5)`,
+    mod: sqliteMod,
+    table: (m, { ring, keys, name }) => sqliteTable(name, columns(m, { ring, keys, fts: name }, { int: sqliteInteger, text: sqliteText })),
+    indexPlan: /VIRTUAL TABLE INDEX/,
+    async connect() {
+      const dir = mkdtempSync(join(tmpdir(), 'ale-range-'));
+      const s = await openSqlite(join(dir, 'range.db'), { driver });
+      return {
+        db: s.db,
+        async reset(table) {
+          const name = getTableName(table);
+          for (const f of Object.keys(FIELDS)) s.exec(`DROP TABLE IF EXISTS ${name}_${f}`);
+          s.exec(`DROP TABLE IF EXISTS ${name}`);
+          s.exec(`CREATE TABLE ${name} (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, amount TEXT, amount_range TEXT, total TEXT, total_range TEXT, born TEXT, born_range TEXT)`);
+          for (const stmt of indexSql(sqliteMod, table, name)) s.exec(stmt);
+        },
+        explain: async (query) => {
+          const { sql: text, params } = query.toSQL();
+          return JSON.stringify(await s.db.all(sql.raw(`EXPLAIN QUERY PLAN ${inline(text, params)}`)));
+        },
+        close() {
+          s.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  });
+}
+
+const pgUrl = serverUrl('PG_URL');
+if (pgUrl) {
+  const pgDrivers = {
+    'node-postgres': () => {
+      const pool = new pg.Pool({ connectionString: pgUrl, max: 2 });
+      return { db: drizzlePg(pool), query: (q) => pool.query(q).then((r) => r.rows), end: () => pool.end() };
+    },
+    'postgres.js': () => {
+      const client = postgres(pgUrl, { max: 2, onnotice: () => {} });
+      return { db: drizzlePostgresJs(client), query: (q) => client.unsafe(q), end: () => client.end() };
+    },
+  };
+  for (const [driver, open] of Object.entries(pgDrivers)) {
+    rangeSuite({
+      name: `pg (${driver}, GIN)`,
+      mod: pgMod,
+      workers: true,
+      table: (m, { ring, keys, name }) => pgTable(`${name}_${driver.replace(/\W/g, '')}`, columns(m, { ring, keys }, { int: pgInteger, text: pgText })),
+      indexPlan: /Bitmap Index Scan on range_measures\w*_amount/,
+      async connect() {
+        const c = open();
+        return {
+          db: c.db,
+          async reset(table) {
+            const name = getTableName(table);
+            await c.query(`DROP TABLE IF EXISTS ${name}`);
+            await c.query(`CREATE TABLE ${name} (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, amount TEXT, amount_range BIGINT[], total TEXT, total_range BIGINT[], born TEXT, born_range BIGINT[])`);
+            for (const stmt of indexSql(pgMod, table, name)) await c.query(stmt);
+            await c.query(`ANALYZE ${name}`);
+          },
+          explain: async (query) => {
+            const { sql: text, params } = query.toSQL();
+            await c.query('SET enable_seqscan = off');
+            const rows = await c.query(`EXPLAIN ${inline(text, params, '$')}`);
+            await c.query('SET enable_seqscan = on');
+            return rows.map((r) => r['QUERY PLAN']).join('\n');
+          },
+          close: () => c.end(),
+        };
+      },
+    });
+  }
+}
+
+const mysqlUrl = serverUrl('MYSQL_URL');
+if (mysqlUrl) {
+  rangeSuite({
+    name: 'mysql (MariaDB, mysql2, FULLTEXT)',
+    mod: mysqlMod,
+    workers: true,
+    // InnoDB's FULLTEXT index shows a committed change to other connections a moment late (docs/search.md, "Per dialect").
+    concurrentReads: false,
+    table: (m, { ring, keys, name }) => mysqlTable(name, columns(m, { ring, keys }, { int: mysqlInt, text: (n) => varchar(n, { length: 64 }) })),
+    indexPlan: /"type":"fulltext"/,
+    async connect() {
+      const pool = mysql.createPool({ uri: mysqlUrl, connectionLimit: 2 });
+      return {
+        db: drizzleMysql(pool),
+        async reset(table) {
+          const name = getTableName(table);
+          await pool.query(`DROP TABLE IF EXISTS ${name}`);
+          await pool.query(`CREATE TABLE ${name} (id INT PRIMARY KEY, tenant_id VARCHAR(64) NOT NULL, amount TEXT, amount_range MEDIUMTEXT, total TEXT, total_range MEDIUMTEXT, born TEXT, born_range MEDIUMTEXT)`);
+          for (const stmt of indexSql(mysqlMod, table, name)) await pool.query(stmt);
+        },
+        explain: async (query) => {
+          const { sql: text, params } = query.toSQL();
+          const [rows] = await pool.query(`EXPLAIN ${text}`, params);
+          return JSON.stringify(rows);
+        },
+        close: () => pool.end(),
+      };
+    },
+  });
+}
+
+/** `text` with its parameters written in, for EXPLAIN (the values are hex tokens and numbers). */
+function inline(text, params, style = '?') {
+  const literal = (v) => (typeof v === 'number' ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
+  if (style === '$') return text.replace(/\$(\d+)/g, (_, n) => literal(params[Number(n) - 1]));
+  let i = 0;
+  return text.replace(/\?/g, () => literal(params[i++]));
+}
