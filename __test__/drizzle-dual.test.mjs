@@ -93,8 +93,8 @@ describe('drizzle: the ESM and CommonJS builds share one state', () => {
   });
 });
 
-test('every dialect module, in both builds, re-exports all of @sveltycms/ale/drizzle and adds its columns, batch helpers (migratePlaintext, rotateKeys, convertStorage), tenant key store and search index SQL', () => {
-  const own = ['aleKeys', 'aleKeysTable', 'blindIndexColumn', 'convertStorage', 'convertToTenantKeys', 'encryptedJson', 'encryptedText', 'migratePlaintext', 'reindexSearch', 'rotateKeys', 'searchIndexColumn', 'searchIndexSql', 'searchLeakage', 'tenantKeys'];
+test('every dialect module, in both builds, re-exports all of @sveltycms/ale/drizzle and adds its columns (text, JSON, typed, blind, search and range indexes), batch helpers (migratePlaintext, rotateKeys, convertStorage), tenant key store and search index SQL', () => {
+  const own = ['aleKeys', 'aleKeysTable', 'blindIndexColumn', 'convertStorage', 'convertToTenantKeys', 'encryptedBigint', 'encryptedDate', 'encryptedJson', 'encryptedNumber', 'encryptedText', 'migratePlaintext', 'rangeIndexColumn', 'reindexSearch', 'rotateKeys', 'searchIndexColumn', 'searchIndexSql', 'searchLeakage', 'tenantKeys'];
   const expected = [...Object.keys(esm), ...own].sort();
   assert.ok(expected.includes('matchBlindIndex'));
   assert.deepEqual(Object.keys(cjs).sort(), Object.keys(esm).sort());

@@ -153,3 +153,37 @@ mysql.searchIndexColumn('s', { collection: 'c', keys, keyRing: new KeyRing(['k'.
 void drizzle.searchPage(async () => [], { limit: 20 });
 // @ts-expect-error reindexSearch pairs an index with its source column
 void sqlite.reindexSearch(sdb, { table: searchable, key: searchable.id, tenant: 'acme', columns: [{ index: searchable.nameSearch }] });
+
+// Ranges: typed columns read back their JS types; a range index takes its type's values; conditions are SQL with their exact test.
+const measured = sqliteTable('ms', {
+  id: integer('id').primaryKey(),
+  amount: sqlite.encryptedNumber('amount', opts),
+  amountRange: sqlite.rangeIndexColumn('amount_range', { collection: 'users', field: 'amount', type: 'number', fts: 'ms_amount' }),
+  total: sqlite.encryptedBigint('total', opts).notNull(),
+  born: sqlite.encryptedDate('born', bin),
+  bornRange: sqlite.rangeIndexColumn('born_range', { collection: 'users', field: 'born', type: 'date' }),
+});
+const pgMeasured = pgTable('pms', { id: serial('id').primaryKey(), totalRange: pg.rangeIndexColumn('total_range', { collection: 'users', field: 'total', type: 'bigint', keys }) });
+const before1970 = drizzle.rangeLt(measured.bornRange, new Date(0));
+const ordered = drizzle.orderedPage((where, limit, offset) => sdb.select().from(measured).where(where).limit(limit).offset(offset), { column: measured.amountRange, value: (row) => row.amount, order: 'desc', limit: 20, within: drizzle.rangeGte(measured.amountRange, 0) });
+export type RangeTests = [
+  Expect<Equal<(typeof measured.$inferSelect)['amount'], number | null>>,
+  Expect<Equal<(typeof measured.$inferSelect)['total'], bigint>>,
+  Expect<Equal<(typeof measured.$inferSelect)['born'], Date | null>>,
+  Expect<Equal<(typeof measured.$inferSelect)['amountRange'], number | drizzle.StoredIndex | null>>,
+  Expect<Equal<(typeof pgMeasured.$inferInsert)['totalRange'], bigint | drizzle.StoredIndex | null | undefined>>,
+  Expect<Equal<typeof before1970 extends SQL ? true : false, true>>,
+  Expect<Equal<Parameters<typeof before1970.matches>[0], drizzle.RangeValue | null | undefined>>,
+  Expect<Equal<typeof ordered, Promise<drizzle.OrderedPage<typeof measured.$inferSelect>>>>,
+  Expect<Equal<typeof sqlite.rangeBetween, typeof drizzle.rangeBetween>>,
+];
+// @ts-expect-error a number column's range takes numbers
+void drizzle.rangeGt(measured.amountRange, '5');
+// @ts-expect-error a date column's range takes Dates
+void drizzle.rangeBetween(measured.bornRange, 0, 1);
+// @ts-expect-error the type is one of number, bigint and date
+sqlite.rangeIndexColumn('r', { collection: 'c', type: 'float' });
+// @ts-expect-error a range index holds tokens: storage applies to encrypted columns
+pg.rangeIndexColumn('r', { collection: 'c', type: 'number', storage: 'binary' });
+// @ts-expect-error orderedPage needs the row's value
+void drizzle.orderedPage(async () => [], { column: measured.amountRange, limit: 20 });

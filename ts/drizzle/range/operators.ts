@@ -4,6 +4,7 @@
 import { sql, type Column, type SQL } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
 import { rangeColumnOf } from '../probe.js';
+import type { StoredIndex } from '../stored-index.js';
 import type { RangeValue } from './encoding.js';
 import { MAX_CODE, MIN_CODE } from './tree.js';
 
@@ -12,6 +13,9 @@ export type RangeCondition = SQL & {
   /** Whether a decrypted value is in the range (false for null or undefined). */
   matches(value: RangeValue | null | undefined): boolean;
 };
+
+/** The values of a range index column: what its encrypted column holds (number, bigint or Date). */
+export type ValueOf<C> = C extends { _: { data: infer D } } ? Exclude<D, StoredIndex | string> & RangeValue : RangeValue;
 
 /** What orderedPage() reads of a condition it is given as `within`: not enumerable, so a logged condition shows no bound. */
 const RANGE = Symbol('range');
@@ -45,28 +49,28 @@ const bound = (column: Column, value: unknown, caller: string): bigint => {
 };
 
 /** Rows whose value is greater than `value`. */
-export function rangeGt(column: Column, value: RangeValue): RangeCondition {
+export function rangeGt<C extends Column>(column: C, value: ValueOf<C>): RangeCondition {
   const c = bound(column, value, 'rangeGt');
   return c === MAX_CODE ? codeRange(column, 1n, 0n, 'rangeGt') : codeRange(column, c + 1n, MAX_CODE, 'rangeGt');
 }
 
 /** Rows whose value is `value` or greater. */
-export function rangeGte(column: Column, value: RangeValue): RangeCondition {
+export function rangeGte<C extends Column>(column: C, value: ValueOf<C>): RangeCondition {
   return codeRange(column, bound(column, value, 'rangeGte'), MAX_CODE, 'rangeGte');
 }
 
 /** Rows whose value is less than `value`. */
-export function rangeLt(column: Column, value: RangeValue): RangeCondition {
+export function rangeLt<C extends Column>(column: C, value: ValueOf<C>): RangeCondition {
   const c = bound(column, value, 'rangeLt');
   return c === MIN_CODE ? codeRange(column, 1n, 0n, 'rangeLt') : codeRange(column, MIN_CODE, c - 1n, 'rangeLt');
 }
 
 /** Rows whose value is `value` or less. */
-export function rangeLte(column: Column, value: RangeValue): RangeCondition {
+export function rangeLte<C extends Column>(column: C, value: ValueOf<C>): RangeCondition {
   return codeRange(column, MIN_CODE, bound(column, value, 'rangeLte'), 'rangeLte');
 }
 
 /** Rows whose value is between `lo` and `hi`, both included (none when `lo` is above `hi`, as SQL's BETWEEN). */
-export function rangeBetween(column: Column, lo: RangeValue, hi: RangeValue): RangeCondition {
+export function rangeBetween<C extends Column>(column: C, lo: ValueOf<C>, hi: ValueOf<C>): RangeCondition {
   return codeRange(column, bound(column, lo, 'rangeBetween'), bound(column, hi, 'rangeBetween'), 'rangeBetween');
 }

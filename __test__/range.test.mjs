@@ -1,0 +1,180 @@
+// The range index's parts (docs/search.md, "Ranges and order"): codes that
+// keep the values' order, the tree's paths, covers and splits against a
+// brute-force reading of their definitions, and range tokens on both
+// backends side by side.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { ale, SECRET, OLD_SECRET, seeded } from './helpers.mjs';
+import { checkValue, codeOf, textOf, valueOf } from '../dist/esm/drizzle/range/encoding.js';
+import { coverNodes, pathNodes, split } from '../dist/esm/drizzle/range/tree.js';
+
+const require = createRequire(import.meta.url);
+const js = require('../dist/cjs/fallback/index.js');
+let native = null;
+try {
+  native = require('../index.js');
+} catch (e) {
+  if (process.env.CI === 'true') throw e;
+  console.error(`\n!!! SKIPPING the range differential test: the native addon does not load here (${e.message})\n`);
+}
+
+const rand = seeded('range.test');
+const int = (n) => Math.floor(rand() * n);
+const U64 = (1n << 64n) - 1n;
+const u64 = () => (BigInt(int(2 ** 32)) << 32n) | BigInt(int(2 ** 32));
+const nodesOf = (buffer) => Array.from({ length: buffer.length / 9 }, (_, i) => [buffer[i * 9] / 4, buffer.readBigUInt64BE(i * 9 + 1)]);
+/** Whether node [depth, start] holds `code`. */
+const holds = ([depth, start], code) => code >> BigInt(64 - 4 * depth) === start >> BigInt(64 - 4 * depth);
+
+describe('codes keep the order of the values', () => {
+  const VALUES = {
+    number: () => [0, -0, 1, -1, 0.5, -0.5, Number.MIN_VALUE, -Number.MIN_VALUE, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MAX_SAFE_INTEGER, 2 ** 53, -(2 ** 53), 1e-300, ...Array.from({ length: 400 }, () => (rand() - 0.5) * 10 ** int(30)), ...Array.from({ length: 100 }, () => int(2001) - 1000)],
+    bigint: () => [0n, -1n, 1n, -(2n ** 63n), 2n ** 63n - 1n, ...Array.from({ length: 500 }, () => BigInt.asIntN(64, u64()))],
+    date: () => [new Date(-8.64e15), new Date(8.64e15), new Date(0), new Date(-1), new Date(1), ...Array.from({ length: 500 }, () => new Date(Math.round((rand() - 0.5) * 2e13)))],
+  };
+  const plain = (v) => (v instanceof Date ? v.getTime() : v);
+  for (const [type, make] of Object.entries(VALUES)) {
+    test(`${type}: sorting by code is sorting by value, equal values share a code, and the text round-trips`, () => {
+      const values = make();
+      for (let i = 0; i < values.length; i++) {
+        const [a, b] = [values[i], values[int(values.length)]];
+        const [ca, cb] = [codeOf(type, a), codeOf(type, b)];
+        assert.ok(ca >= 0n && ca <= U64);
+        const expected = plain(a) < plain(b) ? -1 : plain(a) > plain(b) ? 1 : 0;
+        assert.equal(ca < cb ? -1 : ca > cb ? 1 : 0, expected, `${type} ${String(a)} vs ${String(b)}`);
+        const back = valueOf(type, textOf(type, a), 'test');
+        assert.equal(plain(back), plain(a) === 0 ? 0 : plain(a));
+      }
+    });
+  }
+  test('dates before 1970 come first, and -0 is 0', () => {
+    assert.ok(codeOf('date', new Date('1969-12-31T23:59:59.999Z')) < codeOf('date', new Date(0)));
+    assert.equal(codeOf('number', -0), codeOf('number', 0));
+    assert.equal(codeOf('bigint', -(2n ** 63n)), 0n);
+    assert.equal(codeOf('bigint', 2n ** 63n - 1n), U64);
+  });
+  test('values a column cannot hold are ALE_INVALID_INPUT, and so is text it never wrote', () => {
+    for (const [type, v] of [['number', Number.NaN], ['number', -Infinity], ['number', 1n], ['bigint', 2n ** 63n], ['bigint', -(2n ** 63n) - 1n], ['bigint', 1], ['date', new Date(Number.NaN)], ['date', 0]]) {
+      assert.throws(() => checkValue(type, v, 'test'), { code: 'ALE_INVALID_INPUT' }, `${type} ${String(v)}`);
+    }
+    for (const [type, text] of [['number', 'abc'], ['number', ''], ['number', 'Infinity'], ['bigint', '1.5'], ['bigint', '99999999999999999999'], ['date', 'not a date']]) {
+      assert.throws(() => valueOf(type, text, 'test'), { code: 'ALE_INVALID_INPUT' }, `${type} ${text}`);
+    }
+  });
+});
+
+describe('the tree', () => {
+  test("a value's path: 16 nodes from depth 1 to the code itself, each holding it", () => {
+    for (let i = 0; i < 200; i++) {
+      const code = u64();
+      const nodes = nodesOf(pathNodes(code));
+      assert.deepEqual(nodes.map(([d]) => d), Array.from({ length: 16 }, (_, k) => k + 1));
+      for (const node of nodes) assert.ok(holds(node, code));
+      assert.equal(nodes[15][1], code);
+    }
+  });
+
+  /** A range: wide, narrow, at the ends of the domain, or one code. */
+  const range = () => {
+    const a = [0n, U64, u64(), u64() >> BigInt(int(64))][int(4)];
+    const width = [0n, BigInt(int(1000)), u64() >> BigInt(int(64)), u64()][int(4)];
+    const b = a + width > U64 ? U64 : a + width;
+    return [a, b];
+  };
+  /** Codes to test a range with: its ends, the codes just past them, some inside and some anywhere. */
+  const probes = (lo, hi) => {
+    const out = [lo, hi, lo - 1n, hi + 1n, ...Array.from({ length: 20 }, () => (hi > lo ? lo + (u64() % (hi - lo + 1n)) : lo)), ...Array.from({ length: 20 }, u64)];
+    return out.filter((c) => c >= 0n && c <= U64);
+  };
+
+  test('an exact cover holds every code of the range and no other; a cut cover (at most 64 nodes) still holds every code of it', () => {
+    let largest = 0;
+    for (let i = 0; i < 400; i++) {
+      const [lo, hi] = range();
+      const exact = nodesOf(coverNodes(lo, hi, 1024));
+      largest = Math.max(largest, exact.length);
+      const cut = nodesOf(coverNodes(lo, hi, 64));
+      assert.ok(cut.length <= 64, `${cut.length} nodes`);
+      for (const code of probes(lo, hi)) {
+        const inside = lo <= code && code <= hi;
+        assert.equal(exact.some((n) => holds(n, code)), inside, `exact cover of [${lo}, ${hi}] at ${code}`);
+        if (inside) assert.ok(cut.some((n) => holds(n, code)), `cut cover of [${lo}, ${hi}] misses ${code}`);
+      }
+      // The nodes of an exact cover do not overlap.
+      for (const [j, n] of exact.entries()) assert.ok(!exact.some((m, k) => k !== j && holds(m, n[1]) && m[0] <= n[0]), 'overlapping nodes');
+    }
+    assert.ok(largest <= 480, `an exact cover took ${largest} nodes`);
+  });
+
+  test("split: the pieces tile the range in order, each inside one node below the two ends' common ancestor", () => {
+    for (let i = 0; i < 400; i++) {
+      const [lo, hi] = range();
+      const pieces = split(lo, hi);
+      assert.equal(pieces[0][0], lo);
+      assert.equal(pieces.at(-1)[1], hi);
+      for (let k = 1; k < pieces.length; k++) assert.equal(pieces[k][0], pieces[k - 1][1] + 1n);
+      if (lo === hi) assert.equal(pieces.length, 1);
+      else {
+        assert.ok(pieces.length >= 2 && pieces.length <= 16);
+        for (const [a, b] of pieces) assert.ok(nodesOf(pathNodes(a)).some((n, d) => holds(n, b) && !holds(nodesOf(pathNodes(lo))[d], hi)));
+      }
+    }
+  });
+
+  test("a value's tokens and a cover's tokens meet exactly when the value is in the range (no false negative, and none past an exact cover)", () => {
+    const ring = new ale.KeyRing([SECRET]);
+    const ctx = ['acme', 'measures', 'amount'];
+    for (let i = 0; i < 100; i++) {
+      const [lo, hi] = range();
+      const cover = ring.rangeTokens(coverNodes(lo, hi, 1024), ...ctx);
+      const set = new Set(Array.from({ length: cover.length / 8 }, (_, k) => cover.toString('hex', k * 8, k * 8 + 8)));
+      for (const code of probes(lo, hi).slice(0, 10)) {
+        const mine = ring.rangeTokens(pathNodes(code), ...ctx);
+        const meet = Array.from({ length: 16 }, (_, k) => mine.toString('hex', k * 8, k * 8 + 8)).some((t) => set.has(t));
+        assert.equal(meet, lo <= code && code <= hi);
+      }
+    }
+  });
+});
+
+describe('range tokens on both backends', { skip: native === null }, () => {
+  test('the same tokens from the addon and node:crypto, for every secret; other tenants, columns and secrets get others', () => {
+    const secrets = [SECRET, OLD_SECRET];
+    const [n, j] = [new native.KeyRing(secrets), new js.KeyRing(secrets)];
+    const seen = new Set();
+    for (let i = 0; i < 300; i++) {
+      const nodes = i % 2 ? pathNodes(u64()) : coverNodes(u64() >> 8n, u64(), 1 + int(100));
+      const ctx = [['acme', 'globex'][int(2)], 'measures', ['amount', 'born'][int(2)]];
+      for (const secret of [0, 1]) {
+        const a = n.rangeTokens(nodes, ...ctx, { secret });
+        assert.deepEqual(a, j.rangeTokens(nodes, ...ctx, { secret }));
+        assert.equal(a.length, (nodes.length / 9) * 8);
+        const sorted = Array.from({ length: a.length / 8 }, (_, k) => a.subarray(k * 8, k * 8 + 8));
+        for (let k = 1; k < sorted.length; k++) assert.ok(Buffer.compare(sorted[k - 1], sorted[k]) < 0, 'sorted and distinct');
+        if (i % 2) seen.add(`${ctx.join(':')}#${secret}#${a.toString('hex', 0, 8)}`);
+      }
+      const path = pathNodes(123456789n);
+      const base = n.rangeTokens(path, 'acme', 'measures', 'amount').toString('hex');
+      for (const other of [n.rangeTokens(path, 'globex', 'measures', 'amount'), n.rangeTokens(path, 'acme', 'measures', 'born'), n.rangeTokens(path, 'acme', 'measures', 'amount', { secret: 1 })]) {
+        assert.ok(!other.toString('hex').match(/.{16}/g).some((t) => base.includes(t)), 'no token in common');
+      }
+    }
+    // The process-wide functions are the ring's.
+    native.initKeyRing(secrets);
+    js.initKeyRing(secrets);
+    const path = pathNodes(42n);
+    assert.deepEqual(native.rangeTokens(path, 'acme', 'm', 'f'), n.rangeTokens(path, 'acme', 'm', 'f'));
+    assert.deepEqual(js.rangeTokens(path, 'acme', 'm', 'f', { secret: 1 }), n.rangeTokens(path, 'acme', 'm', 'f', { secret: 1 }));
+  });
+
+  test('malformed nodes and options are ALE_INVALID_INPUT on both', () => {
+    const node = (bits, code) => Buffer.concat([Buffer.from([bits]), Buffer.from(code.toString(16).padStart(16, '0'), 'hex')]);
+    for (const ring of [new native.KeyRing([SECRET]), new js.KeyRing([SECRET])]) {
+      for (const [bad, options] of [[node(0, 0n), undefined], [node(6, 0n), undefined], [node(8, 1n), undefined], [Buffer.alloc(8), undefined], [Buffer.alloc(9 * 1025).fill(4), undefined], ['nodes', undefined], [node(4, 0n), { secret: -1 }], [node(4, 0n), { secret: 5 }]]) {
+        assert.throws(() => ring.rangeTokens(bad, 'acme', 'm', 'f', options), { code: 'ALE_INVALID_INPUT' });
+      }
+      assert.throws(() => ring.rangeTokens(node(4, 0n), 'ac:me', 'm', 'f'), { code: 'ALE_INVALID_CONTEXT' });
+    }
+  });
+});
