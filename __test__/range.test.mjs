@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { ale, SECRET, OLD_SECRET, seeded } from './helpers.mjs';
 import { checkValue, codeOf, textOf, valueOf } from '../dist/esm/drizzle/range/encoding.js';
-import { coverNodes, pathNodes, split } from '../dist/esm/drizzle/range/tree.js';
+import { cover, pathNodes, split } from '../dist/esm/drizzle/range/tree.js';
 
 const require = createRequire(import.meta.url);
 const js = require('../dist/cjs/fallback/index.js');
@@ -88,18 +88,22 @@ describe('the tree', () => {
     return out.filter((c) => c >= 0n && c <= U64);
   };
 
-  test('an exact cover holds every code of the range and no other; a cut cover (at most 64 nodes) still holds every code of it', () => {
+  test('an exact cover holds every code of the range and no other; a cut one (at most 16 nodes) with its exclusion, likewise', () => {
     let largest = 0;
     for (let i = 0; i < 400; i++) {
       const [lo, hi] = range();
-      const exact = nodesOf(coverNodes(lo, hi, 1024));
+      const whole = cover(lo, hi, 1024);
+      assert.equal(whole.exclude.length, 0);
+      const exact = nodesOf(whole.include);
       largest = Math.max(largest, exact.length);
-      const cut = nodesOf(coverNodes(lo, hi, 64));
-      assert.ok(cut.length <= 64, `${cut.length} nodes`);
+      const cut = cover(lo, hi, 16);
+      const [inc, exc] = [nodesOf(cut.include), nodesOf(cut.exclude)];
+      assert.ok(inc.length <= 16, `${inc.length} nodes`);
+      if (exact.length <= 16) assert.deepEqual(inc, exact);
       for (const code of probes(lo, hi)) {
         const inside = lo <= code && code <= hi;
         assert.equal(exact.some((n) => holds(n, code)), inside, `exact cover of [${lo}, ${hi}] at ${code}`);
-        if (inside) assert.ok(cut.some((n) => holds(n, code)), `cut cover of [${lo}, ${hi}] misses ${code}`);
+        assert.equal(inc.some((n) => holds(n, code)) && !exc.some((n) => holds(n, code)), inside, `cut cover of [${lo}, ${hi}] at ${code}`);
       }
       // The nodes of an exact cover do not overlap.
       for (const [j, n] of exact.entries()) assert.ok(!exact.some((m, k) => k !== j && holds(m, n[1]) && m[0] <= n[0]), 'overlapping nodes');
@@ -127,8 +131,8 @@ describe('the tree', () => {
     const ctx = ['acme', 'measures', 'amount'];
     for (let i = 0; i < 100; i++) {
       const [lo, hi] = range();
-      const cover = ring.rangeTokens(coverNodes(lo, hi, 1024), ...ctx);
-      const set = new Set(Array.from({ length: cover.length / 8 }, (_, k) => cover.toString('hex', k * 8, k * 8 + 8)));
+      const tokens = ring.rangeTokens(cover(lo, hi, 1024).include, ...ctx);
+      const set = new Set(Array.from({ length: tokens.length / 8 }, (_, k) => tokens.toString('hex', k * 8, k * 8 + 8)));
       for (const code of probes(lo, hi).slice(0, 10)) {
         const mine = ring.rangeTokens(pathNodes(code), ...ctx);
         const meet = Array.from({ length: 16 }, (_, k) => mine.toString('hex', k * 8, k * 8 + 8)).some((t) => set.has(t));
@@ -144,7 +148,7 @@ describe('range tokens on both backends', { skip: native === null }, () => {
     const [n, j] = [new native.KeyRing(secrets), new js.KeyRing(secrets)];
     const seen = new Set();
     for (let i = 0; i < 300; i++) {
-      const nodes = i % 2 ? pathNodes(u64()) : coverNodes(u64() >> 8n, u64(), 1 + int(100));
+      const nodes = i % 2 ? pathNodes(u64()) : cover(u64() >> 8n, u64(), 1 + int(100)).include;
       const ctx = [['acme', 'globex'][int(2)], 'measures', ['amount', 'born'][int(2)]];
       for (const secret of [0, 1]) {
         const a = n.rangeTokens(nodes, ...ctx, { secret });

@@ -14,8 +14,11 @@ export const mysqlSearch: SearchSql = {
     const each = sets.map((set) => sql`match(${column}) against(${hexTokens(set).map((t) => `+${t}`).join(' ')} in boolean mode)`);
     return sql`(${sql.join(each, sql` or `)})`;
   },
-  // Words without an operator are optional in boolean mode: a row with any of them matches.
-  any: (column, tokens) => sql`match(${column}) against(${allHex(tokens).join(' ')} in boolean mode)`,
+  // Exact: an excluded word costs a lookup as an included one does.
+  coverLimit: 1024,
+  // Words without an operator are optional in boolean mode: a row with any
+  // of them matches, unless it has a word marked `-`.
+  any: (column, tokens, except) => sql`match(${column}) against(${[...allHex(tokens), ...allHex(except).map((t) => `-${t}`)].join(' ')} in boolean mode)`,
 };
 
 /** The FULLTEXT index on search index column `column` of `table`, as SQL, for a migration. */

@@ -3,6 +3,7 @@
 // index serves: `index('…').using('gin', t.nameSearch)` in drizzle-kit, or
 // searchIndexSql().
 import { sql, getTableName, type Column, type Table } from 'drizzle-orm';
+import { searchColumn } from '../probe.js';
 import { hexTokens, type SearchSql } from '../search/sql.js';
 
 /** Tokens as a bigint[] literal. */
@@ -22,13 +23,17 @@ export const pgSearch: SearchSql = {
     const each = sets.map((set) => sql`${column} @> ${arrayLiteral(Buffer.from(hexTokens(set).join(''), 'hex'))}::bigint[]`);
     return sql`(${sql.join(each, sql` or `)})`;
   },
-  // `&&`, overlap: any element in common; GIN serves it too.
-  any: (column, tokens) => sql`${column} && ${arrayLiteral(tokens)}::bigint[]`,
+  // docs/search.md, "Ranges at 100,000 rows": the planner's choice, measured.
+  coverLimit: 16,
+  // `&&`, overlap: any element in common, which GIN serves; the exclusion
+  // is a filter on the rows it finds.
+  any: (column, tokens, except) =>
+    except.length === 0 ? sql`${column} && ${arrayLiteral(tokens)}::bigint[]` : sql`(${column} && ${arrayLiteral(tokens)}::bigint[] and not ${column} && ${arrayLiteral(except)}::bigint[])`,
 };
 
 /**
- * The GIN index on search index column `column` of `table`, and the
- * column's statistics target, as SQL for a migration written by hand. The
+ * The GIN index on search index column `column` of `table`, and for a
+ * text search index the column's statistics target, as SQL for a migration written by hand. The
  * planner guesses how many rows hold a token from the column's most common
  * elements; at the default target it guesses alike for every token outside
  * them, and too high for a rare one, then walks the primary key to fill a
@@ -39,5 +44,12 @@ export const pgSearch: SearchSql = {
 export function searchIndexSql(table: Table, column: Column, name: string): string[] {
   const q = (id: string) => `"${id.replaceAll('"', '""')}"`;
   const [t, c] = [q(getTableName(table)), q(column.name)];
-  return [`CREATE INDEX ${q(name)} ON ${t} USING gin (${c})`, `ALTER TABLE ${t} ALTER COLUMN ${c} SET STATISTICS 10000`];
+  const index = `CREATE INDEX ${q(name)} ON ${t} USING gin (${c})`;
+  // A range index keeps the default target: a range query asks for up to
+  // 64 tokens at once, and the planner weighs each against every common
+  // element it keeps, which at 10,000 took 8 ms to plan a 0.4 ms query
+  // (docs/search.md, "Ranges at 100,000 rows"). Its tokens are not rare
+  // the way a word's are: the nodes near the top are in most rows.
+  if (searchColumn(column)?.codec.source !== 'text') return [index];
+  return [index, `ALTER TABLE ${t} ALTER COLUMN ${c} SET STATISTICS 10000`];
 }

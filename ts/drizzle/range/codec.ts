@@ -6,7 +6,7 @@ import { codedError } from '../../shared/errors.js';
 import { atColumn } from '../failures.js';
 import { indexBase, type IndexCodec, type IndexColumnOptions } from '../search/index-codec.js';
 import { checkValue, codeOf, RANGE_TYPES, valueOf, type RangeType, type RangeValue } from './encoding.js';
-import { coverNodes, pathNodes } from './tree.js';
+import { cover, pathNodes } from './tree.js';
 
 /** The options of a range index column: an index column's, and the type of the values it indexes. */
 export type RangeIndexOptions<T extends RangeType = RangeType> = IndexColumnOptions & {
@@ -14,13 +14,12 @@ export type RangeIndexOptions<T extends RangeType = RangeType> = IndexColumnOpti
   type: T;
 };
 
-/**
- * The most nodes a range's cover asks for, per key. An exact cover can
- * take a few hundred; past this, the deepest nodes give way to their
- * parents, which bring in a few values beyond each end of the range for
- * the exact test to remove (docs/search.md gives the figures).
- */
-export const MAX_COVER = 64;
+/** A range's token sets, one of each per key stored tokens may be under: a row is a candidate under a key when it holds a token of its `include` and none of its `exclude`. */
+export interface CoverSets {
+  include: Buffer[];
+  /** Empty Buffers when the cover is exact. */
+  exclude: Buffer[];
+}
 
 export interface RangeCodec extends IndexCodec {
   readonly source: RangeType;
@@ -29,8 +28,8 @@ export interface RangeCodec extends IndexCodec {
   tokens(value: unknown, tenant?: string): Buffer;
   /** A value's code: its place in the order (range/encoding.ts). */
   code(value: unknown): bigint;
-  /** The token sets of the codes [lo, hi], one per key stored tokens may be under: a row is a candidate when it holds any token of any set. */
-  cover(lo: bigint, hi: bigint, max?: number): Buffer[];
+  /** The token sets of the codes [lo, hi], looking up at most `max` tokens per key (SearchSql.coverLimit). */
+  cover(lo: bigint, hi: bigint, max: number): CoverSets;
 }
 
 export function rangeCodec(name: string, options: RangeIndexOptions): RangeCodec {
@@ -61,13 +60,24 @@ export function rangeCodec(name: string, options: RangeIndexOptions): RangeCodec
     tokens: (value, tenant) => tokensOfCode(code(value), tenant),
     tokensOfText: (text, tenant) => tokensOfCode(codeOf(type, valueOf(type, text, what) as RangeValue), tenant),
     code,
-    cover(lo, hi, max = MAX_COVER) {
+    cover(lo, hi, max) {
       const t = base.tenant();
-      const nodes = coverNodes(lo, hi, max);
+      const { include, exclude } = cover(lo, hi, max);
       try {
-        return atColumn(where, () => searcher.rangeQueries(nodes, t, collection, field), t);
+        return atColumn(
+          where,
+          () => {
+            const sets = { include: searcher.rangeQueries(include, t, collection, field), exclude: [] as Buffer[] };
+            sets.exclude = exclude.length === 0 ? sets.include.map(() => Buffer.alloc(0)) : searcher.rangeQueries(exclude, t, collection, field);
+            // Both asked the same keys in the same turn; a shredded tenant's one random token has no exclusion.
+            if (sets.exclude.length !== sets.include.length) sets.exclude = sets.include.map(() => Buffer.alloc(0));
+            return sets;
+          },
+          t,
+        );
       } finally {
-        nodes.fill(0);
+        include.fill(0);
+        exclude.fill(0);
       }
     },
   };

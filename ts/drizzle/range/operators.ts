@@ -31,14 +31,21 @@ export function boundsOf(condition: unknown): Bounds | undefined {
 }
 
 /** The condition on `column` for codes [lo, hi]; an empty range finds no row. */
-export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string, max?: number): RangeCondition {
+export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string): RangeCondition {
   const { codec, sql: dialect } = rangeColumnOf(column, caller);
   const matches = (value: RangeValue | null | undefined) => {
     if (value === null || value === undefined) return false;
     const code = codec.code(value);
     return lo <= code && code <= hi;
   };
-  const where = lo > hi ? sql`1 = 0` : dialect.any(column, Buffer.concat(codec.cover(lo, hi, max)), codec);
+  let where = sql`1 = 0`;
+  if (lo <= hi) {
+    const { include, exclude } = codec.cover(lo, hi, dialect.coverLimit);
+    where = sql`(${sql.join(
+      include.map((set, i) => dialect.any(column, set, exclude[i], codec)),
+      sql` or `,
+    )})`;
+  }
   Object.defineProperty(where, RANGE, { value: { column, lo, hi } satisfies Bounds });
   return Object.assign(where, { matches }) as RangeCondition;
 }

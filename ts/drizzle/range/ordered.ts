@@ -11,14 +11,6 @@ import type { RangeValue } from './encoding.js';
 import { boundsOf, codeRange, type RangeCondition } from './operators.js';
 import { MAX_CODE, MIN_CODE, split } from './tree.js';
 
-/**
- * The largest cover a walk asks for: an exact one (a range needs at most
- * 15 nodes per depth on each side). A sample the walk narrows by must hold
- * the range's rows, not the values just past its ends that a coarser cover
- * brings in; those are often the very values the walk has set aside.
- */
-const EXACT_COVER = 512;
-
 export interface OrderedPageOptions<Row> {
   /** The rangeIndexColumn to order by. */
   column: Column;
@@ -92,7 +84,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   };
   const ask = async (a: bigint, b: bigint, n: number, at: number) => {
     page.queries++;
-    const rows = await fetch(codeRange(column, a, b, what, EXACT_COVER), n, at);
+    const rows = await fetch(codeRange(column, a, b, what), n, at);
     if (!Array.isArray(rows)) throw codedError('ALE_INVALID_INPUT', `${what}: fetch must resolve to the rows of the query`);
     return rows;
   };

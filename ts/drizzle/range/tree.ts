@@ -23,43 +23,91 @@ function encode(nodes: readonly (readonly [number, bigint])[]): Buffer {
   return out;
 }
 
-/** The 16 nodes holding `code`, from the root's children down to the code itself. */
+/**
+ * The 16 nodes holding `code`, from the root's children down to the code
+ * itself: its bytes, written once, each copy cut after its depth's nibbles
+ * (byte work; a BigInt per node cost more than the tokens).
+ */
 export function pathNodes(code: bigint): Buffer {
-  return encode(Array.from({ length: DEPTH }, (_, i) => [i + 1, floor(code, i + 1)] as const));
+  const out = Buffer.alloc(DEPTH * 9);
+  out.writeBigUInt64BE(code, 1);
+  out[0] = BITS;
+  out[1] &= 0xf0;
+  out.fill(0, 2, 9);
+  for (let depth = 2; depth <= DEPTH; depth++) {
+    const at = (depth - 1) * 9;
+    out[at] = depth * BITS;
+    out.writeBigUInt64BE(code, at + 1);
+    // The prefix's last byte keeps its high nibble when the depth is odd; every byte after it is cleared.
+    const whole = depth >> 1;
+    if (depth & 1) out[at + 1 + whole] &= 0xf0;
+    out.fill(0, at + 1 + whole + (depth & 1), at + 9);
+  }
+  return out;
+}
+
+/** A range's nodes: a row is in it when its path meets `include` and not `exclude`. */
+export interface Cover {
+  include: Buffer;
+  /** The parts of `include`'s nodes that lie outside the range (empty when the cover is exact). */
+  exclude: Buffer;
 }
 
 /**
- * Nodes whose union holds every code of [lo, hi] and, when the exact cover
- * needs more than `max` nodes, a little more: the deepest nodes are replaced
- * by their parents until at most `max` remain. What the extra codes bring
- * in, the exact test removes.
+ * The nodes of [lo, hi]: at most `max` nodes whose union holds the range,
+ * and, when the exact cover needs more, the exact cover of what their union
+ * holds beyond it. The deepest nodes are replaced by their parents until at
+ * most `max` remain, so the database looks up few tokens (each costs an
+ * index search; on PostgreSQL they decide whether the planner uses the
+ * index at all) and removes the excess with a filter on those rows alone.
  */
-export function coverNodes(lo: bigint, hi: bigint, max: number): Buffer {
-  const nodes: [number, bigint][] = [];
-  // The exact cover: the largest nodes inside [lo, hi], found by walking down the two boundary paths.
-  const visit = (depth: number, start: bigint) => {
-    const end = ceil(start, depth);
-    if (end < lo || start > hi) return;
-    if (depth > 0 && lo <= start && end <= hi) {
-      nodes.push([depth, start]);
-      return;
-    }
-    const width = 1n << BigInt(64 - BITS * (depth + 1));
-    for (let digit = 0n; digit < 16n; digit++) visit(depth + 1, start + digit * width);
-  };
-  visit(0, 0n);
-  let deepest = Math.max(...nodes.map(([d]) => d));
-  while (nodes.length > max && deepest > 1) {
+export function cover(lo: bigint, hi: bigint, max: number): Cover {
+  const include = exactNodes(lo, hi);
+  if (include.length <= max) return { include: encode(include), exclude: encode([]) };
+  let deepest = Math.max(...include.map(([d]) => d));
+  while (include.length > max && deepest > 1) {
     const parents = new Map<bigint, [number, bigint]>();
-    for (const [depth, start] of nodes) {
+    for (const [depth, start] of include) {
       const node: [number, bigint] = depth === deepest ? [depth - 1, floor(start, depth - 1)] : [depth, start];
       // Distinct starts at one depth are distinct nodes; a parent and a shallower node never share a start here.
       parents.set((BigInt(node[0]) << 64n) | node[1], node);
     }
-    nodes.splice(0, nodes.length, ...parents.values());
+    include.splice(0, include.length, ...parents.values());
     deepest--;
   }
-  return encode(nodes);
+  const exclude: [number, bigint][] = [];
+  for (const [depth, start] of include) {
+    const end = ceil(start, depth);
+    if (start < lo) exclude.push(...exactNodes(start, lo - 1n));
+    if (end > hi) exclude.push(...exactNodes(hi + 1n, end));
+  }
+  return { include: encode(include), exclude: encode(exclude) };
+}
+
+/**
+ * The exact cover of [lo, hi]: the largest nodes inside it. From the leaves
+ * up, as node numbers at each depth: the nodes at the left end up to a
+ * multiple of 16, and at the right end down from one, are taken; what is
+ * left between them is whole parents, one depth up. At depth 1 the rest is
+ * taken as it is (the root is never a node).
+ */
+function exactNodes(lo: bigint, hi: bigint): [number, bigint][] {
+  const nodes: [number, bigint][] = [];
+  let [a, b] = [lo, hi];
+  for (let depth = DEPTH; depth >= 1 && a <= b; depth--) {
+    const shift = BigInt(64 - BITS * depth);
+    if (depth === 1) {
+      for (let n = a; n <= b; n++) nodes.push([1, n << shift]);
+      break;
+    }
+    while ((a & 15n) !== 0n && a <= b) nodes.push([depth, a++ << shift]);
+    while ((b & 15n) !== 15n && a <= b) nodes.push([depth, b-- << shift]);
+    // All taken (shifted, a past b could meet it again).
+    if (a > b) break;
+    a >>= 4n;
+    b >>= 4n;
+  }
+  return nodes;
 }
 
 /**

@@ -14,8 +14,16 @@ export interface SearchSql {
   list(stored: string): string[];
   /** The rows that hold every token of at least one set: the candidates. */
   where(column: Column, sets: Buffer[], codec: IndexCodec): SQL;
-  /** The rows that hold at least one of `tokens` (8 bytes each): a range's candidates. */
-  any(column: Column, tokens: Buffer, codec: IndexCodec): SQL;
+  /**
+   * The most tokens a range query looks up (range/tree.ts's cover): past
+   * it, coarser nodes are looked up and the excess filtered out with
+   * `except`. Where every token is an index lookup either way (FTS5,
+   * FULLTEXT) the cover is exact; PostgreSQL plans a GIN scan from the
+   * looked-up tokens alone, and past a few dozen prefers to scan the table.
+   */
+  coverLimit: number;
+  /** The rows that hold at least one of `tokens` and none of `except` (8 bytes each): a range's candidates under one key. */
+  any(column: Column, tokens: Buffer, except: Buffer, codec: IndexCodec): SQL;
 }
 
 /**

@@ -21,10 +21,16 @@ export const sqliteSearch: SearchSql = {
     const each = sets.map((set) => sql`(${sql.join(hexTokens(set).map((t) => sql`instr(${column}, ${t}) > 0`), sql` and `)})`);
     return sql`(${sql.join(each, sql` or `)})`;
   },
-  any(column, tokens, codec) {
-    const hex = allHex(tokens);
-    if (codec.fts !== undefined) return ftsMatch(column, codec.fts, hex.map((t) => `"${t}"`).join(' OR '));
-    return sql`(${sql.join(hex.map((t) => sql`instr(${column}, ${t}) > 0`), sql` or `)})`;
+  // Exact: an excluded token costs a lookup (or a scan) as an included one does.
+  coverLimit: 1024,
+  any(column, tokens, except, codec) {
+    const [hex, out] = [allHex(tokens), allHex(except)];
+    if (codec.fts !== undefined) {
+      const anyOf = (list: string[]) => `(${list.map((t) => `"${t}"`).join(' OR ')})`;
+      return ftsMatch(column, codec.fts, out.length === 0 ? anyOf(hex) : `${anyOf(hex)} NOT ${anyOf(out)}`);
+    }
+    const found = sql`(${sql.join(hex.map((t) => sql`instr(${column}, ${t}) > 0`), sql` or `)})`;
+    return out.length === 0 ? found : sql`(${found} and not (${sql.join(out.map((t) => sql`instr(${column}, ${t}) > 0`), sql` or `)}))`;
   },
 };
 

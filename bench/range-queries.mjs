@@ -1,0 +1,200 @@
+// Range and ordered queries at scale (docs/search.md, "Ranges at 100,000
+// rows"): numbers (negatives, fractions, extremes, shared values, NULLs) in
+// a plaintext table with a B-tree index and in an encrypted one with a
+// range index column, on each dialect. Two queries, each against the
+// plaintext way of asking it, median and p95: a BETWEEN of about 100 rows,
+// every row of it; and a first page of 20 rows in value order (ascending or
+// descending, ORDER BY x LIMIT 20). Every encrypted answer is checked
+// against the plaintext one first. Also the index's size per row.
+//
+//   node bench/range-queries.mjs [--rows 100000] [--queries 200] [--dialects sqlite,pg,mysql]
+//   bun bench/range-queries.mjs …
+// PostgreSQL and MariaDB come from PG_URL and MYSQL_URL (eval "$(scripts/services.sh start)").
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { parseArgs } from 'node:util';
+import { asc } from 'drizzle-orm';
+import { measures } from '../__test__/fixtures/measures.mjs';
+import { openSqlite } from './sqlite.mjs';
+import { seededRandom } from './stats.mjs';
+
+const { values: flags } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, queries: { type: 'string', default: '200' }, dialects: { type: 'string', default: 'sqlite,pg,mysql' } } });
+const ROWS = Number(flags.rows);
+const QUERIES = Number(flags.queries);
+const ale = createRequire(import.meta.url)('../index.js');
+const ring = new ale.KeyRing(['bench-secret-0123456789-abcdefghijklmnop']);
+const runtime = process.versions.bun ? `Bun ${process.versions.bun}` : `Node ${process.version}`;
+const on = { collection: 'measures', tenant: 'acme', keyRing: ring };
+
+/** The dialects: tables, DDL, the plaintext queries (rows of { id }), and the index's size. */
+const DIALECTS = {
+  async sqlite() {
+    const { integer, real, sqliteTable } = await import('drizzle-orm/sqlite-core');
+    const m = await import('@sveltycms/ale/drizzle/sqlite');
+    const dir = mkdtempSync(join(tmpdir(), 'ale-range-q-'));
+    const s = await openSqlite(join(dir, 'q.db'));
+    const enc = sqliteTable('rq_enc', { id: integer('id').primaryKey(), amount: m.encryptedNumber('amount', on), amountRange: m.rangeIndexColumn('amount_range', { ...on, field: 'amount', type: 'number', fts: 'rq_enc_fts' }) });
+    const plain = sqliteTable('rq_plain', { id: integer('id').primaryKey(), amount: real('amount') });
+    for (const stmt of ['CREATE TABLE rq_plain (id INTEGER PRIMARY KEY, amount REAL)', 'CREATE TABLE rq_enc (id INTEGER PRIMARY KEY, amount TEXT, amount_range TEXT)']) s.exec(stmt);
+    for (const stmt of m.searchIndexSql(enc, enc.amountRange, 'rq_enc_fts')) s.exec(stmt);
+    return {
+      name: `SQLite ${s.sqliteVersion} (${s.driver})`,
+      m,
+      db: s.db,
+      enc,
+      plain,
+      afterLoad: () => s.exec('CREATE INDEX rq_plain_amount ON rq_plain (amount, id)'),
+      between: (lo, hi) => s.all(`SELECT id FROM rq_plain WHERE amount BETWEEN ${lo} AND ${hi} ORDER BY id`),
+      first: (dir) => s.all(`SELECT id FROM rq_plain WHERE amount IS NOT NULL ORDER BY amount ${dir}, id LIMIT 20`),
+      indexBytes: () => Number(s.all('SELECT SUM(length(amount_range)) AS n FROM rq_enc')[0].n) + Number(s.all('SELECT SUM(length(block)) AS n FROM rq_enc_fts_data')[0].n),
+      close: () => {
+        s.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+  async pg() {
+    if (!process.env.PG_URL) throw new Error('PG_URL is not set: eval "$(scripts/services.sh start)"');
+    const { doublePrecision, integer, pgTable } = await import('drizzle-orm/pg-core');
+    const { default: postgres } = await import('postgres');
+    const { drizzle } = await import('drizzle-orm/postgres-js');
+    const m = await import('@sveltycms/ale/drizzle/pg');
+    const client = postgres(process.env.PG_URL, { max: 2, onnotice: () => {} });
+    const enc = pgTable('rq_enc', { id: integer('id').primaryKey(), amount: m.encryptedNumber('amount', on), amountRange: m.rangeIndexColumn('amount_range', { ...on, field: 'amount', type: 'number' }) });
+    const plain = pgTable('rq_plain', { id: integer('id').primaryKey(), amount: doublePrecision('amount') });
+    for (const stmt of ['DROP TABLE IF EXISTS rq_plain, rq_enc', 'CREATE TABLE rq_plain (id integer PRIMARY KEY, amount double precision)', 'CREATE TABLE rq_enc (id integer PRIMARY KEY, amount text, amount_range bigint[])']) await client.unsafe(stmt);
+    const [{ version }] = await client`select current_setting('server_version') as version`;
+    return {
+      name: `PostgreSQL ${version} (postgres.js)`,
+      m,
+      db: drizzle(client),
+      enc,
+      plain,
+      afterLoad: async () => {
+        for (const stmt of m.searchIndexSql(enc, enc.amountRange, 'rq_enc_amount')) await client.unsafe(stmt);
+        await client.unsafe('CREATE INDEX rq_plain_amount ON rq_plain (amount, id)');
+        await client.unsafe('ANALYZE rq_plain; ANALYZE rq_enc');
+      },
+      between: (lo, hi) => client`SELECT id FROM rq_plain WHERE amount BETWEEN ${lo} AND ${hi} ORDER BY id`,
+      first: (dir) => client.unsafe(`SELECT id FROM rq_plain WHERE amount IS NOT NULL ORDER BY amount ${dir}, id LIMIT 20`),
+      indexBytes: async () => Number((await client`SELECT (SELECT sum(pg_column_size(amount_range)) FROM rq_enc) + pg_relation_size('rq_enc_amount') AS n`)[0].n),
+      close: () => client.end(),
+    };
+  },
+  async mysql() {
+    if (!process.env.MYSQL_URL) throw new Error('MYSQL_URL is not set: eval "$(scripts/services.sh start)"');
+    const { double, int, mysqlTable } = await import('drizzle-orm/mysql-core');
+    const { createPool } = await import('mysql2/promise');
+    const { drizzle } = await import('drizzle-orm/mysql2');
+    const m = await import('@sveltycms/ale/drizzle/mysql');
+    const pool = createPool({ uri: process.env.MYSQL_URL, connectionLimit: 2 });
+    const enc = mysqlTable('rq_enc', { id: int('id').primaryKey(), amount: m.encryptedNumber('amount', on), amountRange: m.rangeIndexColumn('amount_range', { ...on, field: 'amount', type: 'number' }) });
+    const plain = mysqlTable('rq_plain', { id: int('id').primaryKey(), amount: double('amount') });
+    for (const stmt of ['DROP TABLE IF EXISTS rq_plain, rq_enc', 'CREATE TABLE rq_plain (id INT PRIMARY KEY, amount DOUBLE)', 'CREATE TABLE rq_enc (id INT PRIMARY KEY, amount TEXT, amount_range MEDIUMTEXT)']) await pool.query(stmt);
+    const [[{ v }]] = await pool.query('SELECT version() AS v');
+    const rows = async (q, params) => (await pool.query(q, params))[0];
+    return {
+      name: `MariaDB ${v.split('-')[0]} (mysql2)`,
+      m,
+      db: drizzle(pool),
+      enc,
+      plain,
+      afterLoad: async () => {
+        for (const stmt of m.searchIndexSql(enc, enc.amountRange, 'rq_enc_amount')) await pool.query(stmt);
+        await pool.query('CREATE INDEX rq_plain_amount ON rq_plain (amount, id)');
+      },
+      between: (lo, hi) => rows('SELECT id FROM rq_plain WHERE amount BETWEEN ? AND ? ORDER BY id', [lo, hi]),
+      first: (dir) => rows(`SELECT id FROM rq_plain WHERE amount IS NOT NULL ORDER BY amount ${dir}, id LIMIT 20`),
+      indexBytes: async () => Number((await rows('SELECT SUM(LENGTH(amount_range)) AS n FROM rq_enc'))[0].n),
+      close: () => pool.end(),
+    };
+  },
+};
+
+const data = measures(ROWS, { seed: 41 });
+const present = data.filter((r) => r.amount !== null).sort((a, b) => a.amount - b.amount || a.id - b.id);
+const rand = seededRandom(9);
+const p = (samples, q) => {
+  const s = [...samples].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
+const ms = (x) => `${(x / 1e6).toFixed(2)} ms`;
+const ids = (rows) => JSON.stringify(rows.map((r) => r.id));
+
+console.log(`${runtime}, ${ROWS.toLocaleString('en-US')} rows, ${QUERIES} queries of each kind\n`);
+console.log('| dialect | query | encrypted median / p95 | plaintext median / p95 (B-tree) | queries per answer | index per row |');
+console.log('| --- | --- | --- | --- | --- | --- |');
+for (const name of flags.dialects.split(',')) {
+  const d = await DIALECTS[name]();
+  try {
+    const t0 = Date.now();
+    for (let at = 0; at < data.length; at += 500) {
+      const batch = data.slice(at, at + 500);
+      await d.db.insert(d.plain).values(batch.map((r) => ({ id: r.id, amount: r.amount })));
+      await d.db.insert(d.enc).values(batch.map((r) => ({ id: r.id, amount: r.amount, amountRange: r.amount })));
+    }
+    await d.afterLoad();
+    const loadS = (Date.now() - t0) / 1000;
+    const perRow = (await d.indexBytes()) / ROWS;
+    const select = () => d.db.select({ id: d.enc.id, amount: d.enc.amount }).from(d.enc);
+    const kinds = {
+      // About 100 rows around a random rank.
+      between: async () => {
+        const from = Math.floor(rand() * (present.length - 100));
+        const [lo, hi] = [present[from].amount, present[from + 99].amount];
+        const where = d.m.rangeBetween(d.enc.amountRange, lo, hi);
+        return {
+          encrypted: async () => (await select().where(where).orderBy(asc(d.enc.id))).filter((r) => where.matches(r.amount)),
+          plaintext: () => d.between(lo, hi),
+          queries: () => 1,
+        };
+      },
+      'order by, first 20': async () => {
+        const dir = rand() < 0.5 ? 'asc' : 'desc';
+        let page;
+        return {
+          encrypted: async () => {
+            page = await d.m.orderedPage((where, limit, offset) => select().where(where).orderBy(asc(d.enc.id)).limit(limit).offset(offset), { column: d.enc.amountRange, value: (r) => r.amount, order: dir, limit: 20 });
+            return page.rows;
+          },
+          plaintext: () => d.first(dir.toUpperCase()),
+          queries: () => page.queries,
+        };
+      },
+    };
+    for (const [kind, make] of Object.entries(kinds)) {
+      const times = { enc: [], plain: [] };
+      let queries = 0;
+      for (let i = 0; i < QUERIES; i++) {
+        const q = await make();
+        let got;
+        let want;
+        // Each side goes first on every other query.
+        const enc = async () => {
+          const a = process.hrtime.bigint();
+          got = await q.encrypted();
+          times.enc.push(Number(process.hrtime.bigint() - a));
+        };
+        const plain = async () => {
+          const a = process.hrtime.bigint();
+          want = await q.plaintext();
+          times.plain.push(Number(process.hrtime.bigint() - a));
+        };
+        if (i % 2) {
+          await plain();
+          await enc();
+        } else {
+          await enc();
+          await plain();
+        }
+        if (ids(got) !== ids(want)) throw new Error(`${name} ${kind}: the encrypted answer differs from the plaintext one`);
+        queries += q.queries();
+      }
+      console.log(`| ${d.name} | ${kind} | ${ms(p(times.enc, 0.5))} / ${ms(p(times.enc, 0.95))} | ${ms(p(times.plain, 0.5))} / ${ms(p(times.plain, 0.95))} | ${(queries / QUERIES).toFixed(1)} | ${kind === 'between' ? `${perRow.toFixed(0)} B (load ${loadS.toFixed(0)} s)` : ''} |`);
+    }
+  } finally {
+    await d.close();
+  }
+}
