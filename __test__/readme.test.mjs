@@ -156,6 +156,16 @@ test('docs/search.md: the Drizzle example finds rows by contains, prefix and wor
   assert.deepEqual(out.trim().replaceAll('"', "'").split('\n'), ["[ 'Jürgen Müller', 'MÜLLER GmbH' ]", "[ 'Anna Schmidt' ]", "[ 'Jürgen Müller' ]"]);
 });
 
+test('README: the ranges example finds rows over a bound and pages them in value order', () => {
+  const out = runExample('ranges.mjs', sqliteExample('ranges'));
+  assert.deepEqual(out.trim().split('\n'), ['[ 730.5, 990 ]', '[ 990, 730.5, 120 ]']);
+});
+
+test('docs/search.md: the ranges example finds dates and numbers in ranges, and pages them newest first', () => {
+  const out = runExample('ranges-drizzle.mjs', sqliteExample('ranges-drizzle'));
+  assert.deepEqual(out.trim().replaceAll('"', "'").split('\n'), ['[ 1961, 1989, 1942 ]', '2', "[ '1995-01-01', '1989-12-31' ]"]);
+});
+
 test('docs/sveltycms.md: the drop-in example runs', () => {
   const out = runExample('sveltycms.mjs', example('sveltycms'));
   assert.deepEqual(out.trim().split('\n'), ['true true', 'Hello 1', 'title ALE_AUTH_FAILED', 'null']);

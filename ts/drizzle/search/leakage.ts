@@ -61,7 +61,7 @@ interface Counts {
 export function leakageReporter(transact: Transact) {
   /** The report of each tenant in the rows, by tenant id. */
   return async function searchLeakage(db: unknown, options: LeakageOptions): Promise<LeakageReport[]> {
-    const { sql } = indexColumnOf(options?.index, 'searchLeakage');
+    const { sql, codec } = indexColumnOf(options?.index, 'searchLeakage');
     if (typeof options.tenant !== 'string' && !options.tenant?.column) {
       throw codedError('ALE_INVALID_CONTEXT', 'options.tenant must be a tenant id, or { column } naming the column that holds it');
     }
@@ -88,11 +88,31 @@ export function leakageReporter(transact: Transact) {
       }
       after = rows[rows.length - 1].key;
     }
-    return [...byTenant].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([tenant, c]) => report(tenant, c, options.index.name));
+    return [...byTenant].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([tenant, c]) => report(tenant, c, options.index.name, codec.source === 'text' ? GRAMS : NODES));
   };
 }
 
-function report(tenant: string, c: Counts, column: string): LeakageReport {
+/** How a report names what a token stands for: a text column's grams, a range column's tree nodes. */
+interface Words {
+  what: string;
+  common: string;
+  equal: string;
+  count: string;
+}
+const GRAMS: Words = {
+  what: 'grams (trigrams, words, word prefixes)',
+  common: 'a common word, domain or letter triple, which frequency analysis can name',
+  equal: 'most likely the same value',
+  count: "grows with its value's length",
+};
+const NODES: Words = {
+  what: 'tree nodes (ranges of values, unlabelled and unordered)',
+  common: 'the top of the tree holds most rows by construction; deeper, a busy node is a part of the range where values crowd, which a guess of their distribution can label',
+  equal: 'values within 16 codes of each other: most likely equal',
+  count: 'is the same for every value, so it shows nothing',
+};
+
+function report(tenant: string, c: Counts, column: string, words: Words): LeakageReport {
   const perRow = c.perRow.sort((a, b) => a - b);
   let top = 0;
   let tokens = 0;
@@ -117,10 +137,10 @@ function report(tenant: string, c: Counts, column: string): LeakageReport {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   const summary =
     `For tenant "${tenant}", column "${column}": someone who reads the database (or a backup) sees which of the ${r.indexed} indexed rows ` +
-    `share each of ${r.distinct} distinct grams (trigrams, words, word prefixes), never the grams themselves; ` +
-    `the most frequent gram is in ${pct(r.topTokenShare)} of the rows (a common word, domain or letter triple, which frequency analysis can name); ` +
-    `${pct(r.equalSetShare)} of the rows have the same tokens as another row (most likely the same value); ` +
-    `and each row's token count (median ${r.medianPerRow}, at most ${r.maxPerRow}) grows with its value's length. ` +
+    `share each of ${r.distinct} distinct ${words.what}, never what they stand for; ` +
+    `the most frequent is in ${pct(r.topTokenShare)} of the rows (${words.common}); ` +
+    `${pct(r.equalSetShare)} of the rows have the same tokens as another row (${words.equal}); ` +
+    `and each row's token count (median ${r.medianPerRow}, at most ${r.maxPerRow}) ${words.count}. ` +
     'Each query shows which tokens it looks up and which rows hold them.';
   const warnings: LeakageWarning[] = [];
   const t = LEAKAGE_THRESHOLDS;
