@@ -5,6 +5,7 @@
 // by registry tokens, so a forged one reaches nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { ale, CTX, SECRET } from './helpers.mjs';
 
@@ -83,4 +84,41 @@ test('calls made at the edge of the stack, some refused for it, leave the scratc
     assert.equal(ring.decrypt(ring.encrypt(value, ...CTX), ...CTX), value, `${n} units`);
     assert.equal(ring.decryptBinary(ring.encryptBinary(value, ...CTX), ...CTX), value, `${n} units, binary`);
   }
+});
+
+test('scratch memory that fails to grow leaves size and buffer in step: the next call of that size writes within its buffer and round-trips', { skip: !(onBun && native && process.env.ALE_BUN_PATH !== 'napi') && 'the bun:ffi path only' }, () => {
+  // In a process of its own, whose Buffer.allocUnsafeSlow (which the path
+  // captures when it installs) fails once, at the output memory's growth. A
+  // size recorded before its buffer existed (the third review's item 11)
+  // would let the native side write an 8 KB envelope into the 4 KB buffer.
+  const script = `
+    const assert = require('node:assert/strict');
+    const real = Buffer.allocUnsafeSlow;
+    let calls = 0;
+    let failAt = -1;
+    Buffer.allocUnsafeSlow = function (n) {
+      if (calls++ === failAt) throw new RangeError('induced allocation failure');
+      return real.call(this, n);
+    };
+    const ale = require(${JSON.stringify(createRequire(import.meta.url).resolve('../main.cjs'))});
+    assert.equal(ale.hotPath, 'bun:ffi');
+    const ring = new ale.KeyRing([${JSON.stringify(SECRET)}]);
+    const ctx = ${JSON.stringify(CTX)};
+    assert.equal(ring.decrypt(ring.encrypt('warm', ...ctx), ...ctx), 'warm');
+    // 2,000 three-byte characters: 6,000 bytes in, an envelope of about 8,000 out; both scratch buffers grow, the input's first.
+    const value = '€'.repeat(2000);
+    failAt = calls + 1;
+    assert.throws(() => ring.encrypt(value, ...ctx), /induced allocation failure/);
+    assert.equal(calls, failAt + 1, 'the output memory failed to grow');
+    failAt = -1;
+    for (let i = 0; i < 20; i++) {
+      const sealed = ring.encrypt(value, ...ctx);
+      assert.ok(sealed.length > 8000, 'an envelope larger than the first output memory');
+      assert.equal(ring.decrypt(sealed, ...ctx), value);
+    }
+    console.log('ok');
+  `;
+  const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, ALE_BACKEND: 'native' } });
+  assert.equal(child.status, 0, child.stderr);
+  assert.equal(child.stdout.trim(), 'ok');
 });
