@@ -30,6 +30,7 @@ const ARGS = {
   keyIndex: [envelope, ...CTX],
   searchTokens: ['x', ...CTX],
   searchQuery: ['xyz', 'contains', ...CTX],
+  rangeTokens: [Buffer.from('040000000000000000', 'hex'), ...CTX],
   stats: [],
   setIvBudgetWarning: [1000],
   // on a ring of tenants (below, `rightThis`); a KeyRing of any other kind refuses them with the same code

@@ -146,7 +146,6 @@ describe('range tokens on both backends', { skip: native === null }, () => {
   test('the same tokens from the addon and node:crypto, for every secret; other tenants, columns and secrets get others', () => {
     const secrets = [SECRET, OLD_SECRET];
     const [n, j] = [new native.KeyRing(secrets), new js.KeyRing(secrets)];
-    const seen = new Set();
     for (let i = 0; i < 300; i++) {
       const nodes = i % 2 ? pathNodes(u64()) : cover(u64() >> 8n, u64(), 1 + int(100)).include;
       const ctx = [['acme', 'globex'][int(2)], 'measures', ['amount', 'born'][int(2)]];
@@ -156,13 +155,12 @@ describe('range tokens on both backends', { skip: native === null }, () => {
         assert.equal(a.length, (nodes.length / 9) * 8);
         const sorted = Array.from({ length: a.length / 8 }, (_, k) => a.subarray(k * 8, k * 8 + 8));
         for (let k = 1; k < sorted.length; k++) assert.ok(Buffer.compare(sorted[k - 1], sorted[k]) < 0, 'sorted and distinct');
-        if (i % 2) seen.add(`${ctx.join(':')}#${secret}#${a.toString('hex', 0, 8)}`);
       }
-      const path = pathNodes(123456789n);
-      const base = n.rangeTokens(path, 'acme', 'measures', 'amount').toString('hex');
-      for (const other of [n.rangeTokens(path, 'globex', 'measures', 'amount'), n.rangeTokens(path, 'acme', 'measures', 'born'), n.rangeTokens(path, 'acme', 'measures', 'amount', { secret: 1 })]) {
-        assert.ok(!other.toString('hex').match(/.{16}/g).some((t) => base.includes(t)), 'no token in common');
-      }
+    }
+    const known = pathNodes(123456789n);
+    const base = n.rangeTokens(known, 'acme', 'measures', 'amount').toString('hex');
+    for (const other of [n.rangeTokens(known, 'globex', 'measures', 'amount'), n.rangeTokens(known, 'acme', 'measures', 'born'), n.rangeTokens(known, 'acme', 'measures', 'amount', { secret: 1 })]) {
+      assert.ok(!other.toString('hex').match(/.{16}/g).some((t) => base.includes(t)), 'no token in common');
     }
     // The process-wide functions are the ring's.
     native.initKeyRing(secrets);

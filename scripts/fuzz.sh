@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
 if [ "${1:-}" = runs ]; then limit=(-runs="${2:?count}"); else limit=(-max_total_time="${1:-30}"); fi
-for target in parse_decrypt roundtrip; do
+for target in parse_decrypt roundtrip range_nodes; do
   mkdir -p "fuzz/corpus/$target"
   log="fuzz/corpus/$target.log"
   # A crash makes cargo fuzz exit non-zero; so does a build or sanitizer-flag

@@ -9,6 +9,7 @@ use ale_core::Rings;
 use napi::bindgen_prelude::JsValue;
 use napi::{sys, Env, JsString, Unknown};
 use napi_derive::napi;
+use zeroize::Zeroizing;
 
 use super::ring::raw3;
 use super::search::{read_secret, tokens_to_buffer};
@@ -94,11 +95,12 @@ unsafe fn tokens_of(
         Some(o) if !unsafe { is_nullish(raw, o) } => unsafe { read_secret(raw, o) },
         _ => Ok(0),
     })?;
-    let mut bytes = Vec::new();
+    // A value's path is its code, which is as telling as the value: wiped on every way out.
+    let mut bytes = Zeroizing::new(Vec::new());
     // SAFETY: forwarded.
     unsafe { read_bytes_into(raw, nodes, "nodes", &mut bytes) }.map_err(to_js)?;
     // SAFETY: forwarded.
-    let made = unsafe {
+    unsafe {
         with_context(raw, ctx, |_, c| {
             let column = rings
                 .serve(c, |r| r.column_tokens(secret, c))
@@ -107,8 +109,5 @@ unsafe fn tokens_of(
             range::range_tokens(&column, &bytes, &mut tokens).map_err(to_js)?;
             tokens_to_buffer(raw, &tokens)
         })
-    };
-    // A value's path is its code, which is as telling as the value.
-    zeroize::Zeroize::zeroize(&mut bytes);
-    made
+    }
 }

@@ -45,6 +45,7 @@ pub unsafe fn install(env: sys::napi_env, exports: sys::napi_value) -> Result<()
             c"keyIndex",
             c"searchTokens",
             c"searchQuery",
+            c"rangeTokens",
             c"stats",
             c"setIvBudgetWarning",
             c"setTenant",

@@ -9,7 +9,7 @@ import { ask, CODEC_PROBE, COLUMN_PROBE, SEARCH_PROBE } from './asking.js';
 import type { RangeCodec } from './range/codec.js';
 import type { RangeType } from './range/encoding.js';
 import type { SearchCodec } from './search/codec.js';
-import type { IndexCodec } from './search/index-codec.js';
+import type { IndexCodec } from './index-codec.js';
 import type { SearchSql } from './search/sql.js';
 import type { Storage } from './storage.js';
 

@@ -149,6 +149,11 @@ export function tenantConversion(transact: Transact, jobs: JobTableSpec | undefi
     indexes.forEach(({ index, source }, j) => {
       const search = searchColumn(index);
       const codec = search?.codec ?? codecOf(index);
+      // An index of the wrong kind for its source would fail part-way, after some batches are written.
+      const kind = columnInfo(source)?.kind;
+      if (search !== undefined && kind !== search.codec.source) {
+        throw codedError('ALE_INVALID_INPUT', `convertToTenantKeys: the index "${search.codec.column}" indexes ${search.codec.source}, and its source holds ${kind}`);
+      }
       if (codec.keys !== keys) throw notThisStore((index as { name: string }).name);
       const at = columns.length + j;
       const from = columns.findIndex((c) => c.column === source);

@@ -45,11 +45,11 @@ export function searchIndexSql(table: Table, column: Column, name: string): stri
   const q = (id: string) => `"${id.replaceAll('"', '""')}"`;
   const [t, c] = [q(getTableName(table)), q(column.name)];
   const index = `CREATE INDEX ${q(name)} ON ${t} USING gin (${c})`;
-  // A range index keeps the default target: a range query asks for up to
-  // 64 tokens at once, and the planner weighs each against every common
-  // element it keeps, which at 10,000 took 8 ms to plan a 0.4 ms query
-  // (docs/search.md, "Ranges at 100,000 rows"). Its tokens are not rare
-  // the way a word's are: the nodes near the top are in most rows.
+  // A range index keeps the default target: the planner weighs each token
+  // a query asks for against every common element the statistics keep, so
+  // at the largest target planning a range query cost more than running it
+  // (docs/search.md, "How the index works"). Its tokens are not rare the way
+  // a word's are: the nodes near the top are in most rows.
   if (searchColumn(column)?.codec.source !== 'text') return [index];
   return [index, `ALTER TABLE ${t} ALTER COLUMN ${c} SET STATISTICS 10000`];
 }

@@ -4,7 +4,7 @@
 // (a cover, under every key stored tokens may be under).
 import { codedError } from '../../shared/errors.js';
 import { atColumn } from '../failures.js';
-import { indexBase, type IndexCodec, type IndexColumnOptions } from '../search/index-codec.js';
+import { indexBase, type IndexCodec, type IndexColumnOptions } from '../index-codec.js';
 import { checkValue, codeOf, RANGE_TYPES, valueOf, type RangeType, type RangeValue } from './encoding.js';
 import { cover, pathNodes } from './tree.js';
 
@@ -69,8 +69,8 @@ export function rangeCodec(name: string, options: RangeIndexOptions): RangeCodec
           () => {
             const sets = { include: searcher.rangeQueries(include, t, collection, field), exclude: [] as Buffer[] };
             sets.exclude = exclude.length === 0 ? sets.include.map(() => Buffer.alloc(0)) : searcher.rangeQueries(exclude, t, collection, field);
-            // Both asked the same keys in the same turn; a shredded tenant's one random token has no exclusion.
-            if (sets.exclude.length !== sets.include.length) sets.exclude = sets.include.map(() => Buffer.alloc(0));
+            // Both asked the same keys in the same synchronous turn, so they pair up; if not, the condition would not be exact.
+            if (sets.exclude.length !== sets.include.length) throw codedError('ALE_INTERNAL', 'range cover: the exclusion was made under other keys than the cover');
             return sets;
           },
           t,

@@ -2,6 +2,7 @@
 // text) and as the range index orders them (a 64-bit code whose unsigned
 // order is the values' order). One definition per type, used by the typed
 // encrypted columns and the range index beside them.
+import { types } from 'node:util';
 import { codedError } from '../../shared/errors.js';
 
 export type RangeType = 'number' | 'bigint' | 'date';
@@ -33,7 +34,8 @@ export function checkValue(type: RangeType, value: unknown, what: string): Range
       if (value < I64_MIN || value > I64_MAX) throw refused(what, type, 'holds signed 64-bit integers (-2^63 to 2^63 - 1)');
       return value;
     case 'date':
-      if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw refused(what, type, 'holds valid Date objects');
+      // types.isDate: a Date from another realm (a vm context, a worker's structured clone) is one too.
+      if (!types.isDate(value) || Number.isNaN(value.getTime())) throw refused(what, type, 'holds valid Date objects');
       return value;
   }
 }
@@ -66,7 +68,7 @@ export function valueOf(type: RangeType, text: string, what: string): RangeValue
   let value: RangeValue | undefined;
   if (type === 'number' && /^-?(\d+(\.\d+)?(e[+-]\d+)?|\.\d+)$/i.test(text)) value = Number(text);
   else if (type === 'bigint' && /^-?\d+$/.test(text)) value = BigInt(text);
-  else if (type === 'date') value = new Date(text);
+  else if (type === 'date' && /^[+-]?\d{4,6}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(text)) value = new Date(text);
   if (value === undefined || (type === 'date' && Number.isNaN((value as Date).getTime()))) throw refused(what, type, 'read a value that is not one of its own');
   return checkValue(type, value, what);
 }

@@ -2,8 +2,9 @@
 // read, so the package narrows the range. It asks for the rows of a range;
 // if they are few (at most `batch`), it decrypts and sorts them; if not, it
 // narrows the range to where the page must lie, or splits it where the tree
-// branches and walks the pieces in order, until the page is full. What comes back equals `ORDER BY value, <fetch's
-// order> LIMIT … OFFSET …` on the plaintext (docs/search.md, "Ranges and order").
+// branches and walks the pieces in order, until the page is full. What
+// comes back equals `ORDER BY value [DESC], <fetch's order> LIMIT … OFFSET …`
+// on the plaintext (docs/search.md, "Ranges and order").
 import type { Column, SQL } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
 import { rangeColumnOf } from '../probe.js';
@@ -56,8 +57,8 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   if (typeof value !== 'function') throw codedError('ALE_INVALID_INPUT', `${what}: options.value must give a row's decrypted value, e.g. (row) => row.amount`);
   if (!Number.isInteger(limit) || limit < 1) throw codedError('ALE_INVALID_INPUT', `${what}: options.limit must be a positive integer`);
   const offset = options.offset ?? 0;
-  const batch = options.batch ?? Math.max(256, 2 * (offset + (Number.isInteger(limit) ? limit : 0)));
   if (!Number.isInteger(offset) || offset < 0) throw codedError('ALE_INVALID_INPUT', `${what}: options.offset must be a whole number`);
+  const batch = options.batch ?? Math.max(256, 2 * (offset + limit));
   if (!Number.isInteger(batch) || batch < 1) throw codedError('ALE_INVALID_INPUT', `${what}: options.batch must be a positive integer`);
   if (options.order !== undefined && options.order !== 'asc' && options.order !== 'desc') throw codedError('ALE_INVALID_INPUT', `${what}: options.order must be 'asc' or 'desc'`);
   const descending = options.order === 'desc';
@@ -71,14 +72,14 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   const page: OrderedPage<Row> = { rows: [], read: 0, refused: 0, queries: 0 };
   const found: Row[] = [];
   /** The rows of `rows` whose code is in [a, b], with their codes. */
-  const exact = (rows: Row[], a: bigint, b: bigint, count = true) => {
-    if (count) page.read += rows.length;
+  const exact = (rows: Row[], a: bigint, b: bigint) => {
+    page.read += rows.length;
     const kept: [bigint, Row][] = [];
     for (const row of rows) {
       const v = value(row);
       const code = v === null || v === undefined ? undefined : codec.code(v);
       if (code !== undefined && a <= code && code <= b) kept.push([code, row]);
-      else if (count) page.refused++;
+      else page.refused++;
     }
     return kept;
   };
@@ -86,18 +87,21 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     page.queries++;
     const rows = await fetch(codeRange(column, a, b, what), n, at);
     if (!Array.isArray(rows)) throw codedError('ALE_INVALID_INPUT', `${what}: fetch must resolve to the rows of the query`);
+    // More rows than asked for: fetch ignores its limit (or offset), and the pages would repeat rows.
+    if (rows.length > n) throw codedError('ALE_INVALID_INPUT', `${what}: fetch returned ${rows.length} rows for a limit of ${n}; apply its limit and offset`);
     return rows;
   };
-  const walk = async (a: bigint, b: bigint): Promise<void> => {
+  /** Few enough rows of [a, b] to sort whole: sorted, and taken until the page is full. The sort is stable, so ties keep fetch's order. */
+  const take = (rows: Row[], a: bigint, b: bigint) => {
+    const kept = exact(rows, a, b).sort(([x], [y]) => (x === y ? 0 : (x < y) !== descending ? -1 : 1));
+    for (const [, row] of kept) if (found.length < need) found.push(row);
+  };
+  /** `narrowed`: how many times in a row the range was narrowed from a sample without splitting. */
+  const walk = async (a: bigint, b: bigint, narrowed = 0): Promise<void> => {
     const rows = await ask(a, b, batch + 1, 0);
-    if (rows.length <= batch) {
-      // Few enough: sort them whole. The sort is stable, so ties keep fetch's order.
-      const kept = exact(rows, a, b).sort(([x], [y]) => (x === y ? 0 : (x < y) !== descending ? -1 : 1));
-      for (const [, row] of kept) if (found.length < need) found.push(row);
-      return;
-    }
-    // Too many to sort whole: only counted as read.
-    page.read += rows.length;
+    if (rows.length <= batch) return take(rows, a, b);
+    // Too many to sort whole: counted as read, and as refused where the exact test refuses them.
+    const kept = exact(rows, a, b);
     if (a === b) {
       // One value held by more rows than a batch: they are equal, so fetch's order is theirs.
       for (let at = 0; found.length < need; at += batch) {
@@ -110,25 +114,46 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     // The rows just read are a sample of the range. When `want` of them are
     // in it, the page's rows are all at or before the `want`-th of them in
     // this order (at least `want` rows are), so the range narrows to there:
-    // a few queries for a large table, as a selection would.
+    // a few queries for a large table, as a selection would. A sample is
+    // only as good as fetch's order is unrelated to the values: when ids
+    // grow with them (a creation date, newest first), each narrowing drops
+    // about a batch of rows, so after two in a row the range is split.
     const want = need - found.length;
-    const codes = exact(rows, a, b, false).map(([code]) => code);
+    const codes = kept.map(([code]) => code);
     codes.sort((x, y) => (x === y ? 0 : (x < y) !== descending ? -1 : 1));
-    if (codes.length >= want) {
+    if (codes.length >= want && narrowed < 2) {
       const edge = codes[want - 1];
-      if (descending ? edge > a : edge < b) return walk(descending ? edge : a, descending ? b : edge);
+      if (descending ? edge > a : edge < b) return walk(descending ? edge : a, descending ? b : edge, narrowed + 1);
       // The edge is the range's far end, a value many rows share: the rows before it, then that value.
-      await (descending ? walk(a + 1n, b) : walk(a, b - 1n));
+      await (descending ? walk(a + 1n, b, narrowed + 1) : walk(a, b - 1n, narrowed + 1));
       if (found.length < need) await walk(edge, edge);
       return;
     }
     // Else along the tree: each piece is a child node's part of the range.
     const pieces = split(a, b);
     if (descending) pieces.reverse();
-    for (const [x, y] of pieces) {
-      if (found.length >= need) return;
-      await walk(x, y);
+    await walkPieces(pieces, false);
+  };
+  /**
+   * Pieces in order, halved: the rows of a half at once when they are few,
+   * none at all when it is empty, which skips its pieces in one query
+   * instead of one each (data often sits in one or two of a node's 16
+   * children). `asked`: the caller already knows the whole is too large.
+   */
+  const walkPieces = async (pieces: [bigint, bigint][], asked = true): Promise<void> => {
+    if (found.length >= need) return;
+    if (pieces.length === 1) return walk(pieces[0][0], pieces[0][1]);
+    if (asked) {
+      const [first, last] = [pieces[0], pieces[pieces.length - 1]];
+      const [x, y] = descending ? [last[0], first[1]] : [first[0], last[1]];
+      const rows = await ask(x, y, batch + 1, 0);
+      if (rows.length === 0) return;
+      if (rows.length <= batch) return take(rows, x, y);
+      page.read += rows.length;
     }
+    const half = pieces.length >> 1;
+    await walkPieces(pieces.slice(0, half));
+    await walkPieces(pieces.slice(half));
   };
   if (lo <= hi) await walk(lo, hi);
   page.rows = found.slice(offset, need);

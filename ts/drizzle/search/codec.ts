@@ -6,7 +6,7 @@ import * as native from '../../../index.js';
 import type { SearchOptions } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
 import { atColumn } from '../failures.js';
-import { indexBase, type IndexCodec, type IndexColumnOptions } from './index-codec.js';
+import { indexBase, type IndexCodec, type IndexColumnOptions } from '../index-codec.js';
 import type { QueryKind } from './searcher.js';
 
 /** Which indexes a searchable column keeps and how it folds text; all three indexes by default. */

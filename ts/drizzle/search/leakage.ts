@@ -107,8 +107,8 @@ const GRAMS: Words = {
 };
 const NODES: Words = {
   what: 'tree nodes (ranges of values, unlabelled and unordered)',
-  common: 'the top of the tree holds most rows by construction; deeper, a busy node is a part of the range where values crowd, which a guess of their distribution can label',
-  equal: 'values within 16 codes of each other: most likely equal',
+  common: 'a busy node is a part of the range where values crowd, which a guess of their distribution can label; near the top of the tree, a node holds all values of one sign or magnitude',
+  equal: 'equal values: the deepest node is the value itself',
   count: 'is the same for every value, so it shows nothing',
 };
 

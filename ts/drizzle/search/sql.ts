@@ -1,7 +1,7 @@
 // How a dialect stores search tokens and asks for them (sqlite-core,
 // pg-core and mysql-core each give one), and the helpers they share.
 import type { Column, SQL } from 'drizzle-orm';
-import type { IndexCodec } from './index-codec.js';
+import type { IndexCodec } from '../index-codec.js';
 
 export interface SearchSql {
   /** The column's SQL type. */

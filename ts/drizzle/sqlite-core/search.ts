@@ -29,10 +29,21 @@ export const sqliteSearch: SearchSql = {
       const anyOf = (list: string[]) => `(${list.map((t) => `"${t}"`).join(' OR ')})`;
       return ftsMatch(column, codec.fts, out.length === 0 ? anyOf(hex) : `${anyOf(hex)} NOT ${anyOf(out)}`);
     }
-    const found = sql`(${sql.join(hex.map((t) => sql`instr(${column}, ${t}) > 0`), sql` or `)})`;
-    return out.length === 0 ? found : sql`(${found} and not (${sql.join(out.map((t) => sql`instr(${column}, ${t}) > 0`), sql` or `)}))`;
+    const found = anyOf(hex.map((t) => sql`instr(${column}, ${t}) > 0`));
+    return out.length === 0 ? found : sql`(${found} and not ${anyOf(out.map((t) => sql`instr(${column}, ${t}) > 0`))})`;
   },
 };
+
+/**
+ * `a or b or …` as a balanced tree: an exact cover can have a few hundred
+ * terms a key, and a flat chain is as deep as it is long, against SQLite's
+ * limit of 1,000 on an expression's depth.
+ */
+function anyOf(terms: SQL[]): SQL {
+  if (terms.length === 1) return sql`(${terms[0]})`;
+  const half = terms.length >> 1;
+  return sql`(${anyOf(terms.slice(0, half))} or ${anyOf(terms.slice(half))})`;
+}
 
 /** The rows of `column`'s table that FTS5 table `fts` finds for `query`, in this column only. */
 function ftsMatch(column: Column, fts: string, query: string): SQL {

@@ -2,11 +2,11 @@
 // rangeIndexColumn): options read alike, tokens bound to the encrypted
 // column's collection and field, and a codec that re-indexing, conversion
 // and the leakage report use without knowing which kind it is.
-import { codedError } from '../../shared/errors.js';
-import { fieldCodec, type ColumnOptionsBase, type EncryptedColumnOptions, type FieldCodec, type OnKeyRing, type OnTenantKeys } from '../codec.js';
-import type { TenantKeys } from '../keys/store.js';
-import type { RangeType } from '../range/encoding.js';
-import { processSearcher, ringSearcher, type Searcher } from './searcher.js';
+import { codedError } from '../shared/errors.js';
+import { fieldCodec, type ColumnOptionsBase, type EncryptedColumnOptions, type FieldCodec, type OnKeyRing, type OnTenantKeys } from './codec.js';
+import type { TenantKeys } from './keys/store.js';
+import type { RangeType } from './range/encoding.js';
+import { processSearcher, ringSearcher, type Searcher } from './search/searcher.js';
 
 /** The options every token index column takes: the encrypted column's collection and field, its ring or key store, and on SQLite its FTS5 table. */
 export type IndexColumnOptions = Omit<ColumnOptionsBase, 'storage' | 'legacyPlaintext'> &
