@@ -5,12 +5,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import postgres from 'postgres';
 import mysql from 'mysql2/promise';
 import { getTableName, sql } from 'drizzle-orm';
-import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
-import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
 import { drizzle as drizzleMysql } from 'drizzle-orm/mysql2';
 import { integer as sqliteInteger, sqliteTable, text as sqliteText } from 'drizzle-orm/sqlite-core';
 import { integer as pgInteger, pgTable, text as pgText } from 'drizzle-orm/pg-core';
@@ -21,6 +17,7 @@ import * as mysqlMod from '@sveltycms/ale/drizzle/mysql';
 import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
 import { searchSuite } from './search-suite.mjs';
 import { serverUrl } from './servers.mjs';
+import { inline, pgDrivers as pgDriversOn } from './fixtures/dialects.mjs';
 
 /** The search table of every dialect: an id, the tenant, and two encrypted columns with their search tokens, on `ring`, on a tenant key store (`keys`), or on the process-wide ring (neither). */
 const columns = (m, { ring, keys, fts }, { int, text }) => {
@@ -67,16 +64,7 @@ for (const driver of SQLITE_DRIVERS) {
 
 const pgUrl = serverUrl('PG_URL');
 if (pgUrl) {
-  const pgDrivers = {
-    'node-postgres': () => {
-      const pool = new pg.Pool({ connectionString: pgUrl, max: 2 });
-      return { db: drizzlePg(pool), query: (q) => pool.query(q).then((r) => r.rows), end: () => pool.end() };
-    },
-    'postgres.js': () => {
-      const client = postgres(pgUrl, { max: 2, onnotice: () => {} });
-      return { db: drizzlePostgresJs(client), query: (q) => client.unsafe(q), end: () => client.end() };
-    },
-  };
+  const pgDrivers = pgDriversOn(pgUrl);
   for (const [driver, open] of Object.entries(pgDrivers)) {
     searchSuite({
       name: `pg (${driver}, GIN)`,
@@ -140,12 +128,4 @@ if (mysqlUrl) {
       };
     },
   });
-}
-
-/** `text` with its parameters written in, for EXPLAIN (the values are hex tokens and numbers). */
-function inline(text, params, style = '?') {
-  const literal = (v) => (typeof v === 'number' ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
-  if (style === '$') return text.replace(/\$(\d+)/g, (_, n) => literal(params[Number(n) - 1]));
-  let i = 0;
-  return text.replace(/\?/g, () => literal(params[i++]));
 }
