@@ -178,8 +178,8 @@ export function rangeSuite(d) {
           }
         }
       }
-      // Newest first while fetch goes oldest first: each sample is the range's far end. Two narrowings, then splits, bound it
-      // (21 to 30 queries here; without the bound, a query per ~245 rows: 400 at 100,000).
+      // Newest first while fetch goes oldest first: each sample is the range's far end. Two narrowings, then splits, bound it;
+      // without the bound, each narrowing drops about a batch of rows (docs/search.md, "Ranges and order").
       assert.ok(most <= 40, `${most} queries for one page at the default batch`);
       // fetch ordered the way the page goes (id descending for newest first): the sample is the page's end, found at once.
       for (const field of ['total', 'born']) {
