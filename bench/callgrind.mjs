@@ -1,0 +1,110 @@
+// Runs bench/footprint-probe.mjs under callgrind on a runtime, and reads
+// what callgrind dumped at each of its markers (one part file per dump), in
+// the order it was dumped, and the instructions each function of an object
+// ran in one part.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The probe's markers: callgrind dumps its counters before each call of one. */
+export const MARKERS = ['getegid', 'getuid', 'getgid'];
+
+/**
+ * Each runtime compiles on its own thread only: the JIT tiers a function
+ * up when its compiler thread gets to it, which under valgrind (one thread
+ * at a time) differs from run to run, and so would the code a sample runs.
+ */
+const ONE_THREAD = {
+  node: { args: ['--single-threaded'], env: {} },
+  bun: { args: [], env: { BUN_JSC_useConcurrentJIT: '0' } },
+};
+
+/**
+ * Runs the probe on `runtime` ('node' or 'bun', the pinned ones) under
+ * callgrind with `options`, its dumps going to `out`.<n>; the probe's
+ * stdout. Only --dump-before on the markers: with --dump-after on them
+ * too, valgrind 3.19 fired only the first marker's --dump-before.
+ */
+export function underCallgrind(runtime, { out, options = [], args = [], env = {} }) {
+  const bin = join(root, 'node_modules', '.bin', runtime);
+  const argv = ['--tool=callgrind', ...options, ...MARKERS.map((f) => `--dump-before=${f}`), `--callgrind-out-file=${out}`, bin, ...ONE_THREAD[runtime].args, join(root, 'bench', 'footprint-probe.mjs'), ...args];
+  const run = spawnSync('valgrind', argv, { cwd: root, encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, ...ONE_THREAD[runtime].env, ...env } });
+  if (run.status !== 0) throw new Error(`the probe failed under callgrind on ${runtime}:\n${run.stderr.split('\n').slice(-30).join('\n')}`);
+  return run.stdout;
+}
+
+/** The events of a run with --cache-sim=yes; callgrind leaves trailing zero counts out of a part's totals. */
+const CACHE_EVENTS = ['Ir', 'Dr', 'Dw', 'I1mr', 'D1mr', 'D1mw', 'ILmr', 'DLmr', 'DLmw'];
+
+/**
+ * Every part file `<prefix>.<n>` in `dir`, in dump order: when it was
+ * dumped ('before' the function `at`, or 'other'), its path, and its totals
+ * by event name, with `LLm` (last-level misses, instruction and data) added
+ * when the run simulated caches (`cacheSim`).
+ */
+export function readParts(dir, prefix, { cacheSim = true } = {}) {
+  const events = cacheSim ? CACHE_EVENTS : ['Ir'];
+  const parts = [];
+  for (const name of readdirSync(dir)) {
+    if (!name.startsWith(`${prefix}.`)) continue;
+    const file = join(dir, name);
+    const text = readFileSync(file, 'utf8');
+    const part = Number(/^part: (\d+)$/m.exec(text)?.[1]);
+    const named = /^events: (.*)$/m.exec(text)?.[1];
+    const totals = /^totals: (.*)$/m.exec(text)?.[1].split(' ').map(Number);
+    if (!Number.isInteger(part) || !named || !totals) throw new Error(`${name} is not a callgrind part file`);
+    if (named !== events.join(' ')) throw new Error(`${name} counts ${named}, not ${events.join(' ')}`);
+    const counts = Object.fromEntries(events.map((e, i) => [e, totals[i] ?? 0]));
+    if (cacheSim) counts.LLm = counts.ILmr + counts.DLmr + counts.DLmw;
+    const [, when = 'other', at = ''] = /^desc: Trigger: --dump-(before)=(\S+)$/m.exec(text) ?? [];
+    parts.push({ part, when, at, file, counts });
+  }
+  return parts.sort((a, b) => a.part - b.part);
+}
+
+/** The parts of the intervals that end with a call of `marker` (dumped before it). */
+export function endingAt(parts, marker) {
+  return parts.filter((p) => p.when === 'before' && p.at === marker);
+}
+
+/**
+ * The instructions each function of `object` (a path, as callgrind names
+ * the object) ran itself in one part, by the function's name as the run
+ * wrote it (linker names with --demangle=no). Callgrind's own suffix for a
+ * recursion level ('2) is dropped.
+ */
+export function selfCost({ file }, object) {
+  const names = { ob: new Map(), fn: new Map() };
+  const costs = new Map();
+  let ob;
+  let fn;
+  let afterCall = false;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    // "fn=(12) name" the first time, "fn=(12)" after; cob/cfn name the callee.
+    const ref = /^(c?)(ob|fn)=\((\d+)\)(?: (.*))?$/.exec(line);
+    if (ref) {
+      const [, callee, kind, id, name] = ref;
+      if (name !== undefined) names[kind].set(id, name);
+      if (!callee && kind === 'ob') ob = names.ob.get(id);
+      if (!callee && kind === 'fn') fn = names.fn.get(id);
+      continue;
+    }
+    if (line.startsWith('calls=')) {
+      afterCall = true; // the next cost line is the call's inclusive cost
+      continue;
+    }
+    if (!/^[0-9+\-*]/.test(line)) continue;
+    if (afterCall) {
+      afterCall = false;
+      continue;
+    }
+    if (ob !== object || fn === undefined) continue;
+    const ir = Number(line.split(' ')[1] ?? 0);
+    const name = fn.replace(/'\d+$/, '');
+    costs.set(name, (costs.get(name) ?? 0) + ir);
+  }
+  return costs;
+}
