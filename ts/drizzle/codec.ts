@@ -5,7 +5,7 @@ import * as native from '../../index.js';
 import type { KeyRing } from '../../index.js';
 import { codedError } from '../shared/errors.js';
 import { parseJson, stringifyJson } from '../shared/json.js';
-import { AleColumnError, atColumn, failedRead } from './failures.js';
+import { AleColumnError, atColumn, columnFailure, failedRead } from './failures.js';
 import { countLegacyRead, legacyDeadline } from './legacy.js';
 import { useStore } from './key-stores.js';
 import type { TenantKeys } from './keys/store.js';
@@ -176,6 +176,9 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
    * Serves a stored value: its text when `legacy` says it is legacy
    * plaintext, else what `open` decrypts, parsed by `parse` when given. In a
    * readWithFailures() scope, a failure becomes an AleReadFailure cell.
+   * Each step runs inline, not in a closure made per call: a read is one
+   * cold call inside a query, and what it allocates and touches is what it
+   * costs there (docs/performance.md, "The cold footprint").
    */
   function decryptWith<S>(stored: S, parse: ((text: string) => unknown) | undefined, legacy: (stored: S) => string | undefined, open: (stored: S, t: string) => string): unknown {
     try {
@@ -183,12 +186,30 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
       if (text !== undefined) countLegacyRead(counterKey, column, collection);
       else {
         const t = tenant();
-        text = atColumn(where, () => open(stored, t), t);
+        try {
+          text = open(stored, t);
+        } catch (e) {
+          throw columnFailure(e, where, t);
+        }
       }
-      const plaintext = text;
-      return parse ? atColumn(where, () => parse(plaintext)) : plaintext;
+      if (parse === undefined) return text;
+      try {
+        return parse(text);
+      } catch (e) {
+        throw columnFailure(e, where);
+      }
     } catch (e) {
       return failedRead(e);
+    }
+  }
+
+  /** Seals `value` (serialised first when `serialise` is given) with `seal`, inline as decryptWith. */
+  function encryptWith<R>(value: unknown, serialise: ((value: unknown) => string) | undefined, seal: (plaintext: string, t: string) => R): R {
+    const t = tenant();
+    try {
+      return seal(serialise ? serialise(value) : (value as string), t);
+    } catch (e) {
+      throw columnFailure(e, where, t);
     }
   }
 
@@ -200,15 +221,13 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
     sealer: ring,
     tenant,
     encrypt(value: unknown, serialise?: (value: unknown) => string) {
-      const t = tenant();
-      return atColumn(where, () => sealText(serialise ? serialise(value) : (value as string), t), t);
+      return encryptWith(value, serialise, sealText);
     },
     decrypt: function (stored: string, parse?: (text: string) => unknown) {
       return decryptWith(stored, parse, legacyText, openText);
     } as FieldCodec['decrypt'],
     encryptBinary(value: unknown, serialise?: (value: unknown) => string) {
-      const t = tenant();
-      return atColumn(where, () => sealBytes(serialise ? serialise(value) : (value as string), t), t);
+      return encryptWith(value, serialise, sealBytes);
     },
     decryptBinary: function (stored: unknown, parse?: (text: string) => unknown) {
       return decryptWith(stored, parse, legacyBytes, openBytes);

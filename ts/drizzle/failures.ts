@@ -23,9 +23,17 @@ export function atColumn<T>(where: Where, op: () => T, tenant?: string): T {
   try {
     return op();
   } catch (e) {
-    if (e instanceof AleColumnError) throw e;
-    throw new AleColumnError(e as Error & { code?: string }, tenant === undefined ? where : { ...where, tenant });
+    throw columnFailure(e, where, tenant);
   }
+}
+
+/**
+ * What atColumn() throws for `e`, for a hot path that runs its operation
+ * inline rather than in a closure made for each call.
+ */
+export function columnFailure(e: unknown, where: Where, tenant?: string): unknown {
+  if (e instanceof AleColumnError) return e;
+  return new AleColumnError(e as Error & { code?: string }, tenant === undefined ? where : { ...where, tenant });
 }
 
 /** A read's failure: inside readWithFailures(), a column's error becomes an AleReadFailure cell; anything else is thrown. */
