@@ -217,13 +217,41 @@ export function timerCostNs() {
  * The storage control: a column that stores, with no crypto, envelopes made
  * before the run (64 distinct ones, in turn), as long as those the encrypted
  * column stores for this payload. Its overhead over plain is what the
- * envelope's extra bytes cost; the rest of the encrypted side's overhead is
- * making the envelope inside the write.
+ * envelope's extra bytes cost.
  */
 function storageControl(name, envelopes, dataType = 'text') {
   let next = 0;
   return customType({ dataType: () => dataType, toDriver: () => envelopes[next++ & 63], fromDriver: (v) => v })(name);
 }
+
+/**
+ * The native-copy control: each value is a fresh envelope string that a
+ * native call with no crypto makes (envelopeFromBytes of a pre-made binary
+ * envelope). Over the storage control, it is what any cold native call that
+ * makes such a string costs inside the write, crypto or not.
+ */
+function nativeCopyControl(name, ale, binaryEnvelopes) {
+  let next = 0;
+  return customType({ dataType: () => 'text', toDriver: () => ale.envelopeFromBytes(binaryEnvelopes[next++ & 63]), fromDriver: (v) => v })(name);
+}
+
+/**
+ * The encrypt-then-bind control: the column's encrypt call runs on each
+ * value, and a pre-made envelope is bound instead of its result. Over the
+ * storage control, it is the encrypt call's cost inside the write; the
+ * encrypted side's cost over it is binding the fresh string (and the
+ * column's own JS).
+ */
+function encryptThenBindControl(name, keyRing, table, envelopes) {
+  let next = 0;
+  const toDriver = (value) => {
+    sink = keyRing.encrypt(typeof value === 'string' ? value : JSON.stringify(value), TENANT, table, name);
+    return envelopes[next++ & 63];
+  };
+  return customType({ dataType: () => 'text', toDriver, fromDriver: (v) => v })(name);
+}
+/** Where encryptThenBindControl leaves each result, so that no engine can drop the call. */
+let sink;
 
 /** The bootstrap interval's half-width, in points of overhead. */
 const halfWidth = ({ low, high }) => (high - low) / 2;
@@ -240,13 +268,14 @@ const ADAPTIVE_MAX_BYTES = 4096;
 /**
  * One scenario: rounds on fresh database files, each of interleaved
  * transactional inserts (the side that goes first rotates) and then
- * interleaved reads by id, for four sides: plain, the storage control,
- * encrypted, and encrypted with its encrypt calls timed; then a binary
- * storage control and encrypted with binary storage. The 256 B and 4 KB
+ * interleaved reads by id, for these sides: plain, the storage control,
+ * the native-copy and encrypt-then-bind controls, encrypted, and encrypted
+ * with its encrypt calls timed; then a binary storage control and
+ * encrypted with binary storage. The 256 B and 4 KB
  * tiers get more rounds until the 95% interval of the write overhead is at
  * most ±ADAPTIVE_HALF_WIDTH (or `maxRounds` is reached).
  */
-async function runScenario(scenario, { iterations, rounds = 1, maxRounds = rounds, keyRing, gate, target, fts = 'recommended', driver }) {
+async function runScenario(scenario, { ale, iterations, rounds = 1, maxRounds = rounds, keyRing, gate, target, fts = 'recommended', driver }) {
   const idCol = scenario.table === 'content_nodes' ? '_id' : 'id';
   const field = scenario.table === 'content_nodes' ? 'data' : 'details';
   const value = row(scenario.table, 'x', scenario.bytes)[field];
@@ -260,8 +289,10 @@ async function runScenario(scenario, { iterations, rounds = 1, maxRounds = round
   const tables = {
     ...schemas(keyRing, storageControl(field, envelopes), storageControl(field, binaryEnvelopes, 'blob')),
     timed: schemas(timed.ring, text(field)).encrypted,
+    nativeCopy: schemas(keyRing, nativeCopyControl(field, ale, binaryEnvelopes)).control,
+    encryptThenBind: schemas(keyRing, encryptThenBindControl(field, keyRing, scenario.table, envelopes)).control,
   };
-  const sides = ['plain', 'control', 'encrypted', 'timed', 'binaryControl', 'binary'];
+  const sides = ['plain', 'control', 'nativeCopy', 'encryptThenBind', 'encrypted', 'timed', 'binaryControl', 'binary'];
   const writes = Object.fromEntries(sides.map((s) => [s, []]));
   const reads = { plain: [], encrypted: [], binary: [] };
   let stored;
@@ -301,7 +332,7 @@ async function runScenario(scenario, { iterations, rounds = 1, maxRounds = round
       }
       const first = (side) => dbs[side].all(`SELECT ${field} AS v FROM ${scenario.table} LIMIT 1`)[0].v;
       stored ??= { text: first('encrypted'), binary: first('binary') };
-      if (first('control').length !== stored.text.length || first('binaryControl').length !== stored.binary.length) {
+      if (['control', 'nativeCopy', 'encryptThenBind'].some((side) => first(side).length !== stored.text.length) || first('binaryControl').length !== stored.binary.length) {
         throw new Error('a storage control stores a different length');
       }
       if (scenario.table === 'content_nodes') {
@@ -323,6 +354,8 @@ async function runScenario(scenario, { iterations, rounds = 1, maxRounds = round
   const timer = timerCostNs();
   const w = overhead(writes.plain, writes.encrypted);
   const storage = overhead(writes.plain, writes.control);
+  const nativeCopy = overhead(writes.plain, writes.nativeCopy);
+  const encryptThenBind = overhead(writes.plain, writes.encryptThenBind);
   const r = overhead(reads.plain, reads.encrypted);
   const bw = overhead(writes.plain, writes.binary);
   const bStorage = overhead(writes.plain, writes.binaryControl);
@@ -343,6 +376,12 @@ async function runScenario(scenario, { iterations, rounds = 1, maxRounds = round
     writeOverhead: w,
     storageOverhead: storage,
     cryptoPart: w.point - storage.point,
+    // The crypto part split by the two controls: the encrypt call inside
+    // the write, then binding the fresh string it made; beside them, what a
+    // native call with no crypto making such a string costs.
+    encryptCallPart: encryptThenBind.point - storage.point,
+    freshStringPart: w.point - encryptThenBind.point,
+    nativeCopyPart: nativeCopy.point - storage.point,
     plainReadUs: median(reads.plain) / 1000,
     encryptedReadUs: median(reads.encrypted) / 1000,
     readOverhead: r,
@@ -412,7 +451,7 @@ export async function runDb(ale, options) {
     const adapter = { driver: probe.driver, sqliteVersion: probe.sqliteVersion, scenarios: [] };
     probe.close();
     for (const scenario of SCENARIOS) {
-      adapter.scenarios.push(await runScenario(scenario, { ...options, keyRing, driver }));
+      adapter.scenarios.push(await runScenario(scenario, { ...options, ale, keyRing, driver }));
       options.onStep?.(`db ${scenario.table} ${scenario.tier} (${adapter.driver})`);
     }
     adapters.push(adapter);
@@ -420,7 +459,7 @@ export async function runDb(ale, options) {
   const [headline, ...otherAdapters] = adapters;
   const naive = [];
   for (const scenario of SCENARIOS.filter((s) => s.table === 'content_nodes')) {
-    naive.push(await runScenario(scenario, { ...options, keyRing, fts: 'naive', driver: SQLITE_DRIVERS[0] }));
+    naive.push(await runScenario(scenario, { ...options, ale, keyRing, fts: 'naive', driver: SQLITE_DRIVERS[0] }));
     options.onStep?.(`db ${scenario.table} ${scenario.tier}, FTS over ciphertext`);
   }
   const rotation = await runRotationRead(ale, options);
