@@ -23,6 +23,7 @@ fn main() {
 fn hot_code_together() {
     println!("cargo:rerun-if-changed=link/hot-symbols.txt");
     println!("cargo:rerun-if-env-changed=ALE_HOT_ORDER");
+    println!("cargo:rerun-if-env-changed=ALE_LINK_MAP");
     if env::var("ALE_HOT_ORDER").is_ok_and(|v| v == "0") {
         return;
     }
@@ -44,6 +45,13 @@ fn hot_code_together() {
     // Names the list has and this build lacks (another version of a
     // dependency) are left out, not errors.
     println!("cargo:rustc-cdylib-link-arg=-Wl,--no-warn-symbol-ordering");
+    // scripts/hot-symbols.mjs names the functions of this very build by
+    // the linker's map: the build it profiles must be this one, whose
+    // symbol names carry hashes of how it was built.
+    if let Ok(map) = env::var("ALE_LINK_MAP") {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-Map={map}");
+        println!("cargo:rustc-cdylib-link-arg=-Wl,--no-demangle"); // the names the list needs
+    }
 }
 
 /// Whether the compiler links with its own lld by default on this target:

@@ -71,40 +71,43 @@ export function endingAt(parts, marker) {
 }
 
 /**
- * The instructions each function of `object` (a path, as callgrind names
- * the object) ran itself in one part, by the function's name as the run
- * wrote it (linker names with --demangle=no). Callgrind's own suffix for a
- * recursion level ('2) is dropped.
+ * The instructions `object` (a path, as callgrind names the object) ran at
+ * each of its addresses in one part, by address within the object: the
+ * run must have had --dump-instr=yes. By address, not by function: in a
+ * stripped object callgrind cannot see where a function ends, and gives a
+ * tail call's cost to its caller.
  */
-export function selfCost({ file }, object) {
-  const names = { ob: new Map(), fn: new Map() };
+export function costByAddress({ file }, object) {
+  const names = new Map();
   const costs = new Map();
   let ob;
-  let fn;
+  let at = 0;
   let afterCall = false;
   for (const line of readFileSync(file, 'utf8').split('\n')) {
-    // "fn=(12) name" the first time, "fn=(12)" after; cob/cfn name the callee.
-    const ref = /^(c?)(ob|fn)=\((\d+)\)(?: (.*))?$/.exec(line);
+    // "ob=(3) /path" the first time, "ob=(3)" after; "cob=" names a callee's.
+    const ref = /^ob=\((\d+)\)(?: (.*))?$/.exec(line);
     if (ref) {
-      const [, callee, kind, id, name] = ref;
-      if (name !== undefined) names[kind].set(id, name);
-      if (!callee && kind === 'ob') ob = names.ob.get(id);
-      if (!callee && kind === 'fn') fn = names.fn.get(id);
+      if (ref[2] !== undefined) names.set(ref[1], ref[2]);
+      ob = names.get(ref[1]);
       continue;
     }
+    const named = /^cob=\((\d+)\) (.*)$/.exec(line);
+    if (named) names.set(named[1], named[2]);
     if (line.startsWith('calls=')) {
       afterCall = true; // the next cost line is the call's inclusive cost
       continue;
     }
-    if (!/^[0-9+\-*]/.test(line)) continue;
+    if (!/^(0x|[+\-*])/.test(line)) continue;
+    // "<instr> <line> <Ir>": an address, or one relative to the last ("+4", "-0x10", "*").
+    const [instr, , ir = '0'] = line.split(' ');
+    if (instr.startsWith('0x')) at = Number(instr);
+    else if (instr[0] === '+') at += Number(instr.slice(1));
+    else if (instr[0] === '-') at -= Number(instr.slice(1));
     if (afterCall) {
       afterCall = false;
       continue;
     }
-    if (ob !== object || fn === undefined) continue;
-    const ir = Number(line.split(' ')[1] ?? 0);
-    const name = fn.replace(/'\d+$/, '');
-    costs.set(name, (costs.get(name) ?? 0) + ir);
+    if (ob === object) costs.set(at, (costs.get(at) ?? 0) + Number(ir));
   }
   return costs;
 }

@@ -6,43 +6,82 @@
 // dependency's version: names it lists that a build lacks are skipped, and
 // a function it does not list is laid out as any other.
 //
+// It profiles the addon exactly as `npm run build:addon` builds it
+// (stripped), and names its functions by the linker's map of that build
+// (build.rs writes one when ALE_LINK_MAP is set): a Rust symbol's name
+// carries a hash of how it was built, so a list taken from another build
+// (not stripped, or without napi's --target) would name nothing here.
+//
 //   node scripts/hot-symbols.mjs        (needs valgrind: sh scripts/valgrind.sh)
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { endingAt, readParts, selfCost, underCallgrind } from '../bench/callgrind.mjs';
+import { costByAddress, endingAt, readParts, underCallgrind } from '../bench/callgrind.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const targetDir = join(root, 'target', 'hot-symbols');
 const step = (what) => console.error(`[hot-symbols] ${what}`);
-
-step('building the addon with its symbols (release, not stripped)');
-const build = spawnSync('cargo', ['build', '--release', '--quiet'], {
-  cwd: root,
-  stdio: 'inherit',
-  env: { ...process.env, CARGO_PROFILE_RELEASE_STRIP: 'none', CARGO_TARGET_DIR: targetDir, ALE_HOT_ORDER: '0' },
-});
-if (build.status !== 0) process.exit(build.status ?? 1);
 
 const dir = mkdtempSync(join(tmpdir(), 'ale-hot-symbols-'));
 try {
-  const addon = join(dir, 'ale.node');
-  copyFileSync(join(targetDir, 'release', 'libsveltycms_ale.so'), addon);
+  const map = join(dir, 'link.map');
+  step('building the addon as build:addon does, with the linker writing its map');
+  const build = spawnSync(join(root, 'node_modules', '.bin', 'napi'), ['build', '--platform', '--release', '--output-dir', dir], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, ALE_LINK_MAP: map },
+  });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+  const addon = join(dir, 'ale.linux-x64-gnu.node');
+  const names = symbolsByAddress(readFileSync(map, 'utf8'));
+
   const instructions = new Map();
   for (const runtime of ['node', 'bun']) {
     step(`running the hot calls under callgrind on ${runtime}`);
-    underCallgrind(runtime, { out: join(dir, `${runtime}.out`), options: ['--demangle=no'], args: ['--samples', '3'], env: { NAPI_RS_NATIVE_LIBRARY_PATH: addon } });
-    const parts = readParts(dir, `${runtime}.out`, { cacheSim: false });
-    for (const part of endingAt(parts, 'getgid')) {
-      for (const [fn, ir] of selfCost(part, addon)) instructions.set(fn, (instructions.get(fn) ?? 0) + ir);
+    underCallgrind(runtime, { out: join(dir, `${runtime}.out`), options: ['--dump-instr=yes'], args: ['--samples', '3'], env: { NAPI_RS_NATIVE_LIBRARY_PATH: addon } });
+    for (const part of endingAt(readParts(dir, `${runtime}.out`, { cacheSim: false }), 'getgid')) {
+      for (const [at, ir] of costByAddress(part, addon)) {
+        const name = nameAt(names, at);
+        if (name !== undefined) instructions.set(name, (instructions.get(name) ?? 0) + ir);
+      }
     }
   }
-  const names = [...instructions].sort((a, b) => b[1] - a[1]).map(([fn]) => fn);
-  if (names.length < 20) throw new Error(`only ${names.length} of the addon's functions ran: was it the addon built here?`);
-  writeFileSync(join(root, 'link', 'hot-symbols.txt'), `${names.join('\n')}\n`);
-  step(`wrote link/hot-symbols.txt: ${names.length} functions`);
+  const hot = [...instructions].sort((a, b) => b[1] - a[1]).map(([name]) => name);
+  if (hot.length < 20) throw new Error(`only ${hot.length} of the addon's functions were named: did the build write its map?`);
+  writeFileSync(join(root, 'link', 'hot-symbols.txt'), `${hot.join('\n')}\n`);
+  step(`wrote link/hot-symbols.txt: ${hot.length} functions`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * The symbols of lld's map (`-Map`) in .text, by address: its lines are
+ * "VMA LMA Size Align Out/In/Symbol", the symbol lines indented furthest.
+ */
+function symbolsByAddress(text) {
+  const symbols = [];
+  let inText = false;
+  for (const line of text.split('\n')) {
+    const m = /^\s*([0-9a-f]+)\s+[0-9a-f]+\s+[0-9a-f]+\s+\d+ (\s*)(\S.*)$/.exec(line);
+    if (!m) continue;
+    const [, vma, indent, what] = m;
+    if (indent.length === 0) inText = what === '.text'; // an output section
+    else if (inText && indent.length > 8 && !what.includes(':(')) symbols.push([parseInt(vma, 16), what]);
+  }
+  if (symbols.length === 0) throw new Error('the linker map has no .text symbols: is the linker lld?');
+  return symbols.sort((a, b) => a[0] - b[0]);
+}
+
+/** The symbol whose code holds `address`: the last one at or below it. */
+function nameAt(symbols, address) {
+  let lo = 0;
+  let hi = symbols.length - 1;
+  if (!(address >= symbols[0][0])) return undefined;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (symbols[mid][0] <= address) lo = mid;
+    else hi = mid - 1;
+  }
+  return symbols[lo][1];
 }
