@@ -12,7 +12,9 @@
 // carries a hash of how it was built, so a list taken from another build
 // (not stripped, or without napi's --target) would name nothing here.
 //
-//   node scripts/hot-symbols.mjs        (needs valgrind: sh scripts/valgrind.sh)
+//   node scripts/hot-symbols.mjs          (needs valgrind: sh scripts/valgrind.sh)
+//   node scripts/hot-symbols.mjs --check  (CI: fails when the build lacks
+//                                          more than a tenth of the list)
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,9 +24,20 @@ import { costByAddress, endingAt, readParts, underCallgrind } from '../bench/cal
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const step = (what) => console.error(`[hot-symbols] ${what}`);
+const list = join(root, 'link', 'hot-symbols.txt');
+const check = process.argv.includes('--check');
+/** The share of the list a build may lack before --check fails: a dependency's new version renames some. */
+const STALE = 0.1;
 
 const dir = mkdtempSync(join(tmpdir(), 'ale-hot-symbols-'));
 try {
+  main(dir);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** Builds in `dir`, then checks the list against that build (--check) or writes it anew. */
+function main(dir) {
   const map = join(dir, 'link.map');
   step('building the addon as build:addon does, with the linker writing its map');
   const build = spawnSync(join(root, 'node_modules', '.bin', 'napi'), ['build', '--platform', '--release', '--output-dir', dir], {
@@ -32,9 +45,20 @@ try {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, ALE_LINK_MAP: map },
   });
-  if (build.status !== 0) process.exit(build.status ?? 1);
+  if (build.status !== 0) throw new Error(`the build failed (exit ${build.status})`);
   const addon = join(dir, 'ale.linux-x64-gnu.node');
   const names = symbolsByAddress(readFileSync(map, 'utf8'));
+  if (check) {
+    const known = new Set(names.map(([, name]) => name));
+    const listed = readFileSync(list, 'utf8').split('\n').filter(Boolean);
+    const missing = listed.filter((name) => !known.has(name));
+    step(`${listed.length - missing.length} of the ${listed.length} listed functions are in this build`);
+    if (missing.length > STALE * listed.length) {
+      console.error(`link/hot-symbols.txt is stale: this build lacks ${missing.length} of its functions (${missing.slice(0, 3).join(', ')}, ...). Run node scripts/hot-symbols.mjs and commit the list.`);
+      process.exitCode = 1;
+    }
+    return;
+  }
 
   const instructions = new Map();
   for (const runtime of ['node', 'bun']) {
@@ -49,10 +73,8 @@ try {
   }
   const hot = [...instructions].sort((a, b) => b[1] - a[1]).map(([name]) => name);
   if (hot.length < 20) throw new Error(`only ${hot.length} of the addon's functions were named: did the build write its map?`);
-  writeFileSync(join(root, 'link', 'hot-symbols.txt'), `${hot.join('\n')}\n`);
+  writeFileSync(list, `${hot.join('\n')}\n`);
   step(`wrote link/hot-symbols.txt: ${hot.length} functions`);
-} finally {
-  rmSync(dir, { recursive: true, force: true });
 }
 
 /**
