@@ -14,16 +14,17 @@ fn main() {
 /// call then costs what it touches (docs/performance.md, "The cold
 /// footprint"). `node scripts/hot-symbols.mjs` writes the list.
 ///
-/// Only where the link is known to go through lld, which reads such a list
-/// (`--symbol-ordering-file`): Rust's own linker on x86_64 Linux (glibc)
-/// since Rust 1.90, with no linker chosen by the build. GNU ld and zig
-/// refuse the option, so a build that names its own linker (cargo-zigbuild
-/// does, for the released binaries) is laid out as before.
-/// `ALE_HOT_ORDER=0` turns it off.
+/// Only where the link goes through a linker that reads such a list
+/// (lld's `--symbol-ordering-file`), which is tried on a tiny library
+/// first: Rust's own lld does on x86_64 Linux (glibc) since Rust 1.90, a
+/// distribution's rustc linking through GNU ld does not. A build that names
+/// its own linker (cargo-zigbuild does, for the released binaries) is laid
+/// out as before, as is any with `ALE_HOT_ORDER=0`.
 fn hot_code_together() {
     println!("cargo:rerun-if-changed=link/hot-symbols.txt");
     println!("cargo:rerun-if-env-changed=ALE_HOT_ORDER");
     println!("cargo:rerun-if-env-changed=ALE_LINK_MAP");
+    println!("cargo:rerun-if-env-changed=CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER");
     if env::var("ALE_HOT_ORDER").is_ok_and(|v| v == "0") {
         return;
     }
@@ -34,7 +35,7 @@ fn hot_code_together() {
     if env::var("TARGET").as_deref() != Ok("x86_64-unknown-linux-gnu")
         || linker_chosen
         || !list.is_file()
-        || !rustc_links_with_lld()
+        || !linker_takes_an_order()
     {
         return;
     }
@@ -54,21 +55,36 @@ fn hot_code_together() {
     }
 }
 
-/// Whether the compiler links with its own lld by default on this target:
-/// Rust 1.90 and later.
-fn rustc_links_with_lld() -> bool {
-    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let Ok(out) = Command::new(rustc).arg("--version").output() else {
+/// Whether rustc's default linker for this target takes a symbol order:
+/// links an empty library with the two options, in OUT_DIR.
+fn linker_takes_an_order() -> bool {
+    let (Ok(out), Ok(target)) = (env::var("OUT_DIR"), env::var("TARGET")) else {
         return false;
     };
-    // "rustc 1.95.0 (59807616e 2026-04-14)"
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut numbers = text
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or("")
-        .split('.')
-        .map(|n| n.parse::<u32>().unwrap_or(0));
-    let (major, minor) = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
-    (major, minor) >= (1, 90)
+    let dir = Path::new(&out);
+    let source = dir.join("order_probe.rs");
+    let order = dir.join("order_probe.txt");
+    if std::fs::write(&source, "").is_err() || std::fs::write(&order, "order_probe\n").is_err() {
+        return false;
+    }
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    Command::new(rustc)
+        .args([
+            "--crate-type",
+            "cdylib",
+            "--crate-name",
+            "order_probe",
+            "--target",
+            &target,
+            "--out-dir",
+        ])
+        .arg(dir)
+        .arg(format!(
+            "-Clink-arg=-Wl,--symbol-ordering-file={}",
+            order.display()
+        ))
+        .args(["-Clink-arg=-Wl,--no-warn-symbol-ordering"])
+        .arg(&source)
+        .output()
+        .is_ok_and(|done| done.status.success())
 }

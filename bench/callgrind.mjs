@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The probe's markers: callgrind dumps its counters before each call of one. */
-export const MARKERS = ['getegid', 'getuid', 'getgid'];
+const MARKERS = ['getegid', 'getuid', 'getgid'];
 
 /**
  * Each runtime compiles on its own thread only: the JIT tiers a function
@@ -98,15 +98,17 @@ export function costByAddress({ file }, object) {
       continue;
     }
     if (!/^(0x|[+\-*])/.test(line)) continue;
-    // "<instr> <line> <Ir>": an address, or one relative to the last ("+4", "-0x10", "*").
+    if (afterCall) {
+      // The call's cost line: callgrind writes its position relative to
+      // the last one without moving that base (dump.c, fprint_jcc).
+      afterCall = false;
+      continue;
+    }
+    // "<instr> <line> <Ir>": an address, or an offset from the last one ("+4", "-16", "*").
     const [instr, , ir = '0'] = line.split(' ');
     if (instr.startsWith('0x')) at = Number(instr);
     else if (instr[0] === '+') at += Number(instr.slice(1));
     else if (instr[0] === '-') at -= Number(instr.slice(1));
-    if (afterCall) {
-      afterCall = false;
-      continue;
-    }
     if (ob === object) costs.set(at, (costs.get(at) ?? 0) + Number(ir));
   }
   return costs;

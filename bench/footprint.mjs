@@ -87,7 +87,7 @@ function measure(runtime, { line, cache }) {
   try {
     const stdout = underCallgrind(runtime, {
       out: join(dir, 'cg.out'),
-      // First levels of one line each way: nearly every access reaches the
+      // First levels of 1 KiB (16 lines): nearly every access reaches the
       // last level, whose misses are the counts read here.
       options: ['--cache-sim=yes', '--I1=1024,2,64', '--D1=1024,2,64', `--LL=${cache},16,${line}`],
       args: ['--line', String(line), '--cache', String(cache), '--samples', String(samples), ...(flags.only === undefined ? [] : ['--only', flags.only])],

@@ -147,7 +147,7 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
   const legacyOpen = () => legacyUntil !== undefined && Date.now() < legacyUntil;
   const isLegacy = (stored: string) => legacyUntil !== undefined && !native.isEnvelope(stored) && Date.now() < legacyUntil;
 
-  // What each storage does with a key: hoisted, so that a call allocates no more than the closure it hands atColumn.
+  // What each storage does with a key: hoisted, so that a call allocates nothing for them.
   const sealText = (plaintext: string, t: string) => ring.encrypt(plaintext, t, collection, field);
   const sealBytes = (plaintext: string, t: string) => ring.encryptBinary(plaintext, t, collection, field);
   const openText = (stored: string, t: string) => {
@@ -192,7 +192,7 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
           throw columnFailure(e, where, t);
         }
       }
-      if (parse === undefined) return text;
+      if (!parse) return text;
       try {
         return parse(text);
       } catch (e) {
