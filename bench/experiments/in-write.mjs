@@ -6,11 +6,13 @@
 // INSERT is compared with the plain one. Not part of the gate: it explains it
 // (docs/performance.md).
 //
-//   node bench/experiments/in-write.mjs [--bytes 256] [--rounds 8] [--addon path/to/index.js]
+//   node bench/experiments/in-write.mjs [--bytes 256] [--rounds 8] [--addon path/to/index.js] [--json]
 //
 // --addon loads another build of the addon (for example one built from an
 // older commit) for the encrypt sides, so two builds can be compared with
-// the same command; sides that build lacks are left out.
+// the same command; sides that build lacks are left out. --json prints one
+// line of medians in µs instead of the table, for a driver that compares
+// processes started with other runtime flags (largepages.mjs).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -23,7 +25,12 @@ import { contentNodes, ddl, ns, row, timerCostNs, TENANT } from '../db.mjs';
 import { median, overhead } from '../stats.mjs';
 
 const { values: flags } = parseArgs({
-  options: { bytes: { type: 'string', default: '256' }, rounds: { type: 'string', default: '8' }, addon: { type: 'string' } },
+  options: {
+    bytes: { type: 'string', default: '256' },
+    rounds: { type: 'string', default: '8' },
+    addon: { type: 'string' },
+    json: { type: 'boolean', default: false },
+  },
 });
 const bytes = Number(flags.bytes);
 const rounds = Number(flags.rounds);
@@ -103,6 +110,13 @@ for (let i = 0; i < 2000; i++) {
 }
 const runtime = process.versions.bun ? `Bun ${process.versions.bun}` : `Node ${process.version}`;
 const base = median(writes.plain);
+if (flags.json) {
+  const sidesUs = Object.fromEntries(names.map((n) => [n, median(writes[n]) / 1000]));
+  const timedUs = (median(inWrite) - timer) / 1000;
+  const loopUs = (median(loop) - timer) / 1000;
+  console.log(JSON.stringify({ runtime, bytes, rounds, insertUs: sidesUs, encryptInWriteUs: timedUs, encryptInLoopUs: loopUs }));
+  process.exit(0);
+}
 console.log(`${runtime}, ${bytes} B into content_nodes, ${rounds} × ${ITERATIONS} INSERTs per side${flags.addon ? `, addon ${flags.addon}` : ''}`);
 console.log(`plain INSERT: ${(base / 1000).toFixed(1)} µs (median)`);
 const us = (ratio) => `${ratio < 0 ? '−' : '+'}${Math.abs((ratio * base) / 1000).toFixed(2)}`;
