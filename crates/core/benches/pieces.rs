@@ -259,6 +259,46 @@ fn search(c: &mut Criterion) {
             });
         }
     }
+    g.bench_function(
+        format!("normalize, multi-script ({} bytes)", mixed.len()),
+        |b| {
+            b.iter(|| {
+                ale_core::search::normalize::normalize_into(
+                    black_box(mixed),
+                    Folding::default(),
+                    &mut scratch,
+                )
+            })
+        },
+    );
+    // the tokens of the ASCII value's trigrams, as value_tokens sorts them
+    let mut tokens = Vec::new();
+    column.tokens_into(
+        ale_core::search::tokens::Kind::Contains,
+        ale_core::search::grams::trigrams(ascii).map(str::as_bytes),
+        &mut tokens,
+    );
+    let mut room = Vec::new();
+    g.bench_function(format!("sort_distinct, {} tokens", tokens.len()), |b| {
+        b.iter_batched_ref(
+            || tokens.clone(),
+            |t| ale_core::search::sorting::sort_distinct(t, &mut room),
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    g.bench_function(
+        format!("sort_unstable and dedup, {} tokens", tokens.len()),
+        |b| {
+            b.iter_batched_ref(
+                || tokens.clone(),
+                |t| {
+                    t.sort_unstable();
+                    t.dedup();
+                },
+                criterion::BatchSize::SmallInput,
+            )
+        },
+    );
     g.bench_function("column key (HKDF + AES key schedule + subkeys)", |b| {
         b.iter(|| ColumnTokens::new(black_box(&[5; 32]), &ctx))
     });

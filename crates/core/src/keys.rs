@@ -23,6 +23,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
@@ -35,6 +36,7 @@ use crate::envelope::{self, CodeUnit, KeyId};
 use crate::error::{AleError, Result};
 use crate::iv::{Iv, IvLength};
 use crate::scratch;
+use crate::search::columns::ColumnKeys;
 use crate::search::tokens::ColumnTokens;
 use crate::secret::{self, KeyBytes, KeyKind, SecretValue};
 
@@ -96,6 +98,8 @@ pub struct KeyRing {
     /// against them ([`envelope::parse_with`]), rather than encode or
     /// decode an id for every value.
     id_texts: Vec<(KeyId, [u8; envelope::KEY_ID_B64_LEN])>,
+    /// The search token keys of the columns it served (search/columns.rs).
+    columns: ColumnKeys,
 }
 
 /// A labelled secret: the label says which one it is in error messages
@@ -155,6 +159,7 @@ impl KeyRing {
             secrets,
             options,
             id_texts: Vec::new(),
+            columns: ColumnKeys::default(),
         })
     }
 
@@ -403,13 +408,16 @@ impl KeyRing {
     /// The search tokens of `ctx`'s column under the blind-index key of
     /// secret `index` (0 = primary; search/tokens.rs). `ALE_INVALID_INPUT`
     /// past the last secret.
-    pub fn column_tokens(&self, index: usize, ctx: &Context<'_>) -> Result<ColumnTokens> {
-        let key = self
-            .keys
-            .get(index)
-            .and_then(|k| k.index_key.as_ref())
-            .ok_or_else(|| AleError::InvalidInput("no key at that index".into()))?;
-        Ok(ColumnTokens::new(key.expose(), ctx))
+    /// Derived once per column and kept with the ring.
+    pub fn column_tokens(&self, index: usize, ctx: &Context<'_>) -> Result<Arc<ColumnTokens>> {
+        self.columns.get_or_derive(index, ctx, || {
+            let key = self
+                .keys
+                .get(index)
+                .and_then(|k| k.index_key.as_ref())
+                .ok_or_else(|| AleError::InvalidInput("no key at that index".into()))?;
+            Ok(ColumnTokens::new(key.expose(), ctx))
+        })
     }
 
     /// String-in, string-out encryption (allocates; the binding uses `seal_into`).

@@ -13,10 +13,14 @@
 //! Range indexes ([`range`]) use the same column keys: a number, bigint or
 //! date becomes a 64-bit order-preserving code, and each node of a 16-ary
 //! tree over the codes that holds it becomes a token.
+//!
+//! A ring keeps the column keys it derives ([`columns`]).
 
+pub mod columns;
 pub mod grams;
 pub mod index;
 pub mod matching;
 pub mod normalize;
 pub mod range;
+pub mod sorting;
 pub mod tokens;

@@ -39,7 +39,11 @@ pub fn words(text: &str) -> impl Iterator<Item = &str> {
 /// Every run of three characters of `text`, in order, repeats included;
 /// none when it has fewer than three.
 pub fn trigrams(text: &str) -> Trigrams<'_> {
-    Trigrams { text, at: 0 }
+    Trigrams {
+        text,
+        at: 0,
+        ascii: text.is_ascii(),
+    }
 }
 
 /// [`trigrams`]: a window of three characters sliding one at a time, with
@@ -47,18 +51,38 @@ pub fn trigrams(text: &str) -> Trigrams<'_> {
 pub struct Trigrams<'a> {
     text: &'a str,
     at: usize,
+    /// Every character one byte: the window is three bytes, with no
+    /// decoding (most stored text, and the case the write gate measures).
+    ascii: bool,
 }
 
 impl<'a> Iterator for Trigrams<'a> {
     type Item = &'a str;
 
+    #[inline]
     fn next(&mut self) -> Option<&'a str> {
+        if self.ascii {
+            let gram = self.text.get(self.at..self.at + 3)?;
+            self.at += 1;
+            return Some(gram);
+        }
         let mut chars = self.text[self.at..].chars();
         let first = chars.next()?.len_utf8();
         let rest = chars.next()?.len_utf8() + chars.next()?.len_utf8();
         let gram = &self.text[self.at..self.at + first + rest];
         self.at += first;
         Some(gram)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.text.len() - self.at;
+        if self.ascii {
+            let n = left.saturating_sub(2);
+            (n, Some(n))
+        } else {
+            // at most a character a byte, at least one every four bytes
+            ((left / 4).saturating_sub(2), Some(left.saturating_sub(2)))
+        }
     }
 }
 

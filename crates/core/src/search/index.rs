@@ -5,6 +5,7 @@
 
 use super::grams::{self, MIN_CONTAINS};
 use super::normalize::{normalize_into, Folding};
+use super::sorting::sort_distinct;
 use super::tokens::{ColumnTokens, Kind, Token};
 use crate::error::{AleError, Result};
 
@@ -57,8 +58,7 @@ pub fn value_tokens(
         let prefixes = grams::words(text).flat_map(grams::prefixes);
         column.tokens_into(Kind::Prefix, prefixes.map(str::as_bytes), out);
     }
-    out.sort_unstable();
-    out.dedup();
+    sort_distinct(out, &mut Vec::new());
 }
 
 /// The tokens a value must all hold to match `query`, sorted and distinct,

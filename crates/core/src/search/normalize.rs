@@ -11,7 +11,7 @@
 
 use caseless::Caseless;
 use unicode_normalization::char::is_combining_mark;
-use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
 /// What matching ignores beyond case and compatibility forms.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -40,9 +40,42 @@ pub fn normalize_into(text: &str, folding: Folding, out: &mut String) {
                 .filter(|c| !is_combining_mark(*c))
                 .nfkc(),
         );
-    } else {
-        out.extend(text.nfkc().default_case_fold().nfkc());
+        return;
     }
+    // Each NFKC pass is skipped when Unicode's quick check already answers
+    // "yes" (most text is stored composed): the check reads a table entry a
+    // character, where the pass decomposes, reorders and recomposes
+    // (docs/performance.md, "Search tokens, per value"). A "maybe" or "no"
+    // runs the pass; the result is the same either way.
+    if is_nfkc_quick(text.chars()) == IsNormalized::Yes {
+        fold_into(text.chars(), out);
+    } else {
+        fold_into(text.nfkc(), out);
+    }
+    if is_nfkc_quick(out.chars()) != IsNormalized::Yes {
+        let folded = std::mem::take(out);
+        out.extend(folded.nfkc());
+        wipe(folded);
+    }
+}
+
+/// Full case folding, with ASCII lowered in place: caseless looks every
+/// character up in its table, and mixed text is often half ASCII (spaces,
+/// digits, punctuation, Latin letters).
+fn fold_into(chars: impl Iterator<Item = char>, out: &mut String) {
+    for c in chars {
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.extend(std::iter::once(c).default_case_fold());
+        }
+    }
+}
+
+/// The text is plaintext: the binding wipes what it hands over, and this
+/// wipes its own intermediate copy.
+fn wipe(mut text: String) {
+    zeroize::Zeroize::zeroize(&mut text);
 }
 
 /// [`normalize_into`], allocating.
