@@ -1,6 +1,7 @@
 // Turns results into the terminal tables (the previous report's layout plus
 // runtime and the new columns), a Markdown report, and an SVG chart.
 import { formatOverhead } from './stats.mjs';
+import { meetsTargets, TOKEN_TARGETS } from './search-tokens.mjs';
 
 const us = (x) => (x >= 100 ? `${x.toFixed(0)} µs` : x >= 10 ? `${x.toFixed(1)} µs` : `${x.toFixed(2)} µs`);
 const ms = (x) => `${(x / 1000).toFixed(3)} ms`;
@@ -140,6 +141,18 @@ export function searchTable(results) {
   return table(['Runtime', 'Table', 'Index', 'Against', 'Write: plaintext → encrypted', 'Write Δ [95% CI]', 'Gate <5%', 'Searches compared', 'False positives removed', 'First page of 20', 'Inserts per side'], rows);
 }
 
+export function searchTokensTable(results) {
+  const rows = [];
+  for (const r of results) {
+    for (const t of r.searchTokens ?? []) {
+      const range = (x, digits) => `${x.median.toFixed(digits)} [${x.min.toFixed(digits)}–${x.max.toFixed(digits)}]`;
+      const target = t.target ? `≤ ${TOKEN_TARGETS.addonUs} µs and ≥ ${TOKEN_TARGETS.ratio}×: ${meetsTargets(t) ? 'met' : 'not met'}` : '—';
+      rows.push([r.runtime.version, `${t.value} (${t.bytes} B)`, t.index, String(t.tokens), range(t.addonUs, 2), range(t.nodeCryptoUs, 1), `${range(t.ratio, 1)}×`, target]);
+    }
+  }
+  return table(['Runtime', 'Value', 'Index', 'Tokens', 'Addon µs [min–max]', 'node:crypto µs', 'node:crypto ÷ addon', 'Target'], rows);
+}
+
 export function extrasTable(results) {
   const rows = [];
   for (const r of results) {
@@ -221,6 +234,12 @@ ${targetTable(results)}
 ${cmsTable(results)}
 
 "SveltyCMS today" is the CMS's own field-encryption module on node:crypto (JSON values, 16-byte IVs); the drop-in is \`@sveltycms/ale/sveltycms\`. Both write the same envelopes and each reads the other's.
+
+## Search tokens: a value's index, addon against node:crypto
+
+${searchTokensTable(results)}
+
+Each value's tokens through the addon's \`searchTokens\` and through the same scheme on node:crypto (the package's fallback), interleaved, outputs compared first; µs a value, median over rounds with min and max, and the ratio per round. The targets are the search issue's, for the 256 B contains index; they are reported, not part of the gate.
 
 ## DB adapter hot path (SQLite WAL, synchronous=NORMAL, Drizzle)
 
