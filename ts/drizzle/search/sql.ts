@@ -53,10 +53,23 @@ export function allHex(tokens: Buffer): string[] {
   return out;
 }
 
-/** Tokens as words of 16 hex digits, separated by spaces: what SQLite FTS5 and MySQL FULLTEXT index. */
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
+
+/**
+ * Tokens as words of 16 hex digits, separated by spaces: what SQLite FTS5
+ * and MySQL FULLTEXT index. Written as bytes and made a string once: the
+ * string built piece by piece was a rope of two pieces a token, which the
+ * driver then flattens (docs/performance.md, "Search tokens, per value").
+ */
 export function hexWords(tokens: Buffer): string {
-  const hex = tokens.toString('hex');
-  let out = '';
-  for (let at = 0; at < hex.length; at += 16) out += (at === 0 ? '' : ' ') + hex.slice(at, at + 16);
-  return out;
+  if (tokens.length === 0) return '';
+  const out = Buffer.allocUnsafe((tokens.length >> 3) * 17 - 1);
+  let at = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    if (i !== 0 && (i & 7) === 0) out[at++] = 0x20;
+    const byte = tokens[i];
+    out[at++] = HEX_DIGITS[byte >> 4];
+    out[at++] = HEX_DIGITS[byte & 15];
+  }
+  return out.toString('latin1', 0, at);
 }
