@@ -207,6 +207,8 @@ impl KeyRing {
         for key in &mut self.keys[..self.secrets] {
             key.index_key = Some(KeyBytes::hkdf(None, index_secret, INFO_BLIND_INDEX));
         }
+        // Column keys come from the index keys just replaced.
+        self.columns = ColumnKeys::default();
         self
     }
 

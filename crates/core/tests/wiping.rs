@@ -9,6 +9,8 @@ use ale_core::keys::RingOptions;
 use ale_core::{Context, KeyRing};
 
 const MARKER: &[u8] = b"PLAINTEXT-MARKER-7c1e";
+/// A marker that search normalization leaves as it is (lower case, NFKC).
+const NORMAL_MARKER: &str = "münchen-marker-5d2a";
 
 struct Watch;
 static WATCHING: AtomicBool = AtomicBool::new(false);
@@ -26,7 +28,8 @@ unsafe impl GlobalAlloc for Watch {
         if WATCHING.load(Ordering::Relaxed) {
             // SAFETY: `ptr` is valid for `layout.size()` bytes until freed below.
             let block = unsafe { std::slice::from_raw_parts(ptr, layout.size()) };
-            if block.windows(MARKER.len()).any(|w| w == MARKER) {
+            let holds = |marker: &[u8]| block.windows(marker.len()).any(|w| w == marker);
+            if holds(MARKER) || holds(NORMAL_MARKER.as_bytes()) {
                 FREED_WITH_MARKER.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -70,6 +73,28 @@ fn a_growing_decrypt_buffer_leaves_no_plaintext_in_freed_memory() {
     drop(buf);
     drop(small_out);
     WATCHING.store(false, Ordering::Relaxed);
+    assert_eq!(
+        FREED_WITH_MARKER.load(Ordering::Relaxed),
+        0,
+        "plaintext left in freed memory"
+    );
+}
+
+#[test]
+fn normalizing_search_text_leaves_no_plaintext_in_freed_memory() {
+    use ale_core::search::normalize::{normalize_into, Folding};
+    // U+FDFA is 18 characters under NFKC, so the output outgrows the input
+    // and its buffer grows; İ folds to i and a combining dot, which sends
+    // the folded text through a second NFKC pass, from a copy.
+    let text = format!("İ \u{FDFA} {NORMAL_MARKER} ").repeat(50);
+    let mut out = String::new();
+    WATCHING.store(true, Ordering::Relaxed);
+    normalize_into(&text, Folding::default(), &mut out);
+    assert!(out.contains(NORMAL_MARKER));
+    // what the caller does with its buffer and the value (src/api/search.rs)
+    zeroize::Zeroize::zeroize(&mut out);
+    WATCHING.store(false, Ordering::Relaxed);
+    drop(text);
     assert_eq!(
         FREED_WITH_MARKER.load(Ordering::Relaxed),
         0,

@@ -1,6 +1,7 @@
 // How a dialect stores search tokens and asks for them (sqlite-core,
 // pg-core and mysql-core each give one), and the helpers they share.
 import type { Column, SQL } from 'drizzle-orm';
+import { codedError } from '../../shared/errors.js';
 import type { IndexCodec } from '../index-codec.js';
 
 export interface SearchSql {
@@ -57,11 +58,12 @@ const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
 
 /**
  * Tokens as words of 16 hex digits, separated by spaces: what SQLite FTS5
- * and MySQL FULLTEXT index. Written as bytes and made a string once: the
- * string built piece by piece was a rope of two pieces a token, which the
+ * and MySQL FULLTEXT index. Written as bytes and made a string once: a
+ * string built piece by piece is a rope of two pieces a token, which the
  * driver then flattens (docs/performance.md, "Search tokens, per value").
  */
 export function hexWords(tokens: Buffer): string {
+  if (tokens.length % 8 !== 0) throw codedError('ALE_INTERNAL', `search tokens come 8 bytes each; got ${tokens.length} bytes`);
   if (tokens.length === 0) return '';
   const out = Buffer.allocUnsafe((tokens.length >> 3) * 17 - 1);
   let at = 0;

@@ -380,3 +380,21 @@ fn an_index_key_indexes_alike_under_every_data_key() {
     let unkeyed = keyed(&[[1u8; 32]], &[[1; 16]]);
     assert_ne!(unkeyed.blind_index(0, b"x", &ctx(), &mut aad), ia);
 }
+
+#[test]
+fn column_keys_follow_the_index_key_even_when_kept_before_it_changed() {
+    use crate::search::tokens::Kind;
+    let token = |ring: &KeyRing| {
+        ring.column_tokens(0, &ctx())
+            .expect("a key")
+            .token(Kind::Word, b"muller")
+    };
+    let index = [5u8; 32];
+    let ring = keyed(&[[1u8; 32]], &[[1; 16]]);
+    let own = token(&ring);
+    assert_eq!(token(&ring), own, "kept");
+    let indexed = ring.with_index_key(&index);
+    let expected = token(&keyed(&[[1u8; 32]], &[[1; 16]]).with_index_key(&index));
+    assert_ne!(expected, own);
+    assert_eq!(token(&indexed), expected);
+}

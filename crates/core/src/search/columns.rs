@@ -14,8 +14,10 @@ use std::sync::{Arc, Mutex};
 use super::tokens::ColumnTokens;
 use crate::context::{Context, ContextBuf};
 
-/// The most columns a ring keeps. A CMS searches a handful of fields per
-/// collection; past that, the oldest entry makes room.
+/// The most keys a ring keeps, one per (secret, tenant, collection, field):
+/// a CMS searches a handful of fields per collection, and a ring of
+/// tenants keeps a ring per tenant. Past that, the least recently used
+/// makes room.
 pub const CAPACITY: usize = 16;
 
 struct Entry {
@@ -24,7 +26,7 @@ struct Entry {
     tokens: Arc<ColumnTokens>,
 }
 
-/// The kept keys, most recently derived last.
+/// The kept keys, most recently used last.
 #[derive(Default)]
 pub struct ColumnKeys {
     entries: Mutex<Vec<Entry>>,
@@ -39,17 +41,20 @@ impl ColumnKeys {
         ctx: &Context<'_>,
         derive: impl FnOnce() -> Result<ColumnTokens, E>,
     ) -> Result<Arc<ColumnTokens>, E> {
-        // A poisoned lock (a panic while it was held, which nothing here
-        // can cause) only costs the cache: derive, keep nothing.
+        // A poisoned lock (a panic in `derive` while it was held) only
+        // costs the cache: derive, keep nothing.
         let Ok(mut entries) = self.entries.lock() else {
             return derive().map(Arc::new);
         };
         let parts = ctx.parts();
-        if let Some(entry) = entries
+        if let Some(at) = entries
             .iter()
-            .find(|e| e.secret == secret && e.context.as_context().parts() == parts)
+            .position(|e| e.secret == secret && e.context.as_context().parts() == parts)
         {
-            return Ok(Arc::clone(&entry.tokens));
+            let tokens = Arc::clone(&entries[at].tokens);
+            let used = entries.remove(at);
+            entries.push(used);
+            return Ok(tokens);
         }
         let tokens = Arc::new(derive()?);
         if entries.len() == CAPACITY {
@@ -103,24 +108,33 @@ mod tests {
     }
 
     #[test]
-    fn the_oldest_makes_room() {
+    fn the_least_recently_used_makes_room() {
         let keys = ColumnKeys::default();
         let names: Vec<String> = (0..=CAPACITY).map(|i| format!("f{i}")).collect();
-        let mut derived = 0;
-        let mut get = |f: &str| {
+        let derived = std::cell::Cell::new(0);
+        // whether `f`'s key had to be derived
+        let get = |f: &str| {
+            let before = derived.get();
             let ctx = Context::new("acme", "users", f).expect("valid");
             keys.get_or_derive::<()>(0, &ctx, || {
-                derived += 1;
+                derived.set(derived.get() + 1);
                 Ok(ColumnTokens::new(&[1; 32], &ctx))
             })
-            .map(|_| ())
+            .expect("derived");
+            derived.get() > before
         };
         for name in &names {
-            get(name).expect("derived");
+            assert!(get(name), "{name} is new");
         }
-        get(&names[CAPACITY]).expect("kept");
-        get(&names[0]).expect("derived again");
-        assert_eq!(derived, CAPACITY + 2);
+        assert_eq!(keys.len(), CAPACITY);
+        // names[0] made room for names[CAPACITY]
+        assert!(!get(&names[CAPACITY]));
+        assert!(get(&names[0]), "evicted");
+        // that evicted names[1]; a hit on names[2] makes names[3] the next to go
+        assert!(!get(&names[2]));
+        assert!(get(&names[1]), "evicted");
+        assert!(!get(&names[2]), "used, so kept");
+        assert!(get(&names[3]), "the least recently used, evicted");
         assert_eq!(keys.len(), CAPACITY);
     }
 

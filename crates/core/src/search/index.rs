@@ -73,7 +73,8 @@ pub fn query_tokens(
     out: &mut Vec<Token>,
 ) -> Result<()> {
     out.clear();
-    let mut text = String::new();
+    // The query's normalized form is plaintext too: wiped however this returns.
+    let mut text = zeroize::Zeroizing::new(String::new());
     match query {
         Query::Contains(q) => {
             normalize_into(q, folding, &mut text);

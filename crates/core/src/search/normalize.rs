@@ -23,23 +23,31 @@ pub struct Folding {
 }
 
 /// `text` in matching form, written into `out` (replacing its contents).
+///
+/// The text is plaintext, and so is every form of it: `out` grows through
+/// [`push_wiping`], which wipes the allocation it leaves, and the one
+/// intermediate copy is wiped before it is dropped.
 pub fn normalize_into(text: &str, folding: Folding, out: &mut String) {
     out.clear();
     // ASCII is its own NFKC, and folds by lowering: the common case, with no
     // iterator chain.
     if text.is_ascii() {
+        out.reserve_exact(text.len());
         out.push_str(text);
         out.make_ascii_lowercase();
         return;
     }
+    out.reserve(text.len());
     if folding.accents {
         let bare = text.nfkd().filter(|c| !is_combining_mark(*c));
-        out.extend(
-            bare.default_case_fold()
-                .nfkd()
-                .filter(|c| !is_combining_mark(*c))
-                .nfkc(),
-        );
+        let chain = bare
+            .default_case_fold()
+            .nfkd()
+            .filter(|c| !is_combining_mark(*c))
+            .nfkc();
+        for c in chain {
+            push_wiping(out, c);
+        }
         return;
     }
     // Each NFKC pass is skipped when Unicode's quick check already answers
@@ -53,9 +61,11 @@ pub fn normalize_into(text: &str, folding: Folding, out: &mut String) {
         fold_into(text.nfkc(), out);
     }
     if is_nfkc_quick(out.chars()) != IsNormalized::Yes {
-        let folded = std::mem::take(out);
-        out.extend(folded.nfkc());
-        wipe(folded);
+        let mut folded = std::mem::replace(out, String::with_capacity(out.len()));
+        for c in folded.nfkc() {
+            push_wiping(out, c);
+        }
+        zeroize::Zeroize::zeroize(&mut folded);
     }
 }
 
@@ -65,17 +75,27 @@ pub fn normalize_into(text: &str, folding: Folding, out: &mut String) {
 fn fold_into(chars: impl Iterator<Item = char>, out: &mut String) {
     for c in chars {
         if c.is_ascii() {
-            out.push(c.to_ascii_lowercase());
+            push_wiping(out, c.to_ascii_lowercase());
         } else {
-            out.extend(std::iter::once(c).default_case_fold());
+            for folded in std::iter::once(c).default_case_fold() {
+                push_wiping(out, folded);
+            }
         }
     }
 }
 
-/// The text is plaintext: the binding wipes what it hands over, and this
-/// wipes its own intermediate copy.
-fn wipe(mut text: String) {
-    zeroize::Zeroize::zeroize(&mut text);
+/// Appends `c`; when `out` is full, moves it to an allocation twice its
+/// size and wipes the old one, which `String`'s own growth would free as
+/// it is.
+#[inline]
+fn push_wiping(out: &mut String, c: char) {
+    if out.capacity() - out.len() < c.len_utf8() {
+        let mut bigger = String::with_capacity((2 * out.capacity()).max(64));
+        bigger.push_str(out);
+        zeroize::Zeroize::zeroize(out);
+        *out = bigger;
+    }
+    out.push(c);
 }
 
 /// [`normalize_into`], allocating.
@@ -122,6 +142,39 @@ mod tests {
         assert_eq!(normalize("Mu\u{308}ller", BARE), "muller");
         assert_eq!(normalize("ﬁancée", BARE), "fiancee");
         assert_ne!(normalize("Müller", PLAIN), normalize("Muller", PLAIN));
+    }
+
+    /// The form the quick-check skips must give: NFKC, full folding, NFKC,
+    /// with no pass skipped.
+    fn every_pass(text: &str) -> String {
+        use caseless::Caseless;
+        use unicode_normalization::UnicodeNormalization;
+        text.nfkc().default_case_fold().nfkc().collect()
+    }
+
+    #[test]
+    fn skipping_passes_changes_nothing() {
+        let mut out = String::new();
+        for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+            for text in [
+                c.to_string(),
+                format!("a{c}a"),
+                format!("{c}{c}"),
+                format!("A{c}\u{308}"),
+            ] {
+                super::normalize_into(&text, PLAIN, &mut out);
+                assert_eq!(out, every_pass(&text), "U+{:04X} in {text:?}", c as u32);
+            }
+        }
+    }
+
+    #[test]
+    fn growing_keeps_the_text() {
+        // NFKC writes U+FDFA as 18 characters: several growths from a small buffer
+        let text = "\u{FDFA}".repeat(40);
+        let mut out = String::with_capacity(1);
+        super::normalize_into(&text, PLAIN, &mut out);
+        assert_eq!(out, every_pass(&text));
     }
 
     #[test]

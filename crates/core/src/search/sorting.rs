@@ -18,7 +18,8 @@ const COUNTING_FROM: usize = 64;
 /// Sorts `tokens` and drops repeats; `scratch` is working room, replaced.
 pub fn sort_distinct(tokens: &mut Vec<Token>, scratch: &mut Vec<Token>) {
     let n = tokens.len();
-    if n < COUNTING_FROM {
+    // Past u32::MAX tokens the counts below would wrap; no string has that many.
+    if n < COUNTING_FROM || u32::try_from(n).is_err() {
         tokens.sort_unstable();
         tokens.dedup();
         return;
