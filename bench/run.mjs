@@ -75,7 +75,7 @@ const machine = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, aesn
 
 const secret = 'bench-secret-0123456789-abcdefghijklmnop';
 const oldSecret = 'bench-old-secret-0123456789-abcdefghijkl';
-const steps = TIERS.length + SCENARIOS.length * SQLITE_DRIVERS.length + SCENARIOS.filter((x) => x.table === 'content_nodes').length + SEARCH_SCENARIOS.length + 3 + 4 + 1;
+const steps = TIERS.length + SCENARIOS.length * SQLITE_DRIVERS.length + SCENARIOS.filter((x) => x.table === 'content_nodes').length + SEARCH_SCENARIOS.length + 3 + 5 + 1;
 const bar = new cliProgress.SingleBar(
   { format: `${runtime.version} {bar} {value}/{total} {step}`, noTTYOutput: true, notTTYSchedule: 5000, stream: process.stderr, hideCursor: true },
   cliProgress.Presets.shades_classic,
