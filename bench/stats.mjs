@@ -51,11 +51,17 @@ export function pairedOverhead(base, treated, { resamples = 2000, seed = 42 } = 
   }
   const ratios = [];
   for (let r = 0; r < base.length; r += 2) ratios.push((treated[r] + treated[r + 1]) / (base[r] + base[r + 1]));
+  const { point, low, high } = medianInterval(ratios, { resamples, seed });
+  return { point: point - 1, low: low - 1, high: high - 1 };
+}
+
+/** The median of `values`, with a 95% percentile-bootstrap interval. */
+export function medianInterval(values, { resamples = 2000, seed = 42 } = {}) {
   const random = seededRandom(seed);
   const boots = new Float64Array(resamples);
-  for (let i = 0; i < resamples; i++) boots[i] = median(sampleWithReplacement(ratios, ratios.length, random)) - 1;
+  for (let i = 0; i < resamples; i++) boots[i] = median(sampleWithReplacement(values, values.length, random));
   const sorted = Array.from(boots).sort((x, y) => x - y);
-  return { point: median(ratios) - 1, low: quantile(sorted, 0.025), high: quantile(sorted, 0.975) };
+  return { point: median(values), low: quantile(sorted, 0.025), high: quantile(sorted, 0.975) };
 }
 
 /**

@@ -17,7 +17,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { median, seededRandom } from '../stats.mjs';
+import { median, medianInterval } from '../stats.mjs';
 
 const { values: flags } = parseArgs({
   options: {
@@ -58,15 +58,6 @@ for (let s = 0; s < sets; s++) {
   process.stderr.write(`set ${s + 1}/${sets}\n`);
 }
 
-// The median of paired differences and a percentile bootstrap of it.
-function pairedMedian(diffs, resamples = 2000) {
-  const random = seededRandom(7);
-  const meds = [];
-  for (let i = 0; i < resamples; i++) meds.push(median(diffs.map(() => diffs[Math.floor(random() * diffs.length)])));
-  meds.sort((x, y) => x - y);
-  return { point: median(diffs), low: meds[Math.floor(resamples * 0.025)], high: meds[Math.ceil(resamples * 0.975) - 1] };
-}
-
 const hugeKb = arms.map((a) => nodeCodeOnHugePages(a.flags));
 const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
 console.log(`Node ${process.version}, ${cpu}, ${flags.bytes} B into content_nodes, ${sets} sets × ${flags.rounds} rounds of 300 INSERTs per side`);
@@ -77,7 +68,7 @@ for (const [measure, pick] of Object.entries(measures)) {
   console.log(`${measure}: ${median(base).toFixed(2)} µs without the flag (median of sets)`);
   for (let a = 1; a < arms.length; a++) {
     const diffs = results[a].map((r, s) => pick(r) - base[s]);
-    const d = pairedMedian(diffs);
+    const d = medianInterval(diffs);
     const lower = diffs.filter((x) => x < 0).length;
     console.log(`  ${arms[a].name.padEnd(30)} ${f(d.point)} µs [${f(d.low)}, ${f(d.high)}], lower in ${lower} of ${sets} sets`);
   }

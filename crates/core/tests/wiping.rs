@@ -15,6 +15,16 @@ const NORMAL_MARKER: &str = "münchen-marker-5d2a";
 struct Watch;
 static WATCHING: AtomicBool = AtomicBool::new(false);
 static FREED_WITH_MARKER: AtomicUsize = AtomicUsize::new(0);
+/// One test at a time: the watch is process-wide, and a test's own set-up
+/// frees marker-holding blocks that another test's watch would count.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Counting starts from zero for each test.
+fn watch() -> std::sync::MutexGuard<'static, ()> {
+    let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    FREED_WITH_MARKER.store(0, Ordering::Relaxed);
+    turn
+}
 
 // SAFETY: forwards to the system allocator; on dealloc it only reads the
 // block it is about to free, which is still valid then.
@@ -43,6 +53,7 @@ static GLOBAL: Watch = Watch;
 
 #[test]
 fn a_growing_decrypt_buffer_leaves_no_plaintext_in_freed_memory() {
+    let _turn = watch();
     let ring = KeyRing::from_secrets(
         &["wiping-test-secret-0123456789-abcdef"],
         RingOptions::default(),
@@ -82,12 +93,14 @@ fn a_growing_decrypt_buffer_leaves_no_plaintext_in_freed_memory() {
 
 #[test]
 fn normalizing_search_text_leaves_no_plaintext_in_freed_memory() {
+    let _turn = watch();
     use ale_core::search::normalize::{normalize_into, Folding};
     // U+FDFA is 18 characters under NFKC, so the output outgrows the input
     // and its buffer grows; İ folds to i and a combining dot, which sends
     // the folded text through a second NFKC pass, from a copy.
     let text = format!("İ \u{FDFA} {NORMAL_MARKER} ").repeat(50);
-    let mut out = String::new();
+    // a buffer reused from a previous value, too small for this one
+    let mut out = NORMAL_MARKER.to_owned();
     WATCHING.store(true, Ordering::Relaxed);
     normalize_into(&text, Folding::default(), &mut out);
     assert!(out.contains(NORMAL_MARKER));

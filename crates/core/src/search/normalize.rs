@@ -25,19 +25,18 @@ pub struct Folding {
 /// `text` in matching form, written into `out` (replacing its contents).
 ///
 /// The text is plaintext, and so is every form of it: `out` grows through
-/// [`push_wiping`], which wipes the allocation it leaves, and the one
+/// [`reserve_wiping`], which wipes the allocation it leaves, and the one
 /// intermediate copy is wiped before it is dropped.
 pub fn normalize_into(text: &str, folding: Folding, out: &mut String) {
     out.clear();
+    reserve_wiping(out, text.len());
     // ASCII is its own NFKC, and folds by lowering: the common case, with no
     // iterator chain.
     if text.is_ascii() {
-        out.reserve_exact(text.len());
         out.push_str(text);
         out.make_ascii_lowercase();
         return;
     }
-    out.reserve(text.len());
     if folding.accents {
         let bare = text.nfkd().filter(|c| !is_combining_mark(*c));
         let chain = bare
@@ -84,18 +83,28 @@ fn fold_into(chars: impl Iterator<Item = char>, out: &mut String) {
     }
 }
 
-/// Appends `c`; when `out` is full, moves it to an allocation twice its
-/// size and wipes the old one, which `String`'s own growth would free as
-/// it is.
+/// Appends `c`, doubling `out`'s room through [`reserve_wiping`] when it
+/// is full.
 #[inline]
 fn push_wiping(out: &mut String, c: char) {
     if out.capacity() - out.len() < c.len_utf8() {
-        let mut bigger = String::with_capacity((2 * out.capacity()).max(64));
-        bigger.push_str(out);
-        zeroize::Zeroize::zeroize(out);
-        *out = bigger;
+        reserve_wiping(out, out.capacity().max(64));
     }
     out.push(c);
+}
+
+/// Makes room for `more` bytes after `out`'s contents. `String`'s own
+/// growth frees the old allocation as it is; this moves the contents to
+/// the new one and wipes the old (all of its capacity, what a previous
+/// value left there included).
+fn reserve_wiping(out: &mut String, more: usize) {
+    if out.capacity() - out.len() >= more {
+        return;
+    }
+    let mut bigger = String::with_capacity(out.len() + more);
+    bigger.push_str(out);
+    zeroize::Zeroize::zeroize(out);
+    *out = bigger;
 }
 
 /// [`normalize_into`], allocating.
