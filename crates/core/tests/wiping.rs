@@ -21,7 +21,9 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Counting starts from zero for each test.
 fn watch() -> std::sync::MutexGuard<'static, ()> {
-    let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     FREED_WITH_MARKER.store(0, Ordering::Relaxed);
     turn
 }
