@@ -9,7 +9,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
-import { asc, sql } from 'drizzle-orm';
+import { asc, desc, sql } from 'drizzle-orm';
 import { ale, OLD_SECRET, SECRET, seeded } from './helpers.mjs';
 import { people } from './fixtures/corpus.mjs';
 
@@ -374,6 +374,46 @@ export function searchSuite(d) {
             const got = await mod.withTenant('acme', () => conn.db.select().from(t).where(where).orderBy(asc(t.id)));
             assert.deepEqual(got.filter((r) => where.matches(r.name)).map((r) => r.id), rows.filter((r) => ale.searchMatches(r.name, q, kind)).map((r) => r.id), `${kind} ${q}`);
           }
+        }
+      });
+    }
+
+    if (d.name.startsWith('sqlite')) {
+      test('searchHits: pages the FTS5 table drives, in rowid order up and down, equal the oracle; the plan reads the FTS5 table first and sorts nothing', async () => {
+        const rand = seeded(`search-hits ${d.name}`);
+        const pick = (list) => list[Math.floor(rand() * list.length)];
+        const hitsPage = (where, column, order, options) => {
+          const hits = mod.searchHits(where);
+          return mod.withTenant('acme', () =>
+            mod.searchPage((limit, offset) => conn.db.select({ id: table.id, [column]: table[column] }).from(hits.table).innerJoin(table, hits.on).where(hits.match).orderBy(order(hits.rowid)).limit(limit).offset(offset), { ...options, matches: (row) => where.matches(row[column]) }),
+          );
+        };
+        let compared = 0;
+        while (compared < 60) {
+          const kind = pick(['contains', 'prefix', 'words']);
+          const column = pick(Object.keys(COLUMNS));
+          const word = pick(pick(acme)[column].split(/[\s,<>@.]+/u).filter((w) => Array.from(w).length >= 3));
+          if (word === undefined) continue;
+          const query = kind === 'contains' ? Array.from(word).slice(1, 4).join('') : kind === 'prefix' ? Array.from(word).slice(0, 3).join('') : word;
+          if (Array.from(query).length < 3) continue;
+          const where = await mod.withTenant('acme', async () => OPERATORS[kind](COLUMNS[column].search(), query));
+          const expected = oracle(column, query, kind);
+          const label = `${kind} ${JSON.stringify(query)} on ${column}`;
+          const up = await hitsPage(where, column, asc, { limit: 10 });
+          assert.deepEqual(up.rows.map((r) => r.id), expected.slice(0, 10), `${label}, ascending`);
+          const next = await hitsPage(where, column, asc, { limit: 10, cursor: up.cursor ?? 0 });
+          if (up.cursor !== undefined) assert.deepEqual(next.rows.map((r) => r.id), expected.slice(10, 20), `${label}, second page`);
+          const down = await hitsPage(where, column, desc, { limit: 10 });
+          assert.deepEqual(down.rows.map((r) => r.id), [...expected].reverse().slice(0, 10), `${label}, descending`);
+          compared++;
+        }
+        const hits = mod.searchHits(await mod.withTenant('acme', async () => mod.searchContains(table.nameSearch, 'müller')));
+        const plan = await conn.explain(conn.db.select({ id: table.id }).from(hits.table).innerJoin(table, hits.on).where(hits.match).orderBy(desc(hits.rowid)).limit(20));
+        assert.match(plan, /^\[[[{][^\]]*VIRTUAL TABLE INDEX/, `the FTS5 table first: ${plan}`);
+        assert.doesNotMatch(plan, /TEMP B-TREE/, `no sort: ${plan}`);
+        // Only a search condition on a column with an FTS5 table has hits.
+        for (const other of [sql`1 = 1`, undefined, await mod.withTenant('acme', async () => mod.searchContains(d.table(mod, { ring, name: 'search_scan', scan: true }).nameSearch, 'müller'))]) {
+          assert.throws(() => mod.searchHits(other), { code: 'ALE_INVALID_INPUT' });
         }
       });
     }

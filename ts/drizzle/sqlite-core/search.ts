@@ -15,7 +15,9 @@ export const sqliteSearch: SearchSql = {
       // this column only (the FTS5 table may index other columns too, as
       // the CMS's content search does). Tokens and the column are quoted: a
       // bare word could read as a keyword.
-      return ftsMatch(column, codec.fts, sets.map((set) => `(${hexTokens(set).map((t) => `"${t}"`).join(' AND ')})`).join(' OR '));
+      const where = ftsMatch(column, codec.fts, sets.map((set) => `(${hexTokens(set).map((t) => `"${t}"`).join(' AND ')})`).join(' OR '));
+      ftsQueries.set(where.sql, where.query);
+      return where.sql;
     }
     // A token is 16 hex digits between spaces, so a hit of `instr` is the whole token.
     const each = sets.map((set) => sql`(${sql.join(hexTokens(set).map((t) => sql`instr(${column}, ${t}) > 0`), sql` and `)})`);
@@ -27,7 +29,7 @@ export const sqliteSearch: SearchSql = {
     const [hex, out] = [allHex(tokens), allHex(except)];
     if (codec.fts !== undefined) {
       const anyOf = (list: string[]) => `(${list.map((t) => `"${t}"`).join(' OR ')})`;
-      return ftsMatch(column, codec.fts, out.length === 0 ? anyOf(hex) : `${anyOf(hex)} NOT ${anyOf(out)}`);
+      return ftsMatch(column, codec.fts, out.length === 0 ? anyOf(hex) : `${anyOf(hex)} NOT ${anyOf(out)}`).sql;
     }
     const found = anyOf(hex.map((t) => sql`instr(${column}, ${t}) > 0`));
     return out.length === 0 ? found : sql`(${found} and not ${anyOf(out.map((t) => sql`instr(${column}, ${t}) > 0`))})`;
@@ -45,11 +47,31 @@ function anyOf(terms: SQL[]): SQL {
   return sql`(${anyOf(terms.slice(0, half))} or ${anyOf(terms.slice(half))})`;
 }
 
+/** What a search condition on a column with `fts` asks that FTS5 table: searchHits() drives a page from it. */
+export interface FtsQuery {
+  /** The FTS5 table's name. */
+  readonly fts: string;
+  /** The searched table's name. */
+  readonly table: string;
+  /** The FTS5 query, in the indexed column only. */
+  readonly match: string;
+}
+
+const ftsQueries = new WeakMap<SQL, FtsQuery>();
+
+/** The FTS5 table and query of a condition on a column with `fts`, if it is one. */
+export function ftsQueryOf(where: SQL): FtsQuery | undefined {
+  return ftsQueries.get(where);
+}
+
 /** The rows of `column`'s table that FTS5 table `fts` finds for `query`, in this column only. */
-function ftsMatch(column: Column, fts: string, query: string): SQL {
+function ftsMatch(column: Column, fts: string, query: string): { sql: SQL; query: FtsQuery } {
   const match = `"${column.name.replaceAll('"', '""')}" : (${query})`;
-  const table = sql.identifier(fts);
-  return sql`${sql.identifier(getTableName(column.table as Table))}.rowid in (select rowid from ${table} where ${table} match ${match})`;
+  const [table, searched] = [sql.identifier(fts), getTableName(column.table as Table)];
+  return {
+    sql: sql`${sql.identifier(searched)}.rowid in (select rowid from ${table} where ${table} match ${match})`,
+    query: { fts, table: searched, match },
+  };
 }
 
 /**
