@@ -103,8 +103,10 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     // Too many to sort whole: counted as read, and as refused where the exact test refuses them.
     const kept = exact(rows, a, b);
     if (a === b) {
-      // One value held by more rows than a batch: they are equal, so fetch's order is theirs.
-      for (let at = 0; found.length < need; at += batch) {
+      // One value held by more rows than a batch: they are equal, so fetch's
+      // order is theirs, and the rows just read are its first.
+      for (const [, row] of kept) if (found.length < need) found.push(row);
+      for (let at = rows.length; found.length < need; at += batch) {
         const more = await ask(a, b, batch, at);
         for (const [, row] of exact(more, a, b)) if (found.length < need) found.push(row);
         if (more.length < batch) return;
