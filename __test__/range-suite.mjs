@@ -183,6 +183,7 @@ export function rangeSuite(d) {
       const tie = await ordered(t, 'amount', { limit: 12, batch: 8, within: await mod.withTenant('acme', async () => mod.rangeBetween(t.amountRange, 5, 5)) });
       assert.deepEqual(tie.rows.map((r) => r.id), five.slice(0, 12));
       assert.equal(tie.queries, 2, `${tie.queries} queries for 12 rows of one value in batches of 8: the first 9, then 8 more`);
+      assert.deepEqual([tie.read, tie.refused], [17, 0], 'each row read once, and counted once');
       // Newest first while fetch goes oldest first: each sample is the range's far end. Two narrowings, then splits, bound it;
       // without the bound, each narrowing drops about a batch of rows (docs/search.md, "Ranges and order").
       assert.ok(most <= 40, `${most} queries for one page at the default batch`);

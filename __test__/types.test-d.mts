@@ -133,7 +133,12 @@ const searchable = sqliteTable('sr', { id: integer('id').primaryKey(), name: sql
 const pgSearchable = pgTable('psr', { id: serial('id').primaryKey(), nameSearch: pg.searchIndexColumn('name_search', { collection: 'users', field: 'name', keys, accents: true }) });
 const condition = drizzle.searchContains(searchable.nameSearch, 'müll');
 const page = drizzle.searchPage((limit, offset) => sdb.select().from(searchable).where(condition).limit(limit).offset(offset), { limit: 20, matches: (row) => condition.matches(row.name) });
+// SQLite: the page FTS5 drives keeps the selected row type.
+const hits = sqlite.searchHits(condition);
+const driven = drizzle.searchPage((limit, offset) => sdb.select({ id: searchable.id, name: searchable.name }).from(hits.table).innerJoin(searchable, hits.on).where(hits.match).orderBy(hits.rowid).limit(limit).offset(offset), { limit: 20, matches: (row) => condition.matches(row.name) });
 export type SearchTests = [
+  Expect<Equal<typeof driven, Promise<drizzle.SearchPage<{ id: number; name: string | null }>>>>,
+  Expect<Equal<typeof hits.match extends SQL ? true : false, true>>,
   Expect<Equal<(typeof searchable.$inferSelect)['nameSearch'], string | drizzle.StoredIndex | null>>,
   Expect<Equal<(typeof pgSearchable.$inferInsert)['nameSearch'], string | drizzle.StoredIndex | null | undefined>>,
   Expect<Equal<typeof condition extends SQL ? true : false, true>>,

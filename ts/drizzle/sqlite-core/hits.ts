@@ -1,7 +1,7 @@
 // A page driven by the FTS5 table itself. A condition in `where()` asks for
 // `rowid in (select rowid from fts where fts match …)`, and SQLite reads
-// every match into a list before the first row (25,440 rowids for a
-// three-letter query at 100,000 rows). Joined the other way, with the FTS5
+// every match into a list before the first row, however common the query.
+// Joined the other way, with the FTS5
 // table first and the page in its rowid order, FTS5 hands out rowids in
 // order and the query stops when the page is full (docs/search.md,
 // "Queries at 100,000 rows").
@@ -45,7 +45,7 @@ const tables = new Map<string, FtsTable>();
  */
 export function searchHits(where: SQL): SearchHits {
   const query = where === null || typeof where !== 'object' ? undefined : ftsQueryOf(where);
-  if (query === undefined) throw codedError('ALE_INVALID_INPUT', 'searchHits: give it a condition of searchContains, searchPrefix or searchWords on a SQLite search index column with `fts`');
+  if (query === undefined) throw codedError('ALE_INVALID_INPUT', 'searchHits: give it the condition searchContains, searchPrefix or searchWords returned (before and()), on a SQLite search index column with `fts`');
   let table = tables.get(query.fts);
   if (table === undefined) tables.set(query.fts, (table = ftsTable(query.fts)));
   const fts = sql.identifier(query.fts);
