@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { asc } from 'drizzle-orm';
 import { measures } from '../__test__/fixtures/measures.mjs';
 import { openSqlite } from './sqlite.mjs';
-import { seededRandom } from './stats.mjs';
+import { nearestRank, seededRandom } from './stats.mjs';
 
 const { values: flags } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, queries: { type: 'string', default: '200' }, dialects: { type: 'string', default: 'sqlite,pg,mysql' } } });
 const ROWS = Number(flags.rows);
@@ -116,10 +116,6 @@ const DIALECTS = {
 const data = measures(ROWS, { seed: 41 });
 const present = data.filter((r) => r.amount !== null).sort((a, b) => a.amount - b.amount || a.id - b.id);
 const rand = seededRandom(9);
-const p = (samples, q) => {
-  const s = [...samples].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
-};
 const ms = (x) => `${(x / 1e6).toFixed(2)} ms`;
 const ids = (rows) => JSON.stringify(rows.map((r) => r.id));
 
@@ -195,7 +191,7 @@ for (const name of flags.dialects.split(',')) {
         if (ids(got) !== ids(want)) throw new Error(`${name} ${kind}: the encrypted answer differs from the plaintext one`);
         queries += q.queries();
       }
-      console.log(`| ${d.name} | ${kind} | ${ms(p(times.enc, 0.5))} / ${ms(p(times.enc, 0.95))} | ${ms(p(times.plain, 0.5))} / ${ms(p(times.plain, 0.95))} | ${(queries / QUERIES).toFixed(1)} | ${kind === 'between' ? `${perRow.toFixed(0)} B (load ${loadS.toFixed(0)} s)` : ''} |`);
+      console.log(`| ${d.name} | ${kind} | ${ms(nearestRank(times.enc, 0.5))} / ${ms(nearestRank(times.enc, 0.95))} | ${ms(nearestRank(times.plain, 0.5))} / ${ms(nearestRank(times.plain, 0.95))} | ${(queries / QUERIES).toFixed(1)} | ${kind === 'between' ? `${perRow.toFixed(0)} B (load ${loadS.toFixed(0)} s)` : ''} |`);
     }
   } finally {
     await d.close();

@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { asc, ilike, like, or, sql } from 'drizzle-orm';
 import { people } from '../__test__/fixtures/corpus.mjs';
 import { openSqlite } from './sqlite.mjs';
-import { seededRandom } from './stats.mjs';
+import { mean, nearestRank, seededRandom } from './stats.mjs';
 
 const { values: flags } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, queries: { type: 'string', default: '200' }, dialects: { type: 'string', default: 'sqlite,pg,mysql' } } });
 const ROWS = Number(flags.rows);
@@ -155,13 +155,8 @@ const QUERY = {
   words: () => pick(wordsOf(pick(corpus).name)),
 };
 
-const p = (samples, q) => {
-  const s = [...samples].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
-};
 const ms = (x) => `${(x / 1e6).toFixed(2)} ms`;
-const mean = (samples) => samples.reduce((a, b) => a + b, 0) / samples.length;
-const summary = (samples) => `${ms(p(samples, 0.5))} / ${ms(p(samples, 0.95))} / ${ms(mean(samples))}`;
+const summary = (samples) => `${ms(nearestRank(samples, 0.5))} / ${ms(nearestRank(samples, 0.95))} / ${ms(mean(samples))}`;
 
 console.log(`${runtime}, ${ROWS.toLocaleString('en-US')} rows, ${QUERIES} queries of each kind, a first page of 20 rows each\n`);
 console.log('| runtime | dialect | query | encrypted form | encrypted median / p95 / mean | plaintext median / p95 / mean | the plaintext way | plaintext pages that differ | index per row |');

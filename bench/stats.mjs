@@ -1,9 +1,15 @@
 // Statistics for the bench: medians, seeded bootstrap confidence intervals
 // for an overhead (a ratio of medians, or of paired rounds), and the gate's
 // verdict.
-import { median, quantile, sampleWithReplacement } from 'simple-statistics';
+import { mean, median, quantile, sampleWithReplacement } from 'simple-statistics';
 
-export { median };
+export { mean, median };
+
+/** The nearest-rank `q` quantile of `samples` (the value at rank ⌊q·n⌋, 0-based): the query benches' median and p95. */
+export function nearestRank(samples, q) {
+  const s = [...samples].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+}
 
 /** Mulberry32: a small seeded PRNG, so a run's intervals are reproducible. */
 export function seededRandom(seed) {

@@ -278,11 +278,10 @@ fn search(c: &mut Criterion) {
         ale_core::search::grams::trigrams(ascii).map(str::as_bytes),
         &mut tokens,
     );
-    let mut room = Vec::new();
     g.bench_function(format!("sort_distinct, {} tokens", tokens.len()), |b| {
         b.iter_batched_ref(
             || tokens.clone(),
-            |t| ale_core::search::sorting::sort_distinct(t, &mut room),
+            ale_core::search::sorting::sort_distinct,
             criterion::BatchSize::SmallInput,
         )
     });

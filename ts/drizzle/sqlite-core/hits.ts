@@ -27,8 +27,6 @@ export interface SearchHits {
   readonly match: SQL;
 }
 
-const tables = new Map<string, FtsTable>();
-
 /**
  * The FTS5 side of a search condition on a column with `fts`, for pages in
  * rowid order (an INTEGER PRIMARY KEY is the rowid):
@@ -46,8 +44,7 @@ const tables = new Map<string, FtsTable>();
 export function searchHits(where: SQL): SearchHits {
   const query = where === null || typeof where !== 'object' ? undefined : ftsQueryOf(where);
   if (query === undefined) throw codedError('ALE_INVALID_INPUT', 'searchHits: give it the condition searchContains, searchPrefix or searchWords returned (before and()), on a SQLite search index column with `fts`');
-  let table = tables.get(query.fts);
-  if (table === undefined) tables.set(query.fts, (table = ftsTable(query.fts)));
+  const table = ftsTable(query.fts);
   const fts = sql.identifier(query.fts);
   return {
     table,

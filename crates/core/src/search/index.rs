@@ -58,7 +58,7 @@ pub fn value_tokens(
         let prefixes = grams::words(text).flat_map(grams::prefixes);
         column.tokens_into(Kind::Prefix, prefixes.map(str::as_bytes), out);
     }
-    sort_distinct(out, &mut Vec::new());
+    sort_distinct(out);
 }
 
 /// The tokens a value must all hold to match `query`, sorted and distinct,

@@ -15,8 +15,8 @@ use super::tokens::Token;
 /// Below this many tokens the counting pass costs more than it saves.
 const COUNTING_FROM: usize = 64;
 
-/// Sorts `tokens` and drops repeats; `scratch` is working room, replaced.
-pub fn sort_distinct(tokens: &mut Vec<Token>, scratch: &mut Vec<Token>) {
+/// Sorts `tokens` and drops repeats.
+pub fn sort_distinct(tokens: &mut Vec<Token>) {
     let n = tokens.len();
     // Past u32::MAX tokens the counts below would wrap; no string has that many.
     if n < COUNTING_FROM || u32::try_from(n).is_err() {
@@ -34,18 +34,17 @@ pub fn sort_distinct(tokens: &mut Vec<Token>, scratch: &mut Vec<Token>) {
     for i in 1..starts.len() {
         starts[i] += starts[i - 1];
     }
-    scratch.clear();
-    scratch.resize(n, 0);
+    let mut sorted = vec![0; n];
     let mut next = starts.clone();
     for &t in tokens.iter() {
         let slot = &mut next[bucket(t, shift)];
-        scratch[*slot as usize] = t;
+        sorted[*slot as usize] = t;
         *slot += 1;
     }
     for bucket in starts.windows(2) {
-        scratch[bucket[0] as usize..bucket[1] as usize].sort_unstable();
+        sorted[bucket[0] as usize..bucket[1] as usize].sort_unstable();
     }
-    std::mem::swap(tokens, scratch);
+    *tokens = sorted;
     tokens.dedup();
 }
 
@@ -64,7 +63,7 @@ mod tests {
         let mut expected = tokens.clone();
         expected.sort_unstable();
         expected.dedup();
-        sort_distinct(&mut tokens, &mut Vec::new());
+        sort_distinct(&mut tokens);
         assert_eq!(tokens, expected);
     }
 
