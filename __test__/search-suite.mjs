@@ -380,7 +380,7 @@ export function searchSuite(d) {
     }
 
     if (d.name.startsWith('sqlite')) {
-      test('searchHits: pages the FTS5 table drives, in rowid order up and down, equal the oracle; the plan reads the FTS5 table first and sorts nothing', async () => {
+      test('searchHits: pages the FTS5 table drives, in rowid order up and down, and through one prepared statement a column, equal the oracle; the plan reads the FTS5 table first and sorts nothing', async () => {
         const rand = seeded(`search-hits ${d.name}`);
         const pick = (list) => list[Math.floor(rand() * list.length)];
         const hitsPage = (where, column, order, options) => {
@@ -388,6 +388,16 @@ export function searchSuite(d) {
           return mod.withTenant('acme', () =>
             mod.searchPage((limit, offset) => conn.db.select({ id: table.id, [column]: table[column] }).from(hits.table).innerJoin(table, hits.on).where(hits.match).orderBy(order(hits.rowid)).limit(limit).offset(offset), { ...options, matches: (row) => where.matches(row[column]) }),
           );
+        };
+        // A statement per column, prepared once, its query a placeholder.
+        const prepared = {};
+        const preparedPage = (where, column, options) => {
+          if (prepared[column] === undefined) {
+            const hits = mod.searchHitsPlaceholder(COLUMNS[column].search(), 'q');
+            prepared[column] = conn.db.select({ id: table.id, [column]: table[column] }).from(hits.table).innerJoin(table, hits.on).where(hits.match).orderBy(asc(hits.rowid)).limit(sql.placeholder('limit')).offset(sql.placeholder('offset')).prepare();
+          }
+          const q = mod.searchHits(where).matchQuery;
+          return mod.withTenant('acme', () => mod.searchPage((limit, offset) => prepared[column].all({ q, limit, offset }), { ...options, matches: (row) => where.matches(row[column]) }));
         };
         let compared = 0;
         while (compared < 60) {
@@ -406,8 +416,12 @@ export function searchSuite(d) {
           if (up.cursor !== undefined) assert.deepEqual(next.rows.map((r) => r.id), expected.slice(10, 20), `${label}, second page`);
           const down = await hitsPage(where, column, desc, { limit: 10 });
           assert.deepEqual(down.rows.map((r) => r.id), [...expected].reverse().slice(0, 10), `${label}, descending`);
+          const once = await preparedPage(where, column, { limit: 10 });
+          assert.deepEqual(once.rows.map((r) => r.id), expected.slice(0, 10), `${label}, prepared`);
+          if (up.cursor !== undefined) assert.deepEqual((await preparedPage(where, column, { limit: 10, cursor: once.cursor ?? 0 })).rows.map((r) => r.id), expected.slice(10, 20), `${label}, prepared, second page`);
           compared++;
         }
+        assert.ok(Object.keys(prepared).length > 1, 'more than one column prepared');
         const hits = mod.searchHits(await mod.withTenant('acme', async () => mod.searchContains(table.nameSearch, 'müller')));
         const plan = await conn.explain(conn.db.select({ id: table.id }).from(hits.table).innerJoin(table, hits.on).where(hits.match).orderBy(desc(hits.rowid)).limit(20));
         // A plan row is an array through sqlite-proxy, an object through the other drivers.
@@ -421,6 +435,11 @@ export function searchSuite(d) {
         const range = await mod.withTenant('acme', async () => mod.rangeGt(rangeTable.nRange, 5));
         for (const other of [sql`1 = 1`, undefined, and(contains, sql`1 = 1`), range, scanned]) {
           assert.throws(() => mod.searchHits(other), { code: 'ALE_INVALID_INPUT' });
+        }
+        // And a placeholder only for a search index column with an FTS5 table, under a name.
+        const scanColumn = d.table(mod, { ring, name: 'search_scan', scan: true }).nameSearch;
+        for (const [column, name] of [[scanColumn, 'q'], [rangeTable.nRange, 'q'], [table.name, 'q'], [undefined, 'q'], [table.nameSearch, ''], [table.nameSearch, 7]]) {
+          assert.throws(() => mod.searchHitsPlaceholder(column, name), { code: 'ALE_INVALID_INPUT' });
         }
       });
     }

@@ -3,7 +3,7 @@
 import { integer, sqliteTable } from 'drizzle-orm/sqlite-core';
 import { pgTable, serial } from 'drizzle-orm/pg-core';
 import { int, mysqlTable } from 'drizzle-orm/mysql-core';
-import type { SQL } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import * as sqlite from '@sveltycms/ale/drizzle/sqlite';
@@ -136,7 +136,15 @@ const page = drizzle.searchPage((limit, offset) => sdb.select().from(searchable)
 // SQLite: the page FTS5 drives keeps the selected row type.
 const hits = sqlite.searchHits(condition);
 const driven = drizzle.searchPage((limit, offset) => sdb.select({ id: searchable.id, name: searchable.name }).from(hits.table).innerJoin(searchable, hits.on).where(hits.match).orderBy(hits.rowid).limit(limit).offset(offset), { limit: 20, matches: (row) => condition.matches(row.name) });
+// And through a statement prepared once, its query a placeholder; hits.matchQuery fills it.
+const placed = sqlite.searchHitsPlaceholder(searchable.nameSearch, 'q');
+const byName = sdb.select({ id: searchable.id, name: searchable.name }).from(placed.table).innerJoin(searchable, placed.on).where(placed.match).orderBy(placed.rowid).limit(sql.placeholder('limit')).offset(sql.placeholder('offset')).prepare();
+const preparedPage = drizzle.searchPage((limit, offset) => byName.all({ q: hits.matchQuery, limit, offset }), { limit: 20, matches: (row) => condition.matches(row.name) });
+// @ts-expect-error a placeholder's hits carry no query of their own
+void placed.matchQuery;
 export type SearchTests = [
+  Expect<Equal<typeof preparedPage, Promise<drizzle.SearchPage<{ id: number; name: string | null }>>>>,
+  Expect<Equal<typeof hits.matchQuery, string>>,
   Expect<Equal<typeof driven, Promise<drizzle.SearchPage<{ id: number; name: string | null }>>>>,
   Expect<Equal<typeof hits.match extends SQL ? true : false, true>>,
   Expect<Equal<(typeof searchable.$inferSelect)['nameSearch'], string | drizzle.StoredIndex | null>>,

@@ -54,15 +54,30 @@ const DIALECTS = {
         const hits = m.searchHits(where);
         return (limit, offset) => s.db.select({ id: enc.id, name: enc.name }).from(hits.table).innerJoin(enc, hits.on).where(hits.match).orderBy(asc(hits.rowid)).limit(limit).offset(offset);
       },
+      // And through one statement prepared before the timing (searchHitsPlaceholder), against plaintext prepared the same way.
+      prepared: () => {
+        const hits = m.searchHitsPlaceholder(enc.nameSearch);
+        const stmt = s.db.select({ id: enc.id, name: enc.name }).from(hits.table).innerJoin(enc, hits.on).where(hits.match).orderBy(asc(hits.rowid)).limit(sql.placeholder('limit')).offset(sql.placeholder('offset')).prepare();
+        const page = (limit) => s.db.select({ id: plain.id, name: plain.name }).from(plain).orderBy(asc(plain.id)).limit(limit);
+        const plainStmts = {
+          contains: page(20).where(like(plain.name, sql.placeholder('q'))).prepare(),
+          prefix: page(20).where(or(like(plain.name, sql.placeholder('q')), like(plain.name, sql.placeholder('q2')))).prepare(),
+          words: s.db.select({ id: plain.id, name: plain.name }).from(plainFts).innerJoin(plain, sql`${plainFts.rowid} = ${plain.id}`).where(sql`sq_plain_fts MATCH ${sql.placeholder('q')}`).orderBy(asc(plainFts.rowid)).limit(20).prepare(),
+        };
+        return {
+          hits: (where) => {
+            const match = m.searchHits(where).matchQuery;
+            return (limit, offset) => stmt.all({ match, limit, offset });
+          },
+          plaintext: (kind, q) => plainStmts[kind].all(kind === 'contains' ? { q: `%${q}%` } : kind === 'prefix' ? { q: `${q}%`, q2: `% ${q}%` } : { q: ftsWords(q) }),
+        };
+      },
       plaintext: {
         contains: (q) => like(plain.name, `%${q}%`),
         prefix: (q) => or(like(plain.name, `${q}%`), like(plain.name, `% ${q}%`)),
       },
       // Words through plaintext FTS5 the fast way too: driven by the FTS5 table, in rowid order.
-      plainWords: (q) => {
-        const match = q.split(' ').map((w) => `"${w.replace(/"/g, '')}"`).join(' AND ');
-        return s.db.select({ id: plain.id, name: plain.name }).from(plainFts).innerJoin(plain, sql`${plainFts.rowid} = ${plain.id}`).where(sql`sq_plain_fts MATCH ${match}`).orderBy(asc(plainFts.rowid)).limit(20);
-      },
+      plainWords: (q) => s.db.select({ id: plain.id, name: plain.name }).from(plainFts).innerJoin(plain, sql`${plainFts.rowid} = ${plain.id}`).where(sql`sq_plain_fts MATCH ${ftsWords(q)}`).orderBy(asc(plainFts.rowid)).limit(20),
       against: { contains: "LIKE '%q%'", prefix: "LIKE 'q%' OR LIKE '% q%'", words: 'FTS5 (unicode61), driven by FTS5' },
       indexBytes: () => Number(s.all('SELECT SUM(length(name_search)) AS n FROM sq_enc')[0].n) + Number(s.all('SELECT SUM(length(block)) AS n FROM sq_enc_fts_data')[0].n),
       close: () => {
@@ -140,6 +155,9 @@ const DIALECTS = {
   },
 };
 
+/** Plaintext FTS5's query for the words of `q`, each quoted. */
+const ftsWords = (q) => q.split(' ').map((w) => `"${w.replace(/"/g, '')}"`).join(' AND ');
+
 const corpus = people(ROWS, { seed: 31 });
 const rand = seededRandom(7);
 const pick = (list) => list[Math.floor(rand() * list.length)];
@@ -179,8 +197,10 @@ for (const name of flags.dialects.split(',')) {
       // A page shows id and name on both sides; the search column stays in the database.
       const forms = { where: (where) => (limit, offset) => d.db.select({ id: d.enc.id, name: d.enc.name }).from(d.enc).where(where).orderBy(asc(d.enc.id)).limit(limit).offset(offset) };
       if (d.hits) forms.searchHits = d.hits;
+      const prepared = d.prepared?.();
+      if (prepared) forms['searchHits, prepared'] = prepared.hits;
       let [asked, differ] = [0, 0];
-      const times = { plain: [], ...Object.fromEntries(Object.keys(forms).map((f) => [f, []])) };
+      const times = { plain: [], plainPrepared: [], ...Object.fromEntries(Object.keys(forms).map((f) => [f, []])) };
       for (let i = 0; i < QUERIES; i++) {
         const q = QUERY[kind]();
         let where;
@@ -207,14 +227,25 @@ for (const name of flags.dialects.split(',')) {
           plainPage = await (kind === 'words' && d.plainWords ? d.plainWords(q) : d.db.select({ id: d.plain.id, name: d.plain.name }).from(d.plain).where(d.plaintext[kind](q)).orderBy(asc(d.plain.id)).limit(20));
           times.plain.push(Number(process.hrtime.bigint() - a));
         };
-        // Each side goes first on every other query.
+        let plainPreparedPage;
+        const plaintextPrepared = async () => {
+          if (!prepared) return;
+          const a = process.hrtime.bigint();
+          plainPreparedPage = await prepared.plaintext(kind, q);
+          times.plainPrepared.push(Number(process.hrtime.bigint() - a));
+        };
+        // The plaintext ways take turns going first, and each side goes first on every other query.
+        const plaintextWays = async () => {
+          for (const way of i % 4 < 2 ? [plaintext, plaintextPrepared] : [plaintextPrepared, plaintext]) await way();
+        };
         if (i % 2) {
-          await plaintext();
+          await plaintextWays();
           await encrypted();
         } else {
           await encrypted();
-          await plaintext();
+          await plaintextWays();
         }
+        if (prepared && JSON.stringify(plainPreparedPage.map((r) => r.id)) !== JSON.stringify(plainPage.map((r) => r.id))) throw new Error(`${name} ${kind} ${JSON.stringify(q)}: the prepared plaintext page differs from the unprepared one`);
         // The check: each exact page equals the plaintext answer's first 20 (definitions of docs/search.md).
         const expected = [];
         for (const r of corpus) {
@@ -227,7 +258,8 @@ for (const name of flags.dialects.split(',')) {
         asked++;
       }
       for (const form of Object.keys(forms)) {
-        console.log(`| ${runtime} | ${d.name} | ${kind} | ${form} | ${summary(times[form])} | ${summary(times.plain)} | ${d.against[kind]} | ${differ} of ${asked} | ${kind === 'contains' ? `${perRow.toFixed(0)} B (load ${loadS.toFixed(0)} s)` : ''} |`);
+        const against = form.endsWith('prepared') ? [times.plainPrepared, `${d.against[kind]}, prepared`] : [times.plain, d.against[kind]];
+        console.log(`| ${runtime} | ${d.name} | ${kind} | ${form} | ${summary(times[form])} | ${summary(against[0])} | ${against[1]} | ${differ} of ${asked} | ${kind === 'contains' ? `${perRow.toFixed(0)} B (load ${loadS.toFixed(0)} s)` : ''} |`);
       }
     }
   } finally {

@@ -10,8 +10,8 @@ export * from './index.js';
 export { aleKeys, keyTable as aleKeysTable } from './sqlite-core/keys.js';
 /** The FTS5 table, triggers and first fill that index a searchIndexColumn with `fts` (run once, in a migration). */
 export { searchIndexSql } from './sqlite-core/search.js';
-/** The FTS5 side of a search condition, for pages in rowid order that FTS5 drives and stops early. */
-export { searchHits, type SearchHits } from './sqlite-core/hits.js';
+/** The FTS5 side of a search condition, for pages in rowid order that FTS5 drives and stops early; with a placeholder, for a prepared statement. */
+export { searchHits, searchHitsPlaceholder, type SearchHits, type SearchHitsPlaceholder } from './sqlite-core/hits.js';
 
 declare module './dialect.js' {
   // This dialect's column builders, which the factory's columns are typed with.

@@ -33,7 +33,9 @@ const MAX_BATCH = 1_000;
  * A page of `limit` rows that answer, in the order `fetch` gives them.
  * `fetch(limit, offset)` runs the caller's query with the search condition,
  * its order (make it total, such as ending with the primary key, so that
- * pages neither skip nor repeat rows) and that limit and offset:
+ * pages neither skip nor repeat rows) and that limit and offset; its rows
+ * may come at once (a prepared statement of a synchronous driver) or in a
+ * Promise:
  *
  *   const where = searchContains(users.nameSearch, 'müll');
  *   const page = await searchPage(
@@ -41,7 +43,7 @@ const MAX_BATCH = 1_000;
  *     { limit: 20, matches: (row) => where.matches(row.name) },
  *   );
  */
-export async function searchPage<Row>(fetch: (limit: number, offset: number) => Promise<Row[]> | PromiseLike<Row[]>, options: SearchPageOptions<Row>): Promise<SearchPage<Row>> {
+export async function searchPage<Row>(fetch: (limit: number, offset: number) => Row[] | Promise<Row[]> | PromiseLike<Row[]>, options: SearchPageOptions<Row>): Promise<SearchPage<Row>> {
   const { limit, matches } = options ?? ({} as SearchPageOptions<Row>);
   if (!Number.isInteger(limit) || limit < 1) throw codedError('ALE_INVALID_INPUT', 'searchPage: options.limit must be a positive integer');
   if (typeof matches !== 'function') throw codedError('ALE_INVALID_INPUT', 'searchPage: options.matches must be the exact test, e.g. (row) => where.matches(row.name)');
