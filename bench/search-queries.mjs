@@ -44,9 +44,10 @@ const DIALECTS = {
       db: s.db,
       enc,
       plain,
-      // Both FTS5 tables filled in one go after the load, as a migration over existing rows does (searchIndexSql ends with a rebuild).
+      // Both FTS5 tables filled in one go after the load and merged, as a migration over existing rows does (searchIndexSql ends with a rebuild and an optimize).
       afterLoad: () => {
         s.exec("INSERT INTO sq_plain_fts(sq_plain_fts) VALUES ('rebuild')");
+        s.exec("INSERT INTO sq_plain_fts(sq_plain_fts) VALUES ('optimize')");
         for (const stmt of m.searchIndexSql(enc, enc.nameSearch, 'sq_enc_fts')) s.exec(stmt);
       },
       // The same page driven by the FTS5 table (searchHits).
