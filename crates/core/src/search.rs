@@ -23,4 +23,5 @@ pub mod matching;
 pub mod normalize;
 pub mod range;
 pub mod sorting;
+pub mod standalone;
 pub mod tokens;

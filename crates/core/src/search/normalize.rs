@@ -9,6 +9,7 @@
 //! from this crate's data, gives the same form for every character both
 //! know (a test compares them over every code point).
 
+use super::standalone::{alone, Alone};
 use caseless::Caseless;
 use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
@@ -25,8 +26,8 @@ pub struct Folding {
 /// `text` in matching form, written into `out` (replacing its contents).
 ///
 /// The text is plaintext, and so is every form of it: `out` grows through
-/// [`reserve_wiping`], which wipes the allocation it leaves, and the one
-/// intermediate copy is wiped before it is dropped.
+/// [`reserve_wiping`], which wipes the allocation it leaves, and the
+/// intermediate copies are wiped before they are dropped.
 pub fn normalize_into(text: &str, folding: Folding, out: &mut String) {
     out.clear();
     reserve_wiping(out, text.len());
@@ -49,11 +50,50 @@ pub fn normalize_into(text: &str, folding: Folding, out: &mut String) {
         }
         return;
     }
-    // Each NFKC pass is skipped when Unicode's quick check already answers
-    // "yes" (most text is stored composed): the check reads a table entry a
-    // character, where the pass decomposes, reorders and recomposes
-    // (docs/performance.md, "Search tokens, per value"). A "maybe" or "no"
-    // runs the pass; the result is the same either way.
+    // NFKC and folding work within segments that start at a character that
+    // takes its form alone (standalone.rs): nothing before such a character
+    // can combine with it or move past it, in the text or in its fold. A
+    // segment that is that character alone (most of mixed text) folds by one
+    // lookup; any other goes through the passes.
+    let (mut segment, mut lone, mut room) = (0, None, String::new());
+    for (at, c) in text.char_indices() {
+        match alone(c) {
+            Some(form) => {
+                close(&text[segment..at], lone, out, &mut room);
+                (segment, lone) = (at, Some(form));
+            }
+            None => lone = None,
+        }
+    }
+    close(&text[segment..], lone, out, &mut room);
+    zeroize::Zeroize::zeroize(&mut room);
+}
+
+/// Appends the form of `segment`: `lone`'s when the segment is that one
+/// character, else what the passes give, made in `room` (the caller wipes
+/// it, all of its capacity, once the text is done).
+fn close(segment: &str, lone: Option<Alone>, out: &mut String, room: &mut String) {
+    match lone {
+        Some(form) => form.fold(|c| push_wiping(out, c)),
+        None if segment.is_empty() => {}
+        None => {
+            room.clear();
+            passes(segment, room);
+            reserve_wiping(out, room.len());
+            out.push_str(room);
+        }
+    }
+}
+
+/// NFKC, folding, NFKC, written into `out` (empty; it grows through
+/// [`reserve_wiping`]), each NFKC pass skipped
+/// when Unicode's quick check already answers "yes" (most text is stored
+/// composed): the check reads a table entry a character, where the pass
+/// decomposes, reorders and recomposes (docs/performance.md, "Search
+/// tokens, per value"). A "maybe" or "no" runs the pass; the result is the
+/// same either way.
+fn passes(text: &str, out: &mut String) {
+    reserve_wiping(out, text.len());
     if is_nfkc_quick(text.chars()) == IsNormalized::Yes {
         fold_into(text.chars(), out);
     } else {
@@ -174,6 +214,30 @@ mod tests {
                 super::normalize_into(&text, PLAIN, &mut out);
                 assert_eq!(out, every_pass(&text), "U+{:04X} in {text:?}", c as u32);
             }
+        }
+    }
+
+    /// Text mixed from characters that take their form alone and ones that
+    /// do not (combining marks, Hangul jamo, halfwidth kana and their
+    /// voicing marks, ligatures, İ, ß, final sigma): the segments give what
+    /// the passes over the whole text give.
+    #[test]
+    fn segments_give_the_whole_texts_form() {
+        let pool: Vec<char> = "aZ 9-ßİıΣσςÅA\u{30A}e\u{301}\u{327}\u{308}\u{342}ﬁ①ﾀﾞﾟ\u{3099}か\u{1100}\u{1161}\u{11A8}가ᅡ東Ω\u{212B}ǅИй\u{306}"
+            .chars()
+            .collect();
+        let mut state = 0x2545_F491_4F6C_DD1D_u64;
+        let mut out = String::new();
+        for _ in 0..50_000 {
+            let mut text = String::new();
+            for _ in 0..1 + (state >> 60) {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                text.push(pool[(state >> 33) as usize % pool.len()]);
+            }
+            super::normalize_into(&text, PLAIN, &mut out);
+            assert_eq!(out, every_pass(&text), "{text:?}");
         }
     }
 

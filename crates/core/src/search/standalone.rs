@@ -1,0 +1,129 @@
+//! Characters that take their matching form alone: nothing before such a
+//! character can combine with it or move past it under NFKC, in the text or
+//! in its fold, so normalization splits text before each of them, and one
+//! that stands between two of them is just its case fold. Mixed text (Latin
+//! with accents, Cyrillic, Greek, Japanese) is mostly such characters: a
+//! table lookup each replaces normalization's passes of lookups (NFKC's
+//! quick check, folding, the quick check again; docs/performance.md,
+//! "Search tokens, per value").
+//!
+//! A character stands alone when it is a starter (canonical combining class
+//! 0) that NFKC's quick check answers "yes" for (so it composes with nothing
+//! before it), and every character of its fold is one as well. The table is
+//! made from the same crates' data the passes use, and tests compare the
+//! two over every code point and over mixed text.
+
+use caseless::Caseless;
+use std::sync::OnceLock;
+use unicode_normalization::char::canonical_combining_class;
+use unicode_normalization::{is_nfkc_quick, IsNormalized};
+
+/// The table's end: Latin, Greek, Cyrillic, Armenian, Hebrew, Arabic,
+/// Indic scripts, Georgian, Hangul jamo, the general punctuation and
+/// symbol blocks, CJK symbols, Hiragana and Katakana.
+const TABLE_END: u32 = 0x3100;
+/// CJK Unified Ideographs: starters that NFKC keeps and folding leaves as
+/// they are (the test over every code point checks it).
+const IDEOGRAPHS: std::ops::RangeInclusive<u32> = 0x4E00..=0x9FFF;
+/// Entries that are not a fold's one character (both are noncharacters,
+/// which no character folds to).
+const NOT_ALONE: u16 = 0xFFFF;
+const FOLDS_TO_MORE: u16 = 0xFFFE;
+
+/// The form of a character that takes it alone.
+#[derive(Clone, Copy, Debug)]
+pub enum Alone {
+    /// Its fold is this one character.
+    One(char),
+    /// Its fold is longer (`ß` is `ss`): this character, to fold.
+    More(char),
+}
+
+impl Alone {
+    /// Gives the form's characters to `push`.
+    #[inline]
+    pub fn fold(self, mut push: impl FnMut(char)) {
+        match self {
+            Alone::One(folded) => push(folded),
+            Alone::More(c) => std::iter::once(c).default_case_fold().for_each(&mut push),
+        }
+    }
+}
+
+/// `c`'s form when it takes it alone, else None.
+#[inline]
+pub fn alone(c: char) -> Option<Alone> {
+    let code = u32::from(c);
+    if code < 0x80 {
+        return Some(Alone::One(c.to_ascii_lowercase()));
+    }
+    if IDEOGRAPHS.contains(&code) {
+        return Some(Alone::One(c));
+    }
+    match table().get(code as usize).copied()? {
+        NOT_ALONE => None,
+        FOLDS_TO_MORE => Some(Alone::More(c)),
+        one => char::from_u32(u32::from(one)).map(Alone::One),
+    }
+}
+
+/// Whether `c` is a starter that NFKC's quick check answers "yes" for.
+fn starter_kept(c: char) -> bool {
+    canonical_combining_class(c) == 0 && is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes
+}
+
+/// `c`'s entry: its fold's one character, FOLDS_TO_MORE, or NOT_ALONE.
+fn entry(c: char) -> u16 {
+    if !starter_kept(c) {
+        return NOT_ALONE;
+    }
+    let folded: Vec<char> = std::iter::once(c).default_case_fold().collect();
+    if !folded.iter().all(|&f| starter_kept(f)) {
+        return NOT_ALONE;
+    }
+    match folded[..] {
+        [one] => u16::try_from(u32::from(one))
+            .ok()
+            .filter(|&f| f < FOLDS_TO_MORE)
+            .unwrap_or(FOLDS_TO_MORE),
+        _ => FOLDS_TO_MORE,
+    }
+}
+
+/// The table, made on first use (12,544 entries from the crates' own
+/// data, about a millisecond) and kept for the process.
+fn table() -> &'static [u16] {
+    static TABLE: OnceLock<Box<[u16]>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0..TABLE_END)
+            .map(|code| char::from_u32(code).map_or(NOT_ALONE, entry))
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::alone;
+
+    /// The text's form if every character takes it alone.
+    fn fold_all(text: &str) -> Option<String> {
+        let mut out = String::new();
+        for c in text.chars() {
+            alone(c)?.fold(|f| out.push(f));
+        }
+        Some(out)
+    }
+
+    #[test]
+    fn common_scripts_stand_alone() {
+        assert_eq!(
+            fold_all("Jürgen Straße, Иван, Αθήνα? 東京タワー").as_deref(),
+            Some("jürgen strasse, иван, αθήνα? 東京タワー")
+        );
+        // a combining mark, halfwidth katakana, a compatibility ligature,
+        // and İ (its fold ends with a combining dot) do not
+        for c in ['\u{308}', 'ﾀ', 'ﬁ', 'İ'] {
+            assert!(alone(c).is_none(), "{c:?}");
+        }
+    }
+}
