@@ -49,7 +49,7 @@ for (const driver of SQLITE_DRIVERS) {
         const page = (order, fetch) => m.searchPage(fetch ?? ((limit, offset) => s.db.select({ id: nodes._id, name: nodes.name }).from(hits.table).innerJoin(nodes, hits.on).where(hits.match).orderBy(order(hits.rowid)).limit(limit).offset(offset)), { limit: 5, matches: (row) => where.matches(row.name) });
         assert.deepEqual((await page(asc)).rows.map((r) => r.id), expected.slice(0, 5), `${query}, up`);
         assert.deepEqual((await page(desc)).rows.map((r) => r.id), [...expected].reverse().slice(0, 5), `${query}, down`);
-        const once = await page(asc, (limit, offset) => prepared.all({ match: hits.matchQuery, limit, offset }));
+        const once = await page(asc, (limit, offset) => prepared.all({ match: placed.matchOf(where), limit, offset }));
         assert.deepEqual(once.rows.map((r) => r.id), expected.slice(0, 5), `${query}, prepared`);
         compared++;
       }

@@ -394,10 +394,12 @@ export function searchSuite(d) {
         const preparedPage = (where, column, options) => {
           if (prepared[column] === undefined) {
             const hits = mod.searchHitsPlaceholder(COLUMNS[column].search(), 'q');
-            prepared[column] = conn.db.select({ id: table.id, [column]: table[column] }).from(hits.table).innerJoin(table, hits.on).where(hits.match).orderBy(asc(hits.rowid)).limit(sql.placeholder('limit')).offset(sql.placeholder('offset')).prepare();
+            const statement = conn.db.select({ id: table.id, [column]: table[column] }).from(hits.table).innerJoin(table, hits.on).where(hits.match).orderBy(asc(hits.rowid)).limit(sql.placeholder('limit')).offset(sql.placeholder('offset')).prepare();
+            prepared[column] = { hits, statement };
           }
-          const q = mod.searchHits(where).matchQuery;
-          return mod.withTenant('acme', () => mod.searchPage((limit, offset) => prepared[column].all({ q, limit, offset }), { ...options, matches: (row) => where.matches(row[column]) }));
+          const { hits, statement } = prepared[column];
+          const q = hits.matchOf(where);
+          return mod.withTenant('acme', () => mod.searchPage((limit, offset) => statement.all({ q, limit, offset }), { ...options, matches: (row) => where.matches(row[column]) }));
         };
         let compared = 0;
         while (compared < 60) {
@@ -418,7 +420,10 @@ export function searchSuite(d) {
           assert.deepEqual(down.rows.map((r) => r.id), [...expected].reverse().slice(0, 10), `${label}, descending`);
           const once = await preparedPage(where, column, { limit: 10 });
           assert.deepEqual(once.rows.map((r) => r.id), expected.slice(0, 10), `${label}, prepared`);
-          if (up.cursor !== undefined) assert.deepEqual((await preparedPage(where, column, { limit: 10, cursor: once.cursor ?? 0 })).rows.map((r) => r.id), expected.slice(10, 20), `${label}, prepared, second page`);
+          if (up.cursor !== undefined) {
+            assert.notEqual(once.cursor, undefined, `${label}, prepared: a cursor where the unprepared page has one`);
+            assert.deepEqual((await preparedPage(where, column, { limit: 10, cursor: once.cursor })).rows.map((r) => r.id), expected.slice(10, 20), `${label}, prepared, second page`);
+          }
           compared++;
         }
         assert.ok(Object.keys(prepared).length > 1, 'more than one column prepared');
@@ -441,6 +446,13 @@ export function searchSuite(d) {
         for (const [column, name] of [[scanColumn, 'q'], [rangeTable.nRange, 'q'], [table.name, 'q'], [undefined, 'q'], [table.nameSearch, ''], [table.nameSearch, 7]]) {
           assert.throws(() => mod.searchHitsPlaceholder(column, name), { code: 'ALE_INVALID_INPUT' });
         }
+        // Its query only from a condition on its own column: another column's would find that column's rows.
+        const placed = mod.searchHitsPlaceholder(table.nameSearch);
+        const onCity = await mod.withTenant('acme', async () => mod.searchContains(table.citySearch, 'berlin'));
+        for (const other of [onCity, range, scanned, and(contains, sql`1 = 1`), sql`1 = 1`, undefined]) {
+          assert.throws(() => placed.matchOf(other), { code: 'ALE_INVALID_INPUT' });
+        }
+        assert.equal(typeof placed.matchOf(contains), 'string');
       });
     }
 

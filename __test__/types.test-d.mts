@@ -136,15 +136,15 @@ const page = drizzle.searchPage((limit, offset) => sdb.select().from(searchable)
 // SQLite: the page FTS5 drives keeps the selected row type.
 const hits = sqlite.searchHits(condition);
 const driven = drizzle.searchPage((limit, offset) => sdb.select({ id: searchable.id, name: searchable.name }).from(hits.table).innerJoin(searchable, hits.on).where(hits.match).orderBy(hits.rowid).limit(limit).offset(offset), { limit: 20, matches: (row) => condition.matches(row.name) });
-// And through a statement prepared once, its query a placeholder; hits.matchQuery fills it.
+// And through a statement prepared once, its query a placeholder that matchOf fills.
 const placed = sqlite.searchHitsPlaceholder(searchable.nameSearch, 'q');
 const byName = sdb.select({ id: searchable.id, name: searchable.name }).from(placed.table).innerJoin(searchable, placed.on).where(placed.match).orderBy(placed.rowid).limit(sql.placeholder('limit')).offset(sql.placeholder('offset')).prepare();
-const preparedPage = drizzle.searchPage((limit, offset) => byName.all({ q: hits.matchQuery, limit, offset }), { limit: 20, matches: (row) => condition.matches(row.name) });
-// @ts-expect-error a placeholder's hits carry no query of their own
-void placed.matchQuery;
+const preparedPage = drizzle.searchPage((limit, offset) => byName.all({ q: placed.matchOf(condition), limit, offset }), { limit: 20, matches: (row) => condition.matches(row.name) });
+// @ts-expect-error hits of one condition have no matchOf
+void hits.matchOf;
 export type SearchTests = [
   Expect<Equal<typeof preparedPage, Promise<drizzle.SearchPage<{ id: number; name: string | null }>>>>,
-  Expect<Equal<typeof hits.matchQuery, string>>,
+  Expect<Equal<ReturnType<typeof placed.matchOf>, string>>,
   Expect<Equal<typeof driven, Promise<drizzle.SearchPage<{ id: number; name: string | null }>>>>,
   Expect<Equal<typeof hits.match extends SQL ? true : false, true>>,
   Expect<Equal<(typeof searchable.$inferSelect)['nameSearch'], string | drizzle.StoredIndex | null>>,

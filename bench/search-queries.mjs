@@ -67,7 +67,7 @@ const DIALECTS = {
         };
         return {
           hits: (where) => {
-            const match = m.searchHits(where).matchQuery;
+            const match = hits.matchOf(where);
             return (limit, offset) => stmt.all({ match, limit, offset });
           },
           plaintext: (kind, q) => plainStmts[kind].all(kind === 'contains' ? { q: `%${q}%` } : kind === 'prefix' ? { q: `${q}%`, q2: `% ${q}%` } : { q: ftsWords(q) }),

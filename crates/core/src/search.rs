@@ -23,5 +23,5 @@ pub mod matching;
 pub mod normalize;
 pub mod range;
 pub mod sorting;
-pub mod standalone;
+pub(crate) mod standalone;
 pub mod tokens;

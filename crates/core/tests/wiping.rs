@@ -11,6 +11,10 @@ use ale_core::{Context, KeyRing};
 const MARKER: &[u8] = b"PLAINTEXT-MARKER-7c1e";
 /// A marker that search normalization leaves as it is (lower case, NFKC).
 const NORMAL_MARKER: &str = "münchen-marker-5d2a";
+/// Another, of Hangul syllables, which normalization also leaves as they
+/// are but does not fold a character at a time: a run of them goes through
+/// the passes in a scratch buffer of its own (search/normalize.rs).
+const SEGMENT_MARKER: &str = "표지마커시험";
 
 struct Watch;
 static WATCHING: AtomicBool = AtomicBool::new(false);
@@ -41,7 +45,8 @@ unsafe impl GlobalAlloc for Watch {
             // SAFETY: `ptr` is valid for `layout.size()` bytes until freed below.
             let block = unsafe { std::slice::from_raw_parts(ptr, layout.size()) };
             let holds = |marker: &[u8]| block.windows(marker.len()).any(|w| w == marker);
-            if holds(MARKER) || holds(NORMAL_MARKER.as_bytes()) {
+            if holds(MARKER) || holds(NORMAL_MARKER.as_bytes()) || holds(SEGMENT_MARKER.as_bytes())
+            {
                 FREED_WITH_MARKER.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -99,13 +104,14 @@ fn normalizing_search_text_leaves_no_plaintext_in_freed_memory() {
     use ale_core::search::normalize::{normalize_into, Folding};
     // U+FDFA is 18 characters under NFKC, so the output outgrows the input
     // and its buffer grows; İ folds to i and a combining dot, which sends
-    // the folded text through a second NFKC pass, from a copy.
-    let text = format!("İ \u{FDFA} {NORMAL_MARKER} ").repeat(50);
+    // the folded text through a second NFKC pass, from a copy; the Hangul
+    // marker with an İ inside goes through the passes in the scratch buffer.
+    let text = format!("İ \u{FDFA} {NORMAL_MARKER} {SEGMENT_MARKER}İ{SEGMENT_MARKER} ").repeat(50);
     // a buffer reused from a previous value, too small for this one
     let mut out = NORMAL_MARKER.to_owned();
     WATCHING.store(true, Ordering::Relaxed);
     normalize_into(&text, Folding::default(), &mut out);
-    assert!(out.contains(NORMAL_MARKER));
+    assert!(out.contains(NORMAL_MARKER) && out.contains(SEGMENT_MARKER));
     // what the caller does with its buffer and the value (src/api/search.rs)
     zeroize::Zeroize::zeroize(&mut out);
     WATCHING.store(false, Ordering::Relaxed);

@@ -53,6 +53,8 @@ export interface FtsQuery {
   readonly fts: string;
   /** The searched table's name. */
   readonly table: string;
+  /** The search index column's name. */
+  readonly column: string;
   /** The FTS5 query, in the indexed column only. */
   readonly match: string;
 }
@@ -70,7 +72,7 @@ function ftsMatch(column: Column, fts: string, query: string): { sql: SQL; query
   const [table, searched] = [sql.identifier(fts), getTableName(column.table as Table)];
   return {
     sql: sql`${sql.identifier(searched)}.rowid in (select rowid from ${table} where ${table} match ${match})`,
-    query: { fts, table: searched, match },
+    query: { fts, table: searched, column: column.name, match },
   };
 }
 
@@ -78,8 +80,8 @@ function ftsMatch(column: Column, fts: string, query: string): { sql: SQL; query
  * The statements that give search index column `column` of `table` an FTS5
  * table named `fts`, kept by triggers, and fill it from the rows already
  * there: run them once, in a migration (drizzle-kit cannot declare a
- * virtual table or a trigger), and again later to merge the index (its
- * last statement). The FTS5 table holds no text, only the
+ * virtual table or a trigger); the last one, FTS5's `optimize`, is worth
+ * running again after many writes. The FTS5 table holds no text, only the
  * tokens' doclists (`content=` the table itself), without positions
  * (`detail=column`: a token query needs none, and the column filter of
  * every query needs the column).
@@ -96,8 +98,8 @@ export function searchIndexSql(table: Table, column: Column, fts: string): strin
     `CREATE TRIGGER ${trigger('update')} AFTER UPDATE ON ${t} WHEN old.rowid IS NOT new.rowid OR old.${c} IS NOT new.${c} BEGIN INSERT INTO ${f}(${f}, rowid, ${c}) VALUES ('delete', old.rowid, old.${c}); INSERT INTO ${f}(rowid, ${c}) VALUES (new.rowid, new.${c}); END`,
     `INSERT INTO ${f}(${f}) VALUES ('rebuild')`,
     // A rebuild leaves the index in many segments, which each query then
-    // reads and merges: merged into one, a page's FTS5 lookup at 100,000
-    // rows took a quarter of the time (docs/search.md, "Per dialect").
+    // reads and merges: merged into one, lookups are faster (docs/search.md,
+    // "SQLite: merge the FTS5 index").
     `INSERT INTO ${f}(${f}) VALUES ('optimize')`,
   ];
 }

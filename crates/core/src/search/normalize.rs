@@ -223,7 +223,7 @@ mod tests {
     /// the passes over the whole text give.
     #[test]
     fn segments_give_the_whole_texts_form() {
-        let pool: Vec<char> = "aZ 9-ßİıΣσςÅA\u{30A}e\u{301}\u{327}\u{308}\u{342}ﬁ①ﾀﾞﾟ\u{3099}か\u{1100}\u{1161}\u{11A8}가ᅡ東Ω\u{212B}ǅИй\u{306}"
+        let pool: Vec<char> = "aZ 9-ßİıIJΣσςÅA\u{30A}e\u{301}\u{327}\u{308}\u{342}\u{345}\u{307}\u{30C}\u{313}\u{314}ﬁ①ﾀﾞﾟ\u{3099}か\u{1100}\u{1161}\u{11A8}가ᅡ東Ω\u{212B}ǅИй\u{306}\u{B47}\u{B3E}\u{9C7}\u{9BE}\u{D46}\u{D3E}\u{DD9}\u{DCF}"
             .chars()
             .collect();
         let mut state = 0x2545_F491_4F6C_DD1D_u64;
@@ -239,6 +239,45 @@ mod tests {
             super::normalize_into(&text, PLAIN, &mut out);
             assert_eq!(out, every_pass(&text), "{text:?}");
         }
+    }
+
+    /// Every composite NFKC gives: its fold begins with a starter that composes with
+    /// nothing before it (the segments' argument in standalone.rs), and a
+    /// canonical pair, alone, after a letter and before a mark, or between
+    /// characters that fold by lookup, gives what the passes give.
+    #[test]
+    fn canonical_pairs_give_the_whole_texts_form() {
+        use caseless::Caseless;
+        use unicode_normalization::char::{canonical_combining_class, decompose_canonical};
+        use unicode_normalization::{is_nfkc_quick, IsNormalized};
+        let mut out = String::new();
+        let mut pairs = 0;
+        for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+            let mut parts = Vec::new();
+            decompose_canonical(c, |d| parts.push(d));
+            if parts.len() < 2 {
+                continue;
+            }
+            // A composite NFKC can give: a starter its quick check keeps.
+            let kept = canonical_combining_class(c) == 0
+                && is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes;
+            let first = std::iter::once(c).default_case_fold().next().unwrap_or(c);
+            assert!(
+                !kept
+                    || canonical_combining_class(first) == 0
+                        && is_nfkc_quick(std::iter::once(first)) != IsNormalized::Maybe,
+                "the fold of U+{:04X} begins with U+{:04X}",
+                c as u32,
+                first as u32
+            );
+            let pair: String = parts.iter().collect();
+            for text in [pair.clone(), format!("a{pair}\u{301}"), format!("Σ{pair}ß")] {
+                super::normalize_into(&text, PLAIN, &mut out);
+                assert_eq!(out, every_pass(&text), "{text:?}");
+            }
+            pairs += 1;
+        }
+        assert!(pairs > 2_000, "{pairs} composites");
     }
 
     #[test]

@@ -9,9 +9,15 @@
 //!
 //! A character stands alone when it is a starter (canonical combining class
 //! 0) that NFKC's quick check answers "yes" for (so it composes with nothing
-//! before it), and every character of its fold is one as well. The table is
-//! made from the same crates' data the passes use, and tests compare the
-//! two over every code point and over mixed text.
+//! before it), and every character of its fold is one as well. The segment
+//! before it goes through the passes whole; what they make of it ends
+//! before the split, and the split character's fold starts a new run that
+//! composes with nothing before it. A segment's own first character may
+//! compose with marks after it (`I` and a combining dot is `İ`); its fold
+//! is then that composite's, which begins with a starter, as every case
+//! fold of a composite does. The table is made from the same crates' data
+//! the passes use, and tests compare the two over every code point, every
+//! canonical pair, and mixed text.
 
 use caseless::Caseless;
 use std::sync::OnceLock;
@@ -31,7 +37,8 @@ const NOT_ALONE: u16 = 0xFFFF;
 const FOLDS_TO_MORE: u16 = 0xFFFE;
 
 /// The form of a character that takes it alone.
-#[derive(Clone, Copy, Debug)]
+// No Debug: a value is a character of plaintext.
+#[derive(Clone, Copy)]
 pub enum Alone {
     /// Its fold is this one character.
     One(char),
@@ -90,8 +97,8 @@ fn entry(c: char) -> u16 {
     }
 }
 
-/// The table, made on first use (12,544 entries from the crates' own
-/// data, about a millisecond) and kept for the process.
+/// The table, made on first use from the crates' own data (its cost is in
+/// docs/performance.md) and kept for the process.
 fn table() -> &'static [u16] {
     static TABLE: OnceLock<Box<[u16]>> = OnceLock::new();
     TABLE.get_or_init(|| {
