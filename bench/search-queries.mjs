@@ -59,10 +59,10 @@ const DIALECTS = {
       prepared: () => {
         const hits = m.searchHitsPlaceholder(enc.nameSearch);
         const stmt = s.db.select({ id: enc.id, name: enc.name }).from(hits.table).innerJoin(enc, hits.on).where(hits.match).orderBy(asc(hits.rowid)).limit(sql.placeholder('limit')).offset(sql.placeholder('offset')).prepare();
-        const page = (limit) => s.db.select({ id: plain.id, name: plain.name }).from(plain).orderBy(asc(plain.id)).limit(limit);
+        const firstPage = () => s.db.select({ id: plain.id, name: plain.name }).from(plain).orderBy(asc(plain.id)).limit(20);
         const plainStmts = {
-          contains: page(20).where(like(plain.name, sql.placeholder('q'))).prepare(),
-          prefix: page(20).where(or(like(plain.name, sql.placeholder('q')), like(plain.name, sql.placeholder('q2')))).prepare(),
+          contains: firstPage().where(like(plain.name, sql.placeholder('q'))).prepare(),
+          prefix: firstPage().where(or(like(plain.name, sql.placeholder('q')), like(plain.name, sql.placeholder('q2')))).prepare(),
           words: s.db.select({ id: plain.id, name: plain.name }).from(plainFts).innerJoin(plain, sql`${plainFts.rowid} = ${plain.id}`).where(sql`sq_plain_fts MATCH ${sql.placeholder('q')}`).orderBy(asc(plainFts.rowid)).limit(20).prepare(),
         };
         return {

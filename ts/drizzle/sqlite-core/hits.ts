@@ -63,7 +63,7 @@ function hitsOf(fts: string, searched: string, match: string | Placeholder): Sea
  * Another order needs every match anyway: use `where` itself there.
  */
 export function searchHits(where: SQL): SearchHits {
-  const query = where === null || typeof where !== 'object' ? undefined : ftsQueryOf(where);
+  const query = ftsQueryOf(where);
   if (query === undefined) throw codedError('ALE_INVALID_INPUT', 'searchHits: give it the condition searchContains, searchPrefix or searchWords returned (before and()), on a SQLite search index column with `fts`');
   return hitsOf(query.fts, query.table, query.match);
 }
@@ -90,7 +90,7 @@ export function searchHitsPlaceholder(column: Column, name = 'match'): SearchHit
   return {
     ...hitsOf(fts, searched, sql.placeholder(name)),
     matchOf(where) {
-      const query = where === null || typeof where !== 'object' ? undefined : ftsQueryOf(where);
+      const query = ftsQueryOf(where);
       // Another column's query would run against this statement's table and find that column's rows.
       if (query === undefined || query.fts !== fts || query.table !== searched || query.column !== column.name) {
         throw codedError('ALE_INVALID_INPUT', `${what}: matchOf takes the condition searchContains, searchPrefix or searchWords returned (before and()) on the statement's column`);

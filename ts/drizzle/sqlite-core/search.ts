@@ -61,9 +61,10 @@ export interface FtsQuery {
 
 const ftsQueries = new WeakMap<SQL, FtsQuery>();
 
-/** The FTS5 table and query of a condition on a column with `fts`, if it is one. */
-export function ftsQueryOf(where: SQL): FtsQuery | undefined {
-  return ftsQueries.get(where);
+/** The FTS5 table and query of a condition on a column with `fts`, if `where` is one (anything else, null included, is not). */
+export function ftsQueryOf(where: unknown): FtsQuery | undefined {
+  // A WeakMap answers undefined for a key that is not an object.
+  return ftsQueries.get(where as SQL);
 }
 
 /** The rows of `column`'s table that FTS5 table `fts` finds for `query`, in this column only. */

@@ -241,10 +241,11 @@ mod tests {
         }
     }
 
-    /// Every composite NFKC gives: its fold begins with a starter that composes with
-    /// nothing before it (the segments' argument in standalone.rs), and a
-    /// canonical pair, alone, after a letter and before a mark, or between
-    /// characters that fold by lookup, gives what the passes give.
+    /// Every composite NFKC gives: its fold begins with a starter that
+    /// composes with nothing before it (the segments' argument in
+    /// standalone.rs); and a canonical pair, alone, after a letter and
+    /// before a mark, or between characters that fold by lookup, gives what
+    /// the passes give.
     #[test]
     fn canonical_pairs_give_the_whole_texts_form() {
         use caseless::Caseless;
