@@ -85,6 +85,36 @@ describe('search tokens, on the backend in use', () => {
     throwsCode(assert, () => ale.searchQuery('ab', 'contains', ...CTX), 'ALE_INVALID_INPUT');
   });
 
+  test("KeyRing#searchTokens reads its options as the process-wide function's native code does, whatever form they take", () => {
+    // The method reads plain options in JS and hands the native side a
+    // number (src/callbacks/prototype.js); the process-wide function reads
+    // the object natively. Both rings hold the same two secrets.
+    ale.initKeyRing([SECRET, OLD_SECRET]);
+    const both = new ale.KeyRing([SECRET, OLD_SECRET]);
+    let reads = 0;
+    const counted = { get contains() { reads++; return false; }, get words() { reads++; return true; } };
+    class Options { get prefix() { return false; } }
+    const inherited = Object.assign(new Options(), { accents: true });
+    const bare = Object.assign(Object.create(null), { contains: false, secret: 1 });
+    const proxied = new Proxy({}, { get: (_, key) => (key === 'words' ? false : undefined) });
+    const cases = [undefined, null, {}, { contains: false }, { prefix: false }, { words: false }, { accents: true }, { accents: false, secret: 1 }, { secret: -0 }, { secret: 0, words: undefined }, counted, inherited, bare, proxied, Object.freeze({ contains: false, prefix: false }), 'a string', 5, true];
+    for (const [i, options] of cases.entries()) {
+      for (const value of ['Jürgen Müller-Lüdenscheid', 'Иван Петров, 東京都']) {
+        const viaMethod = both.searchTokens(value, ...CTX, options).toString('hex');
+        assert.equal(viaMethod, ale.searchTokens(value, ...CTX, options).toString('hex'), `options case ${i}`);
+        // a second call, through the context's handle, gives the same
+        assert.equal(both.searchTokens(value, ...CTX, options).toString('hex'), viaMethod, `options case ${i}, again`);
+      }
+    }
+    assert.equal(reads, 2 * 3 * 2, 'each getter read once a call: 2 values, 3 calls, 2 getters');
+    // and what the native side refuses, the method refuses with the same code
+    for (const options of [{ contains: 'yes' }, { accents: null }, { secret: 1.5 }, { secret: 2 }, { secret: -1 }, { secret: 1024 }, { secret: '1' }, { secret: NaN }, { prefix: 0 }]) {
+      const fromMethod = throwsCode(assert, () => both.searchTokens('müller', ...CTX, options), 'ALE_INVALID_INPUT');
+      const fromNative = throwsCode(assert, () => ale.searchTokens('müller', ...CTX, options), 'ALE_INVALID_INPUT');
+      assert.equal(fromMethod.message, fromNative.message, JSON.stringify(options));
+    }
+  });
+
   test("a ring of tenants makes each tenant's tokens with its own index key, and none once the tenant is dropped", () => {
     const tenants = ale.KeyRing.forTenants({ ivLength: 12 });
     const keyIds = ['AQEBAQEBAQEBAQEBAQEBAQ'];

@@ -8,19 +8,19 @@ use ale_core::search::index::{query_tokens, value_tokens, Indexes, Query};
 use ale_core::search::matching::matches;
 use ale_core::search::normalize::{normalize, Folding};
 use ale_core::search::tokens::Token;
-use ale_core::Rings;
+use ale_core::{Context, Rings};
 use napi::bindgen_prelude::JsValue;
 use napi::{sys, Env, JsString, Unknown};
 use napi_derive::napi;
 
 use super::ring::raw3;
 use crate::class::KeyRing;
-use crate::error::{guard, to_js, Result};
+use crate::error::{check, guard, to_js, Result};
 use crate::global_ring::with_global;
 use crate::js::buffer::new_buffer;
 use crate::js::raw::{property, Created};
 use crate::js::text::{ascii_to_js, read_utf8};
-use crate::scratch::with_context;
+use crate::scratch::{with_context, Buffers, OwnedContext};
 
 /// Which indexes a searchable column keeps, and how it folds text.
 // For `index.d.ts` only: `read_options` reads the object itself, so that a
@@ -170,30 +170,76 @@ unsafe fn tokens_of(
     // SAFETY: forwarded.
     unsafe {
         with_context(raw, ctx, |b, c| {
-            let range = read_utf8(raw, value, &mut b.wide, &mut b.input, "value").map_err(to_js)?;
-            let column = rings
-                .serve(c, |r| r.column_tokens(options.secret, c))
-                .map_err(to_js);
-            let (mut scratch, mut tokens) = (String::new(), Vec::new());
-            let text =
-                std::str::from_utf8(&b.input[range.clone()]).map_err(|_| to_js(AleError::Internal));
-            if let (Ok(column), Ok(text)) = (&column, text) {
-                value_tokens(
-                    column,
-                    text,
-                    options.indexes,
-                    options.folding,
-                    &mut scratch,
-                    &mut tokens,
-                );
-            }
-            // The value and its normalized form are plaintext.
-            zeroize::Zeroize::zeroize(&mut b.input[range]);
-            zeroize::Zeroize::zeroize(&mut scratch);
-            column?;
-            tokens_to_buffer(raw, &tokens)
+            tokens_in(raw, rings, value, &options, b, c)
         })
     }
+}
+
+/// `KeyRing#searchTokens` on the direct path (callbacks/direct.rs): the
+/// context from its handle when there is one, else from the three strings
+/// `ctx`; the options from `flags`, the number `prototype.js` made of them,
+/// or from the object `options` itself when `flags` is -1 (an object it
+/// would not vouch for, which this reads and names what is wrong in).
+///
+/// # Safety
+/// `raw` and the values must be valid for the current call.
+pub(crate) unsafe fn direct_tokens(
+    raw: sys::napi_env,
+    rings: &Rings,
+    value: sys::napi_value,
+    context: Option<&OwnedContext>,
+    ctx: [sys::napi_value; 3],
+    [options, flags]: [sys::napi_value; 2],
+) -> Result<sys::napi_value> {
+    // SAFETY: forwarded.
+    let options = guard(|| unsafe { options_or_flags(raw, options, flags) })?;
+    let tokens = |b: &mut Buffers, c: &Context<'_>| {
+        // SAFETY: forwarded.
+        unsafe { tokens_in(raw, rings, value, &options, b, c) }
+    };
+    match context {
+        Some(context) => context.with(tokens),
+        // SAFETY: forwarded.
+        None => unsafe { with_context(raw, ctx, tokens) },
+    }
+}
+
+/// A value's tokens in the context `c`, read through this thread's buffers.
+///
+/// # Safety
+/// `raw` and `value` must be valid for the current call.
+unsafe fn tokens_in(
+    raw: sys::napi_env,
+    rings: &Rings,
+    value: sys::napi_value,
+    options: &Options,
+    b: &mut Buffers,
+    c: &Context<'_>,
+) -> Result<sys::napi_value> {
+    // SAFETY: forwarded.
+    let range =
+        unsafe { read_utf8(raw, value, &mut b.wide, &mut b.input, "value") }.map_err(to_js)?;
+    let column = rings
+        .serve(c, |r| r.column_tokens(options.secret, c))
+        .map_err(to_js);
+    let (mut scratch, mut tokens) = (String::new(), Vec::new());
+    let text = std::str::from_utf8(&b.input[range.clone()]).map_err(|_| to_js(AleError::Internal));
+    if let (Ok(column), Ok(text)) = (&column, text) {
+        value_tokens(
+            column,
+            text,
+            options.indexes,
+            options.folding,
+            &mut scratch,
+            &mut tokens,
+        );
+    }
+    // The value and its normalized form are plaintext.
+    zeroize::Zeroize::zeroize(&mut b.input[range]);
+    zeroize::Zeroize::zeroize(&mut scratch);
+    column?;
+    // SAFETY: the current env.
+    unsafe { tokens_to_buffer(raw, &tokens) }
 }
 
 /// A query's tokens in context `ctx` of `rings`, as a Buffer.
@@ -379,6 +425,36 @@ unsafe fn read_options(env: sys::napi_env, options: Option<sys::napi_value>) -> 
     // SAFETY: as above.
     out.secret = unsafe { read_secret(env, options) }?;
     Ok(out)
+}
+
+/// The options from `flags` (bit 0 contains, 1 prefix, 2 words, 3
+/// accents, the secret's index from bit 4), or from `options` when `flags`
+/// is negative.
+///
+/// # Safety
+/// `env` must be valid for the current call, `options` and `flags` arguments of it.
+unsafe fn options_or_flags(
+    env: sys::napi_env,
+    options: sys::napi_value,
+    flags: sys::napi_value,
+) -> Result<Options> {
+    let mut n = -1i32;
+    // SAFETY: forwarded; `flags` is always a number from prototype.js.
+    check(unsafe { sys::napi_get_value_int32(env, flags, &mut n) })?;
+    let Ok(n) = u32::try_from(n) else {
+        // SAFETY: forwarded.
+        return unsafe { read_options(env, Some(options)) };
+    };
+    let bit = |i: u32| n >> i & 1 == 1;
+    Ok(Options {
+        indexes: Indexes {
+            contains: bit(0),
+            prefix: bit(1),
+            words: bit(2),
+        },
+        folding: Folding { accents: bit(3) },
+        secret: (n >> 4) as usize,
+    })
 }
 
 /// `options.secret`: the index of the secret whose blind-index key makes

@@ -1,6 +1,7 @@
 //! Direct callbacks for the hot calls: `KeyRing.prototype.encrypt`,
-//! `decrypt`, `encryptBinary` and `decryptBinary` (through the JS of
-//! `prototype.js`), and the process-wide functions of the same names.
+//! `decrypt`, `encryptBinary`, `decryptBinary` and `searchTokens` (through
+//! the JS of `prototype.js`), and the process-wide functions of the first
+//! four's names.
 //!
 //! napi-rs's generated glue records every `&self` borrow in a per-call
 //! registry (to catch `&mut` aliasing through re-entrant JS), which costs
@@ -29,6 +30,7 @@ use ale_core::error::AleError;
 use ale_core::Rings;
 use napi::sys;
 
+use crate::api::search;
 use crate::budget;
 use crate::class::KeyRing;
 use crate::error::{catch_raw, check, guard_raw, to_js, Result};
@@ -238,6 +240,26 @@ pub unsafe extern "C" fn throw_error(
     unsafe {
         catch_raw(env, || {
             Err(take_error().unwrap_or_else(|| to_js(ale_core::error::AleError::Internal)))
+        })
+    }
+}
+
+/// `searchTokens(handle, value, context handle or undefined, tenantId,
+/// collectionId, fieldName, options, flags)`: `KeyRing#searchTokens` with
+/// the handles the hot methods pass (the tokens of a searchable column are
+/// made on every write of it), and the options as `prototype.js` read them.
+pub unsafe extern "C" fn handle_search_tokens(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: this callback's env, info and values.
+    unsafe {
+        guard_raw(env, || {
+            let argv = args::<8>(env, info)?.values;
+            let ring = ring_of_handle(env, argv[0])?;
+            let context = context_of_handle(env, argv[2])?;
+            let ctx = [argv[3], argv[4], argv[5]];
+            search::direct_tokens(env, ring, argv[1], context, ctx, [argv[6], argv[7]])
         })
     }
 }

@@ -43,7 +43,6 @@ pub unsafe fn install(env: sys::napi_env, exports: sys::napi_value) -> Result<()
             c"blindIndex",
             c"blindIndexes",
             c"keyIndex",
-            c"searchTokens",
             c"searchQuery",
             c"rangeTokens",
             c"stats",
@@ -76,7 +75,7 @@ unsafe fn define_hot_functions(
     exports: sys::napi_value,
     bun: bool,
 ) -> Result<()> {
-    let natives: [(&CStr, Callback); 13] = [
+    let natives: [(&CStr, Callback); 14] = [
         (c"makeHandle", direct::make_handle),
         (c"makeContext", direct::make_context),
         (c"encrypt", direct::handle_encrypt),
@@ -87,6 +86,7 @@ unsafe fn define_hot_functions(
         (c"globalDecrypt", direct::global_decrypt),
         (c"globalEncryptBinary", direct::global_encrypt_binary),
         (c"globalDecryptBinary", direct::global_decrypt_binary),
+        (c"searchTokens", direct::handle_search_tokens),
         (c"tokenOf", direct::token_of),
         (c"flushWarning", direct::flush_warning),
         (c"throwError", direct::throw_error),

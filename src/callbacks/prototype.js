@@ -1,5 +1,6 @@
 // KeyRing.prototype's hot methods (encrypt, decrypt, encryptBinary,
-// decryptBinary) and the process-wide functions of the same names.
+// decryptBinary, searchTokens) and the process-wide functions of the first
+// four's names.
 // src/callbacks/install.rs evaluates this file once per module load and
 // calls the function it evaluates to with the prototype, the exports, the
 // native functions (which nothing else receives) and, on Bun unless
@@ -154,6 +155,38 @@
     }[name], true);
   }
   define(exports, 'hotPath', fast === undefined ? 'node-api' : 'bun:ffi', true);
+
+  // searchTokens runs on every write of a searchable column: the same
+  // handles, on Node-API on both runtimes, and its options as one number
+  // (reading five properties through Node-API cost about as much as a
+  // short value's trigrams; docs/performance.md, "Search"). Options this
+  // does not vouch for go as they are, flagged -1, and the native side reads
+  // them and names what is wrong.
+  const nativeSearchTokens = natives.searchTokens;
+  const handleIn = fast === undefined ? (held) => held : (held) => held.handle;
+  const isFlag = (x) => x === undefined || typeof x === 'boolean';
+  function searchFlags(options) {
+    if (options === undefined || options === null) return 0b0111;
+    if (typeof options !== 'object') return -1;
+    // read once each, in the order the native side reads them
+    const contains = options.contains;
+    const prefix = options.prefix;
+    const words = options.words;
+    const accents = options.accents;
+    const secret = options.secret;
+    if (!isFlag(contains) || !isFlag(prefix) || !isFlag(words) || !isFlag(accents)) return -1;
+    const index = secret === undefined ? 0 : secret;
+    if (typeof index !== 'number' || !(index >= 0 && index < 1024) || index % 1 !== 0) return -1;
+    return (contains !== false) | ((prefix !== false) << 1) | ((words !== false) << 2) | ((accents === true) << 3) | (index << 4);
+  }
+  define(proto, 'searchTokens', {
+    searchTokens(value, tenantId, collectionId, fieldName, options) {
+      const ring = handleIn(handleOf(this));
+      const context = contextOf(tenantId, collectionId, fieldName);
+      const flags = searchFlags(options);
+      return nativeSearchTokens(ring, value, context === undefined ? undefined : handleIn(context), tenantId, collectionId, fieldName, options, flags);
+    },
+  }.searchTokens, false);
 
   // The operations through bun:ffi, indexed by ale_ffi's op: each returns
   // the result, or undefined for "take the Node-API path".
