@@ -111,8 +111,8 @@ describe('hostile arguments get ALE_* codes, on every method', () => {
   }
 });
 
-describe('the hot methods: encrypt, decrypt and their binary forms', () => {
-  const hot = ['encrypt', 'decrypt', 'encryptBinary', 'decryptBinary'];
+describe('the hot methods: encrypt, decrypt, their binary forms and searchTokens', () => {
+  const hot = ['encrypt', 'decrypt', 'encryptBinary', 'decryptBinary', 'searchTokens'];
 
   test('they look like the other methods and leave the instance bare', () => {
     for (const name of hot) {
@@ -123,6 +123,7 @@ describe('the hot methods: encrypt, decrypt and their binary forms', () => {
     }
     const fresh = new ale.KeyRing([SECRET]);
     fresh.decryptBinary(fresh.encryptBinary(fresh.decrypt(fresh.encrypt('x', ...CTX), ...CTX), ...CTX), ...CTX);
+    fresh.searchTokens('xyz', ...CTX);
     assert.deepEqual(Reflect.ownKeys(fresh), [], 'the handle is not kept on the ring');
   });
 
@@ -164,8 +165,9 @@ describe('the hot methods: encrypt, decrypt and their binary forms', () => {
     const fresh = new ale.KeyRing([SECRET]);
     const [a, b] = [['tenant-a', 'users', 'email'], ['tenant-b', 'users', 'email']];
     for (let i = 0; i < 3; i++) for (const c of [a, b]) fresh.decrypt(fresh.encrypt('warm', ...c), ...c); // both contexts cached
+    const tokensOfA = fresh.searchTokens('müller', ...a).toString('hex');
     const saved = { get: Map.prototype.get, weakGet: WeakMap.prototype.get };
-    let sealed;
+    let sealed, tokens;
     try {
       // a hostile get: every lookup answers with tenant-b's entry
       Map.prototype.get = function (key) {
@@ -173,12 +175,14 @@ describe('the hot methods: encrypt, decrypt and their binary forms', () => {
       };
       WeakMap.prototype.get = () => undefined;
       sealed = fresh.encrypt('for a', ...a);
+      tokens = fresh.searchTokens('müller', ...a).toString('hex');
     } finally {
       Map.prototype.get = saved.get;
       WeakMap.prototype.get = saved.weakGet;
     }
     assert.equal(fresh.decrypt(sealed, ...a), 'for a');
     throwsCode(assert, () => fresh.decrypt(sealed, ...b), 'ALE_AUTH_FAILED');
+    assert.equal(tokens, tokensOfA, "a's tokens, not b's");
   });
 
   test('code that patches the encoder, Buffer or typed-array built-ins afterwards changes nothing a hot call does, on either path', { skip: ale.backend !== 'native' && 'the fallback calls them as it finds them' }, () => {

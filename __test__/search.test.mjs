@@ -107,11 +107,25 @@ describe('search tokens, on the backend in use', () => {
       }
     }
     assert.equal(reads, 2 * 3 * 2, 'each getter read once a call: 2 values, 3 calls, 2 getters');
-    // and what the native side refuses, the method refuses with the same code
-    for (const options of [{ contains: 'yes' }, { accents: null }, { secret: 1.5 }, { secret: 2 }, { secret: -1 }, { secret: 1024 }, { secret: '1' }, { secret: NaN }, { prefix: 0 }]) {
+    // and what the native side refuses, the method refuses with the same code and message,
+    // reading no further than the first option refused (a later getter that throws is never run)
+    let wrongReads = 0;
+    const wrongOnce = { get words() { wrongReads++; return 'no'; }, get secret() { throw new Error('read past the refused option'); } };
+    const thenRight = (() => { let n = 0; return { get prefix() { return n++ === 0 ? 'yes' : true; } }; })();
+    const refused = [{ contains: 'yes' }, { accents: null }, { secret: 1.5 }, { secret: 2 }, { secret: -1 }, { secret: 1024 }, { secret: '1' }, { secret: NaN }, { secret: Infinity }, { prefix: 0 }, { contains: 'yes', get secret() { throw new Error('read past the refused option'); } }, wrongOnce];
+    for (const [i, options] of refused.entries()) {
       const fromMethod = throwsCode(assert, () => both.searchTokens('müller', ...CTX, options), 'ALE_INVALID_INPUT');
       const fromNative = throwsCode(assert, () => ale.searchTokens('müller', ...CTX, options), 'ALE_INVALID_INPUT');
-      assert.equal(fromMethod.message, fromNative.message, JSON.stringify(options));
+      assert.equal(fromMethod.message, fromNative.message, `refused case ${i}`);
+    }
+    assert.equal(wrongReads, 2, 'a refused getter is read once a call');
+    // a getter that answers differently the second time is read once: refused, as natively
+    throwsCode(assert, () => both.searchTokens('müller', ...CTX, thenRight), 'ALE_INVALID_INPUT');
+    // refused options come before a bad context, on every call (the context gets a handle from the second)
+    for (let i = 0; i < 3; i++) {
+      const e = throwsCode(assert, () => both.searchTokens('müller', 'a:b', 'users', 'email', { contains: 'yes' }), 'ALE_INVALID_INPUT');
+      assert.match(e.message, /options\.contains/);
+      throwsCode(assert, () => both.searchTokens('müller', 'a:b', 'users', 'email'), 'ALE_INVALID_CONTEXT');
     }
   });
 

@@ -15,12 +15,12 @@ use napi_derive::napi;
 
 use super::ring::raw3;
 use crate::class::KeyRing;
-use crate::error::{check, guard, to_js, Result};
+use crate::error::{guard, to_js, Result};
 use crate::global_ring::with_global;
 use crate::js::buffer::new_buffer;
 use crate::js::raw::{property, Created};
 use crate::js::text::{ascii_to_js, read_utf8};
-use crate::scratch::{with_context, Buffers, OwnedContext};
+use crate::scratch::{with_context, Buffers};
 
 /// Which indexes a searchable column keeps, and how it folds text.
 // For `index.d.ts` only: `read_options` reads the object itself, so that a
@@ -42,16 +42,20 @@ pub struct SearchOptionsDeclaration {
 }
 
 /// Read search options.
-struct Options {
-    indexes: Indexes,
-    folding: Folding,
-    secret: usize,
+pub(crate) struct Options {
+    pub(crate) indexes: Indexes,
+    pub(crate) folding: Folding,
+    /// The index of the secret whose blind-index key makes the tokens.
+    pub(crate) secret: usize,
 }
 
 #[napi]
 impl KeyRing {
     /// The search tokens of `value` in this context, sorted and distinct, 8
     /// bytes each: what a searchable column stores (docs/search.md).
+    // Replaced at load by the direct path (callbacks/search.rs), which runs
+    // the same `tokens_in`; this declaration gives napi-rs its types and
+    // documentation.
     #[napi(
         catch_unwind,
         ts_args_type = "value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions",
@@ -175,40 +179,11 @@ unsafe fn tokens_of(
     }
 }
 
-/// `KeyRing#searchTokens` on the direct path (callbacks/direct.rs): the
-/// context from its handle when there is one, else from the three strings
-/// `ctx`; the options from `flags`, the number `prototype.js` made of them,
-/// or from the object `options` itself when `flags` is -1 (an object it
-/// would not vouch for, which this reads and names what is wrong in).
-///
-/// # Safety
-/// `raw` and the values must be valid for the current call.
-pub(crate) unsafe fn direct_tokens(
-    raw: sys::napi_env,
-    rings: &Rings,
-    value: sys::napi_value,
-    context: Option<&OwnedContext>,
-    ctx: [sys::napi_value; 3],
-    [options, flags]: [sys::napi_value; 2],
-) -> Result<sys::napi_value> {
-    // SAFETY: forwarded.
-    let options = guard(|| unsafe { options_or_flags(raw, options, flags) })?;
-    let tokens = |b: &mut Buffers, c: &Context<'_>| {
-        // SAFETY: forwarded.
-        unsafe { tokens_in(raw, rings, value, &options, b, c) }
-    };
-    match context {
-        Some(context) => context.with(tokens),
-        // SAFETY: forwarded.
-        None => unsafe { with_context(raw, ctx, tokens) },
-    }
-}
-
 /// A value's tokens in the context `c`, read through this thread's buffers.
 ///
 /// # Safety
 /// `raw` and `value` must be valid for the current call.
-unsafe fn tokens_in(
+pub(crate) unsafe fn tokens_in(
     raw: sys::napi_env,
     rings: &Rings,
     value: sys::napi_value,
@@ -390,7 +365,10 @@ unsafe fn read_string(env: sys::napi_env, value: sys::napi_value, what: &str) ->
 
 /// # Safety
 /// `env` must be valid for the current call, `options` an argument of it.
-unsafe fn read_options(env: sys::napi_env, options: Option<sys::napi_value>) -> Result<Options> {
+pub(crate) unsafe fn read_options(
+    env: sys::napi_env,
+    options: Option<sys::napi_value>,
+) -> Result<Options> {
     let mut out = Options {
         indexes: Indexes {
             contains: true,
@@ -415,46 +393,13 @@ unsafe fn read_options(env: sys::napi_env, options: Option<sys::napi_value>) -> 
         if let Some(value) = unsafe { property(env, options, name) }? {
             // SAFETY: `value` was just read.
             if unsafe { sys::napi_get_value_bool(env, value, slot) } != sys::Status::napi_ok {
-                return Err(to_js(AleError::InvalidInput(format!(
-                    "options.{} must be a boolean",
-                    name.to_string_lossy()
-                ))));
+                return Err(not_a_boolean(&name.to_string_lossy()));
             }
         }
     }
     // SAFETY: as above.
     out.secret = unsafe { read_secret(env, options) }?;
     Ok(out)
-}
-
-/// The options from `flags` (bit 0 contains, 1 prefix, 2 words, 3
-/// accents, the secret's index from bit 4), or from `options` when `flags`
-/// is negative.
-///
-/// # Safety
-/// `env` must be valid for the current call, `options` and `flags` arguments of it.
-unsafe fn options_or_flags(
-    env: sys::napi_env,
-    options: sys::napi_value,
-    flags: sys::napi_value,
-) -> Result<Options> {
-    let mut n = -1i32;
-    // SAFETY: forwarded; `flags` is always a number from prototype.js.
-    check(unsafe { sys::napi_get_value_int32(env, flags, &mut n) })?;
-    let Ok(n) = u32::try_from(n) else {
-        // SAFETY: forwarded.
-        return unsafe { read_options(env, Some(options)) };
-    };
-    let bit = |i: u32| n >> i & 1 == 1;
-    Ok(Options {
-        indexes: Indexes {
-            contains: bit(0),
-            prefix: bit(1),
-            words: bit(2),
-        },
-        folding: Folding { accents: bit(3) },
-        secret: (n >> 4) as usize,
-    })
 }
 
 /// `options.secret`: the index of the secret whose blind-index key makes
@@ -471,13 +416,25 @@ pub(super) unsafe fn read_secret(env: sys::napi_env, options: sys::napi_value) -
     // SAFETY: `value` was just read.
     let status = unsafe { sys::napi_get_value_double(env, value, &mut n) };
     if status != sys::Status::napi_ok || n.fract() != 0.0 || !(0.0..1024.0).contains(&n) {
-        return Err(to_js(AleError::InvalidInput(
-            "options.secret must be a secret's index: 0, 1, …".into(),
-        )));
+        return Err(not_a_secret_index());
     }
     // A whole number in 0..1024.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     Ok(n as usize)
+}
+
+/// The error for a flag option (`contains`, …) that is not a boolean.
+pub(crate) fn not_a_boolean(name: &str) -> napi::Error<&'static str> {
+    to_js(AleError::InvalidInput(format!(
+        "options.{name} must be a boolean"
+    )))
+}
+
+/// The error for an `options.secret` that is not a secret's index.
+pub(crate) fn not_a_secret_index() -> napi::Error<&'static str> {
+    to_js(AleError::InvalidInput(
+        "options.secret must be a secret's index: 0, 1, …".into(),
+    ))
 }
 
 /// Tokens as one Buffer of 8 bytes each.

@@ -1,7 +1,7 @@
 //! Direct callbacks for the hot calls: `KeyRing.prototype.encrypt`,
-//! `decrypt`, `encryptBinary`, `decryptBinary` and `searchTokens` (through
-//! the JS of `prototype.js`), and the process-wide functions of the first
-//! four's names.
+//! `decrypt`, `encryptBinary` and `decryptBinary` (through the JS of
+//! `prototype.js`), and the process-wide functions of the same names;
+//! `searchTokens` takes the same handles (callbacks/search.rs).
 //!
 //! napi-rs's generated glue records every `&self` borrow in a per-call
 //! registry (to catch `&mut` aliasing through re-entrant JS), which costs
@@ -30,7 +30,6 @@ use ale_core::error::AleError;
 use ale_core::Rings;
 use napi::sys;
 
-use crate::api::search;
 use crate::budget;
 use crate::class::KeyRing;
 use crate::error::{catch_raw, check, guard_raw, to_js, Result};
@@ -129,7 +128,10 @@ const CONTEXT_TAG: sys::napi_type_tag = sys::napi_type_tag {
 /// `env` and `handle` must be valid for the current callback. The handle's
 /// `Arc` lives until the handle is collected, which cannot happen while it
 /// is an argument of this call.
-unsafe fn ring_of_handle<'a>(env: sys::napi_env, handle: sys::napi_value) -> Result<&'a Rings> {
+pub(super) unsafe fn ring_of_handle<'a>(
+    env: sys::napi_env,
+    handle: sys::napi_value,
+) -> Result<&'a Rings> {
     // SAFETY: forwarded; ring handles hold a `Held<Rings>`.
     match unsafe { tagged_value::<Held<Rings>>(env, handle, &HANDLE_TAG) } {
         Tagged::Ours(held) => Ok(&held.value),
@@ -142,7 +144,7 @@ unsafe fn ring_of_handle<'a>(env: sys::napi_env, handle: sys::napi_value) -> Res
 ///
 /// # Safety
 /// `env` and `value` must be valid for the current callback.
-unsafe fn context_of_handle<'a>(
+pub(super) unsafe fn context_of_handle<'a>(
     env: sys::napi_env,
     value: sys::napi_value,
 ) -> Result<Option<&'a OwnedContext>> {
@@ -240,26 +242,6 @@ pub unsafe extern "C" fn throw_error(
     unsafe {
         catch_raw(env, || {
             Err(take_error().unwrap_or_else(|| to_js(ale_core::error::AleError::Internal)))
-        })
-    }
-}
-
-/// `searchTokens(handle, value, context handle or undefined, tenantId,
-/// collectionId, fieldName, options, flags)`: `KeyRing#searchTokens` with
-/// the handles the hot methods pass (the tokens of a searchable column are
-/// made on every write of it), and the options as `prototype.js` read them.
-pub unsafe extern "C" fn handle_search_tokens(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> sys::napi_value {
-    // SAFETY: this callback's env, info and values.
-    unsafe {
-        guard_raw(env, || {
-            let argv = args::<8>(env, info)?.values;
-            let ring = ring_of_handle(env, argv[0])?;
-            let context = context_of_handle(env, argv[2])?;
-            let ctx = [argv[3], argv[4], argv[5]];
-            search::direct_tokens(env, ring, argv[1], context, ctx, [argv[6], argv[7]])
         })
     }
 }

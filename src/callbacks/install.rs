@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use napi::sys;
 
 use super::checked::{wrap_getters, wrap_method};
-use super::direct;
+use super::{direct, search};
 use crate::error::{check, Result};
 use crate::js::raw::{self, Callback};
 use crate::js::{buffer, text};
@@ -86,7 +86,7 @@ unsafe fn define_hot_functions(
         (c"globalDecrypt", direct::global_decrypt),
         (c"globalEncryptBinary", direct::global_encrypt_binary),
         (c"globalDecryptBinary", direct::global_decrypt_binary),
-        (c"searchTokens", direct::handle_search_tokens),
+        (c"searchTokens", search::handle_search_tokens),
         (c"tokenOf", direct::token_of),
         (c"flushWarning", direct::flush_warning),
         (c"throwError", direct::throw_error),

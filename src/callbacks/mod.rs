@@ -5,5 +5,6 @@
 mod checked;
 mod direct;
 mod install;
+mod search;
 
 pub use install::install;

@@ -158,32 +158,35 @@
 
   // searchTokens runs on every write of a searchable column: the same
   // handles, on Node-API on both runtimes, and its options as one number
-  // (reading five properties through Node-API cost about as much as a
-  // short value's trigrams; docs/performance.md, "Search"). Options this
-  // does not vouch for go as they are, flagged -1, and the native side reads
-  // them and names what is wrong.
+  // made here (src/callbacks/search.rs says what it holds and why), read
+  // in the order and by the rules the native side has: the first option it
+  // would refuse ends the reading, and the number names it. Options that
+  // are not an object go as they are (-1), for the native side to read.
   const nativeSearchTokens = natives.searchTokens;
   const handleIn = fast === undefined ? (held) => held : (held) => held.handle;
-  const isFlag = (x) => x === undefined || typeof x === 'boolean';
+  const FLAGS = ['contains', 'prefix', 'words', 'accents'];
   function searchFlags(options) {
     if (options === undefined || options === null) return 0b0111;
     if (typeof options !== 'object') return -1;
-    // read once each, in the order the native side reads them
-    const contains = options.contains;
-    const prefix = options.prefix;
-    const words = options.words;
-    const accents = options.accents;
+    let flags = 0;
+    for (let i = 0; i < 4; i++) {
+      const flag = options[FLAGS[i]];
+      if (flag !== undefined && typeof flag !== 'boolean') return -2 - i;
+      // the three indexes are on unless false, accent folding off unless true
+      if (i < 3 ? flag !== false : flag === true) flags |= 1 << i;
+    }
     const secret = options.secret;
-    if (!isFlag(contains) || !isFlag(prefix) || !isFlag(words) || !isFlag(accents)) return -1;
-    const index = secret === undefined ? 0 : secret;
-    if (typeof index !== 'number' || !(index >= 0 && index < 1024) || index % 1 !== 0) return -1;
-    return (contains !== false) | ((prefix !== false) << 1) | ((words !== false) << 2) | ((accents === true) << 3) | (index << 4);
+    if (secret === undefined) return flags;
+    if (typeof secret !== 'number' || !(secret >= 0 && secret < 1024) || secret % 1 !== 0) return -6;
+    return flags | (secret << 4);
   }
   define(proto, 'searchTokens', {
     searchTokens(value, tenantId, collectionId, fieldName, options) {
       const ring = handleIn(handleOf(this));
-      const context = contextOf(tenantId, collectionId, fieldName);
       const flags = searchFlags(options);
+      // Options are refused before the context is looked at, as before the
+      // context had a handle: without one, the native side keeps that order.
+      const context = flags < 0 ? undefined : contextOf(tenantId, collectionId, fieldName);
       return nativeSearchTokens(ring, value, context === undefined ? undefined : handleIn(context), tenantId, collectionId, fieldName, options, flags);
     },
   }.searchTokens, false);
