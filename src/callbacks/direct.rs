@@ -128,6 +128,7 @@ const CONTEXT_TAG: sys::napi_type_tag = sys::napi_type_tag {
 /// `env` and `handle` must be valid for the current callback. The handle's
 /// `Arc` lives until the handle is collected, which cannot happen while it
 /// is an argument of this call.
+#[inline]
 pub(super) unsafe fn ring_of_handle<'a>(
     env: sys::napi_env,
     handle: sys::napi_value,
@@ -144,6 +145,7 @@ pub(super) unsafe fn ring_of_handle<'a>(
 ///
 /// # Safety
 /// `env` and `value` must be valid for the current callback.
+#[inline]
 pub(super) unsafe fn context_of_handle<'a>(
     env: sys::napi_env,
     value: sys::napi_value,
