@@ -121,11 +121,15 @@ describe('search tokens, on the backend in use', () => {
     assert.equal(wrongReads, 2, 'a refused getter is read once a call');
     // a getter that answers differently the second time is read once: refused, as natively
     throwsCode(assert, () => both.searchTokens('müller', ...CTX, thenRight), 'ALE_INVALID_INPUT');
-    // refused options come before a bad context, on every call (the context gets a handle from the second)
+  });
+
+  // The JS backend checks the context before the options; the addon, the options first.
+  test('on the addon, refused options come before a bad context on every call, once the context has a handle too', { skip: ale.backend !== 'native' && 'the JS backend checks the context first' }, () => {
+    const fresh = new ale.KeyRing([SECRET]);
     for (let i = 0; i < 3; i++) {
-      const e = throwsCode(assert, () => both.searchTokens('müller', 'a:b', 'users', 'email', { contains: 'yes' }), 'ALE_INVALID_INPUT');
+      const e = throwsCode(assert, () => fresh.searchTokens('müller', 'a:b', 'users', 'email', { contains: 'yes' }), 'ALE_INVALID_INPUT');
       assert.match(e.message, /options\.contains/);
-      throwsCode(assert, () => both.searchTokens('müller', 'a:b', 'users', 'email'), 'ALE_INVALID_CONTEXT');
+      throwsCode(assert, () => fresh.searchTokens('müller', 'a:b', 'users', 'email'), 'ALE_INVALID_CONTEXT');
     }
   });
 
