@@ -113,7 +113,8 @@ function checkList(known) {
     console.error(`link/hot-symbols.txt is stale: this build has no function named as ${gone.length} of its entries (${gone.slice(0, 3).join(', ')}, ...). Run node scripts/hot-symbols.mjs and commit the list.`);
     process.exitCode = 1;
   } else if (missing.length > STALE * listed.length) {
-    console.error(`[hot-symbols] warning: ${missing.length} listed Rust functions differ from this build's only by their hash: the list was made with another rustc (docs/performance.md names it), and lays out only the C half here. node scripts/hot-symbols.mjs remakes it.`);
+    const alsoGone = gone.length > 0 ? `; ${gone.length} more are gone: ${gone.join(', ')}` : '';
+    console.error(`[hot-symbols] warning: ${missing.length - gone.length} listed Rust functions differ from this build's only by their hash: the list was made with another rustc (docs/performance.md names it), and lays out only the C half here${alsoGone}. node scripts/hot-symbols.mjs remakes it.`);
   } else if (missing.length > 0) {
     // A few names gone is no failure, but they may be the hottest (the list
     // once lost seal_into and open_into this way): say which.

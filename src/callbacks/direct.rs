@@ -128,6 +128,8 @@ const CONTEXT_TAG: sys::napi_type_tag = sys::napi_type_tag {
 /// `env` and `handle` must be valid for the current callback. The handle's
 /// `Arc` lives until the handle is collected, which cannot happen while it
 /// is an argument of this call.
+// Inline: with a second caller (callbacks/search.rs) it became a call of
+// its own on the encrypt path.
 #[inline]
 pub(super) unsafe fn ring_of_handle<'a>(
     env: sys::napi_env,
@@ -145,6 +147,7 @@ pub(super) unsafe fn ring_of_handle<'a>(
 ///
 /// # Safety
 /// `env` and `value` must be valid for the current callback.
+// Inline, as [`ring_of_handle`].
 #[inline]
 pub(super) unsafe fn context_of_handle<'a>(
     env: sys::napi_env,

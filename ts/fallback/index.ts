@@ -64,6 +64,12 @@ function args<V>(t: unknown, c: unknown, f: unknown, value: unknown, read: (v: u
   return [read(value, what), aad];
 }
 
+/** A search query and its column: the query read first, as src/api/search.rs reads it. */
+function queryArgs(t: unknown, c: unknown, f: unknown, query: unknown): [string, string] {
+  const text = readText(query, 'query');
+  return [text, readContext(t, c, f)];
+}
+
 // Each operation once, for a ring given (a KeyRing's or the process-wide one).
 const encryptWith = (ring: Ring, p: unknown, t: unknown, c: unknown, f: unknown): string => ring.seal(...args(t, c, f, p, readText, 'plaintext'));
 const decryptWith = (ring: Ring, e: unknown, t: unknown, c: unknown, f: unknown): string => ring.open(...args(t, c, f, e, readString, 'envelope'));
@@ -185,13 +191,11 @@ export class KeyRing implements NativeKeyRing {
   }
 
   searchTokens(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer {
-    const [text, aad] = args(tenantId, collectionId, fieldName, value, readText, 'value');
-    return searchTokensWith(KeyRing.#of(this), text, aad, options);
+    return searchTokensWith(KeyRing.#of(this), options, () => args(tenantId, collectionId, fieldName, value, readText, 'value'));
   }
 
   searchQuery(query: string, kind: 'contains' | 'prefix' | 'words', tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer {
-    const [text, aad] = args(tenantId, collectionId, fieldName, query, readText, 'query');
-    return searchQueryWith(KeyRing.#of(this), text, kind, aad, options);
+    return searchQueryWith(KeyRing.#of(this), options, kind, () => queryArgs(tenantId, collectionId, fieldName, query));
   }
 
   rangeTokens(nodes: Uint8Array, tenantId: string, collectionId: string, fieldName: string, options?: RangeOptions): Buffer {
@@ -285,14 +289,12 @@ export function blindIndex(value: string, tenantId: string, collectionId: string
 
 export function searchTokens(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer {
   const ring = requireRing();
-  const [text, aad] = args(tenantId, collectionId, fieldName, value, readText, 'value');
-  return searchTokensWith(ring, text, aad, options);
+  return searchTokensWith(ring, options, () => args(tenantId, collectionId, fieldName, value, readText, 'value'));
 }
 
 export function searchQuery(query: string, kind: 'contains' | 'prefix' | 'words', tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer {
   const ring = requireRing();
-  const [text, aad] = args(tenantId, collectionId, fieldName, query, readText, 'query');
-  return searchQueryWith(ring, text, kind, aad, options);
+  return searchQueryWith(ring, options, kind, () => queryArgs(tenantId, collectionId, fieldName, query));
 }
 
 export function rangeTokens(nodes: Uint8Array, tenantId: string, collectionId: string, fieldName: string, options?: RangeOptions): Buffer {

@@ -50,16 +50,22 @@ function readKind(kind: unknown): QueryKind {
   throw invalidInput("kind must be 'contains', 'prefix' or 'words'");
 }
 
-/** A value's tokens in the column `aad`. */
-export function searchTokensWith(ring: Ring, value: string, aad: string, options: unknown): Buffer {
+/**
+ * A value's tokens. `args` reads the value and its column (`aad`); the
+ * options are read before it, as the addon reads them, so that the same
+ * bad call gets the same error first.
+ */
+export function searchTokensWith(ring: Ring, options: unknown, args: () => [string, string]): Buffer {
   const read = readOptions(options);
+  const [value, aad] = args();
   return ring.withIndexKey(aad, read.secret, (key) => valueTokens(new ColumnTokens(key, aad), value, read.indexes, read.folding));
 }
 
-/** A query's tokens in the column `aad`. */
-export function searchQueryWith(ring: Ring, query: string, kind: unknown, aad: string, options: unknown): Buffer {
+/** A query's tokens: the options, the kind, then what `args` reads (the query and its column), in the addon's order. */
+export function searchQueryWith(ring: Ring, options: unknown, kind: unknown, args: () => [string, string]): Buffer {
   const read = readOptions(options);
   const k = readKind(kind);
+  const [query, aad] = args();
   return ring.withIndexKey(aad, read.secret, (key) => queryTokens(new ColumnTokens(key, aad), query, k, read.indexes, read.folding));
 }
 
