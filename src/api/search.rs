@@ -3,6 +3,8 @@
 //! passes. The scheme is the core's (`ale_core::search`); this reads the
 //! arguments and makes the results.
 
+use std::ffi::CStr;
+
 use ale_core::error::AleError;
 use ale_core::search::index::{query_tokens, value_tokens, Indexes, Query};
 use ale_core::search::matching::matches;
@@ -40,6 +42,10 @@ pub struct SearchOptionsDeclaration {
     /// default) or a previous one, while a re-index runs.
     pub secret: Option<u32>,
 }
+
+/// The boolean options, in the order they are read, here and by the
+/// direct path's JS (callbacks/prototype.js); `secret` comes after them.
+pub(crate) const FLAG_OPTIONS: [&CStr; 4] = [c"contains", c"prefix", c"words", c"accents"];
 
 /// Read search options.
 pub(crate) struct Options {
@@ -382,18 +388,18 @@ pub(crate) unsafe fn read_options(
     let Some(options) = options.filter(|&o| !unsafe { crate::js::raw::is_nullish(env, o) }) else {
         return Ok(out);
     };
-    let flags: [(&std::ffi::CStr, &mut bool); 4] = [
-        (c"contains", &mut out.indexes.contains),
-        (c"prefix", &mut out.indexes.prefix),
-        (c"words", &mut out.indexes.words),
-        (c"accents", &mut out.folding.accents),
+    let slots = [
+        &mut out.indexes.contains,
+        &mut out.indexes.prefix,
+        &mut out.indexes.words,
+        &mut out.folding.accents,
     ];
-    for (name, slot) in flags {
+    for (name, slot) in FLAG_OPTIONS.into_iter().zip(slots) {
         // SAFETY: `options` is an argument of the current call.
         if let Some(value) = unsafe { property(env, options, name) }? {
             // SAFETY: `value` was just read.
             if unsafe { sys::napi_get_value_bool(env, value, slot) } != sys::Status::napi_ok {
-                return Err(not_a_boolean(&name.to_string_lossy()));
+                return Err(not_a_boolean(name));
             }
         }
     }
@@ -424,9 +430,10 @@ pub(super) unsafe fn read_secret(env: sys::napi_env, options: sys::napi_value) -
 }
 
 /// The error for a flag option (`contains`, …) that is not a boolean.
-pub(crate) fn not_a_boolean(name: &str) -> napi::Error<&'static str> {
+pub(crate) fn not_a_boolean(name: &CStr) -> napi::Error<&'static str> {
     to_js(AleError::InvalidInput(format!(
-        "options.{name} must be a boolean"
+        "options.{} must be a boolean",
+        name.to_string_lossy()
     )))
 }
 

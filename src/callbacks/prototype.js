@@ -164,7 +164,7 @@
   // are not an object go as they are (-1), for the native side to read.
   const nativeSearchTokens = natives.searchTokens;
   const handleIn = fast === undefined ? (held) => held : (held) => held.handle;
-  const FLAGS = ['contains', 'prefix', 'words', 'accents'];
+  const FLAGS = ['contains', 'prefix', 'words', 'accents']; // FLAG_OPTIONS in src/api/search.rs, in its order
   function searchFlags(options) {
     if (options === undefined || options === null) return 0b0111;
     if (typeof options !== 'object') return -1;

@@ -16,13 +16,12 @@ use ale_core::Context;
 use napi::sys;
 
 use super::direct::{context_of_handle, ring_of_handle};
-use crate::api::search::{not_a_boolean, not_a_secret_index, read_options, tokens_in, Options};
+use crate::api::search::{
+    not_a_boolean, not_a_secret_index, read_options, tokens_in, Options, FLAG_OPTIONS,
+};
 use crate::error::{check, guard_raw, to_js, Result};
 use crate::js::raw::args;
 use crate::scratch::{with_context, Buffers};
-
-/// The flag options in the order both sides read them; `secret` comes last.
-const FLAGS: [&str; 4] = ["contains", "prefix", "words", "accents"];
 
 /// `searchTokens(handle, value, context handle or undefined, tenantId,
 /// collectionId, fieldName, options, flags)`.
@@ -52,7 +51,7 @@ pub unsafe extern "C" fn handle_search_tokens(
 /// - 0 or more: bit 0 `contains`, 1 `prefix`, 2 `words`, 3 `accents`, and
 ///   the secret's index from bit 4;
 /// - -1: not an object, so `options` is read here;
-/// - -2 to -5: the flag option of that place in [`FLAGS`] is not a
+/// - -2 to -5: the option of that place in [`FLAG_OPTIONS`] is not a
 ///   boolean; -6: `secret` is not a secret's index.
 ///
 /// # Safety
@@ -66,7 +65,10 @@ unsafe fn options_of(
     // SAFETY: forwarded; `flags` is always a number from prototype.js.
     check(unsafe { sys::napi_get_value_int32(env, flags, &mut n) })?;
     let Ok(bits) = u32::try_from(n) else {
-        return match usize::try_from(-2 - n).ok().and_then(|i| FLAGS.get(i)) {
+        return match usize::try_from(-2 - n)
+            .ok()
+            .and_then(|i| FLAG_OPTIONS.get(i))
+        {
             Some(name) => Err(not_a_boolean(name)),
             None if n == -6 => Err(not_a_secret_index()),
             // SAFETY: forwarded.
