@@ -339,13 +339,17 @@ mod tests {
         // SAFETY: `fds` is a valid array of two c_ints for pipe(2).
         assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
         const N: usize = 64;
+        // Allocated before the fork: after a raw clone no atfork handler
+        // resets malloc's locks, so a child that allocated could wait forever
+        // on a lock another test thread held at that moment (it did, once).
+        let mut out = Vec::with_capacity(N * IV_LEN);
         // SAFETY: the child only calls next_iv (no locks held by other threads
         // are needed: the pool is thread-local and the atomics and the
-        // initialised OnceLock are lock-free), write(2) and _exit(2).
+        // initialised OnceLock are lock-free), writes into `out`'s capacity,
+        // write(2) and _exit(2).
         let pid = unsafe { fork() };
         assert!(pid >= 0, "fork failed");
         if pid == 0 {
-            let mut out = Vec::with_capacity(N * IV_LEN);
             for _ in 0..N {
                 match next_iv() {
                     Ok(iv) => out.extend_from_slice(iv.as_bytes()),
@@ -359,10 +363,25 @@ mod tests {
             // SAFETY: terminating the forked child immediately is the intent.
             unsafe { libc::_exit(code) };
         }
+        // The parent's write end closed, so that a child that ends early
+        // reads as the end of the pipe; a child stuck for 30 s is killed.
+        // SAFETY: fds[1] is our open write end, not used again.
+        unsafe { libc::close(fds[1]) };
         let parent: HashSet<Iv> = (0..N).map(|_| next_iv().expect("rng")).collect();
         let mut buf = vec![0u8; N * IV_LEN];
         let mut got = 0;
         while got < buf.len() {
+            let mut ready = libc::pollfd {
+                fd: fds[0],
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            if unsafe { libc::poll(&mut ready, 1, 30_000) } != 1 {
+                // SAFETY: our own child.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                panic!("the forked child wrote nothing for 30 s");
+            }
             // SAFETY: reading into the unfilled tail of `buf` from the pipe's read end.
             let r = unsafe { libc::read(fds[0], buf[got..].as_mut_ptr().cast(), buf.len() - got) };
             assert!(r > 0, "child wrote too little");
@@ -376,11 +395,8 @@ mod tests {
             let iv = Iv::from_slice(chunk).expect("12 bytes");
             assert!(!parent.contains(&iv), "child replayed an IV of its parent");
         }
-        // SAFETY: closing the pipe fds we opened.
-        unsafe {
-            libc::close(fds[0]);
-            libc::close(fds[1]);
-        }
+        // SAFETY: closing the read end we opened.
+        unsafe { libc::close(fds[0]) };
     }
 
     #[test]
