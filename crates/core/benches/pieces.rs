@@ -216,8 +216,27 @@ fn search(c: &mut Criterion) {
             .nth(120)
             .map_or(mixed.len(), |(i, _)| i)],
     );
+    let lorem = lorem_4k();
     let (mut scratch, mut out) = (String::new(), Vec::new());
     let mut g = c.benchmark_group("search tokens");
+    // The gated write's index: a 4 KB text's words (bench/search.mjs).
+    g.bench_function(format!("words, 4 KB lorem ({} bytes)", lorem.len()), |b| {
+        let words = Indexes {
+            contains: false,
+            prefix: false,
+            words: true,
+        };
+        b.iter(|| {
+            value_tokens(
+                &column,
+                black_box(&lorem),
+                words,
+                Folding::default(),
+                &mut scratch,
+                &mut out,
+            )
+        })
+    });
     for (name, text) in [("256 B ASCII", ascii), ("multi-script", mixed)] {
         for (what, indexes) in [
             (
@@ -302,6 +321,107 @@ fn search(c: &mut Criterion) {
         b.iter(|| ColumnTokens::new(black_box(&[5; 32]), &ctx))
     });
     g.finish();
+}
+
+/// About 4 KB of lorem ipsum, capitalized sentences of words drawn from
+/// Cicero's vocabulary by a fixed LCG: the shape of bench/search.mjs's texts.
+fn lorem_4k() -> String {
+    const WORDS: &[&str] = &[
+        "lorem",
+        "ipsum",
+        "dolor",
+        "sit",
+        "amet",
+        "consectetur",
+        "adipiscing",
+        "elit",
+        "sed",
+        "do",
+        "eiusmod",
+        "tempor",
+        "incididunt",
+        "ut",
+        "labore",
+        "et",
+        "dolore",
+        "magna",
+        "aliqua",
+        "enim",
+        "ad",
+        "minim",
+        "veniam",
+        "quis",
+        "nostrud",
+        "exercitation",
+        "ullamco",
+        "laboris",
+        "nisi",
+        "aliquip",
+        "ex",
+        "ea",
+        "commodo",
+        "consequat",
+        "duis",
+        "aute",
+        "irure",
+        "in",
+        "reprehenderit",
+        "voluptate",
+        "velit",
+        "esse",
+        "cillum",
+        "fugiat",
+        "nulla",
+        "pariatur",
+        "excepteur",
+        "sint",
+        "occaecat",
+        "cupidatat",
+        "non",
+        "proident",
+        "sunt",
+        "culpa",
+        "qui",
+        "officia",
+        "deserunt",
+        "mollit",
+        "anim",
+        "id",
+        "est",
+        "laborum",
+        "vicinus",
+        "tergo",
+        "auditor",
+        "theca",
+        "caste",
+        "vobis",
+        "tabgo",
+        "carbo",
+        "curso",
+        "suscipio",
+        "adduco",
+        "combibo",
+        "demoror",
+        "bellicus",
+        "arguo",
+    ];
+    let (mut text, mut state, mut start) = (String::new(), 7u64, true);
+    while text.len() < 4096 {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let word = WORDS[(state >> 33) as usize % WORDS.len()];
+        if start {
+            text.push_str(&word[..1].to_uppercase());
+            text.push_str(&word[1..]);
+        } else {
+            text.push_str(word);
+        }
+        start = (state >> 20) % 9 == 0;
+        text.push_str(if start { ". " } else { " " });
+    }
+    text.truncate(4096);
+    text
 }
 
 criterion_group!(benches, pieces, search);

@@ -31,9 +31,147 @@ pub fn is_word_char(c: char) -> bool {
 }
 
 /// The words of `text`, in order, repeats included.
-pub fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !is_word_char(c))
-        .filter(|w| !w.is_empty())
+pub fn words(text: &str) -> Words<'_> {
+    let ascii = text.is_ascii().then(|| AsciiRuns::new(text.as_bytes()));
+    Words { text, at: 0, ascii }
+}
+
+/// [`words`]: the runs of word characters, each a slice of the text, with
+/// no allocation.
+pub struct Words<'a> {
+    text: &'a str,
+    /// Where the next search starts (text that is not ASCII).
+    at: usize,
+    /// Every character one byte: the runs come from bit masks, with no
+    /// decoding and no branch a byte (a 4 KB text's words spent most of
+    /// their time on both; docs/performance.md, "Search").
+    ascii: Option<AsciiRuns>,
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        if let Some(runs) = &mut self.ascii {
+            let (start, end) = runs.next(self.text.as_bytes())?;
+            return Some(&self.text[start..end]);
+        }
+        let rest = &self.text[self.at..];
+        let start = rest.find(is_word_char)?;
+        let end = rest[start..]
+            .find(|c: char| !is_word_char(c))
+            .map_or(rest.len(), |len| start + len);
+        self.at += end;
+        Some(&rest[start..end])
+    }
+}
+
+/// The runs of ASCII letters and digits in a byte string, found 64 bytes at
+/// a time: a mask of the chunk's word bytes gives where runs start and end,
+/// and each is one `trailing_zeros` away.
+struct AsciiRuns {
+    /// The current chunk's offset in the text.
+    base: usize,
+    /// Bits of the current chunk where a run starts, and where one ends
+    /// (the first byte after it), not yet given out.
+    starts: u64,
+    ends: u64,
+    /// Whether the last byte of the current chunk is a word byte.
+    carry: bool,
+    /// The start of the run being read, once its start was seen.
+    open: Option<usize>,
+}
+
+impl AsciiRuns {
+    fn new(bytes: &[u8]) -> Self {
+        let mut runs = AsciiRuns {
+            base: 0,
+            starts: 0,
+            ends: 0,
+            carry: false,
+            open: None,
+        };
+        runs.load(bytes);
+        runs
+    }
+
+    /// Reads the chunk at `base`.
+    #[inline]
+    fn load(&mut self, bytes: &[u8]) {
+        let mut mask = 0u64;
+        for k in 0..8 {
+            let at = self.base + 8 * k;
+            if at >= bytes.len() {
+                break;
+            }
+            mask |= word_bytes(bytes, at) << (8 * k);
+        }
+        let before = mask << 1 | u64::from(self.carry);
+        self.starts = mask & !before;
+        self.ends = !mask & before;
+        self.carry = mask >> 63 == 1;
+    }
+
+    /// The next run, as a byte range.
+    #[inline]
+    fn next(&mut self, bytes: &[u8]) -> Option<(usize, usize)> {
+        loop {
+            match self.open {
+                None if self.starts != 0 => {
+                    let at = self.starts.trailing_zeros();
+                    self.starts &= self.starts - 1;
+                    self.open = Some(self.base + at as usize);
+                }
+                Some(start) if self.ends != 0 => {
+                    let at = self.ends.trailing_zeros();
+                    self.ends &= self.ends - 1;
+                    self.open = None;
+                    return Some((start, self.base + at as usize));
+                }
+                _ if self.base + 64 < bytes.len() => {
+                    self.base += 64;
+                    self.load(bytes);
+                }
+                // The text ends: inside a run, the run ends with it.
+                open => {
+                    self.open = None;
+                    self.base = bytes.len();
+                    return open.map(|start| (start, bytes.len()));
+                }
+            }
+        }
+    }
+}
+
+/// One bit a byte for the (up to) eight ASCII bytes of `bytes` from `at`,
+/// set for a letter or a digit; none past the end. Eight bytes are read as
+/// one word (the last eight of the text when fewer remain, shifted down, so
+/// nothing is copied out of the text) and tested together, branch-free.
+#[inline]
+fn word_bytes(bytes: &[u8], at: usize) -> u64 {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let x = if let Some(word) = bytes[at..].first_chunk() {
+        u64::from_le_bytes(*word)
+    } else if let Some(word) = bytes.last_chunk() {
+        u64::from_le_bytes(*word) >> (8 * (at + 8 - bytes.len()))
+    } else {
+        bytes[at..]
+            .iter()
+            .enumerate()
+            .fold(0, |x, (i, &b)| x | u64::from(b) << (8 * i))
+    };
+    // Each byte is below 0x80 (ASCII), so adding up to 0x80 to it carries
+    // into no other byte: the high bit of `x + (0x80 - lo)` says `x >= lo`,
+    // that of `x + (0x7f - hi)` says `x > hi`.
+    let within = |x: u64, lo: u8, hi: u8| {
+        (x + LOW * u64::from(0x80 - lo)) & !(x + LOW * u64::from(0x7f - hi)) & HIGH
+    };
+    // Letters in either case: `| 0x20` lowers A-Z and leaves a-z.
+    let word = within(x, b'0', b'9') | within(x | (LOW * 0x20), b'a', b'z');
+    // The high bits gathered into the top byte, byte i's as bit i.
+    word.wrapping_mul(0x0002_0408_1020_4081) >> 56
 }
 
 /// Every run of three characters of `text`, in order, repeats included;
@@ -112,6 +250,57 @@ mod tests {
         let w: Vec<&str> = words("müller, j. (2024) — 東京タワー; नमस्ते!").collect();
         assert_eq!(w, ["müller", "j", "2024", "東京タワー", "नमस्ते"]);
         assert_eq!(words("  ,, ").count(), 0);
+        let ascii: Vec<&str> = words("Lorem ipsum, dolor-sit 42.amet").collect();
+        assert_eq!(ascii, ["Lorem", "ipsum", "dolor", "sit", "42", "amet"]);
+        assert_eq!(words("word").collect::<Vec<_>>(), ["word"]);
+        assert_eq!(words("").count(), 0);
+    }
+
+    /// The masks' runs and the character-wise split agree on every length
+    /// around the chunk's 64 bytes, and on random ASCII text.
+    #[test]
+    fn ascii_runs_are_the_character_split() {
+        let by_chars = |text: &str| -> Vec<String> {
+            text.split(|c: char| !super::is_word_char(c))
+                .filter(|w| !w.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
+        let mut state = 1u64;
+        for n in 0..300 {
+            for _ in 0..20 {
+                let text: String = (0..n)
+                    .map(|_| {
+                        state = state
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        char::from(b" a1,Z.-9"[(state >> 61) as usize])
+                    })
+                    .collect();
+                assert_eq!(
+                    words(&text).map(str::to_owned).collect::<Vec<_>>(),
+                    by_chars(&text),
+                    "{text:?}"
+                );
+            }
+            let full = "w".repeat(n);
+            assert_eq!(words(&full).count(), usize::from(n > 0), "{n} word bytes");
+        }
+    }
+
+    /// The byte-wise split of ASCII text and the character-wise split of
+    /// any other agree on every ASCII byte, where a word ends and starts.
+    #[test]
+    fn ascii_words_split_as_characters_do() {
+        for byte in 0u8..0x80 {
+            let c = char::from(byte);
+            let text = format!("{c}ab{c}{c}cd{c}");
+            let by_chars: Vec<&str> = text
+                .split(|c: char| !super::is_word_char(c))
+                .filter(|w| !w.is_empty())
+                .collect();
+            assert_eq!(words(&text).collect::<Vec<_>>(), by_chars, "byte {byte:#x}");
+        }
     }
 
     #[test]
