@@ -29,6 +29,10 @@ pub struct Buffers {
     pub aad: Vec<u8>,
     /// The result: an envelope, or a plaintext.
     pub out: Vec<u8>,
+    /// A searched value's normalized form (plaintext: wiped after each use).
+    pub text: String,
+    /// A value's search tokens, before they become a Buffer.
+    pub tokens: Vec<u64>,
 }
 
 impl Buffers {
@@ -37,6 +41,13 @@ impl Buffers {
         trim(&mut self.input);
         trim(&mut self.out);
         trim(&mut self.wide);
+        if self.text.capacity() > KEEP_CAPACITY {
+            zeroize::Zeroize::zeroize(&mut self.text);
+            self.text = String::new();
+        }
+        if self.tokens.capacity() > KEEP_CAPACITY / 8 {
+            self.tokens = Vec::new();
+        }
     }
 }
 
@@ -46,6 +57,7 @@ impl Drop for Buffers {
         zeroize::Zeroize::zeroize(&mut self.input);
         zeroize::Zeroize::zeroize(&mut self.out);
         zeroize::Zeroize::zeroize(&mut self.wide);
+        zeroize::Zeroize::zeroize(&mut self.text);
     }
 }
 

@@ -203,7 +203,10 @@ pub(crate) unsafe fn tokens_in(
     let column = rings
         .serve(c, |r| r.column_tokens(options.secret, c))
         .map_err(to_js);
-    let (mut scratch, mut tokens) = (String::new(), Vec::new());
+    // The thread's buffers, kept between calls: made afresh, the normalized
+    // text and the tokens were grown (and the text's old copies wiped) on
+    // every call.
+    b.tokens.clear();
     let text = std::str::from_utf8(&b.input[range.clone()]).map_err(|_| to_js(AleError::Internal));
     if let (Ok(column), Ok(text)) = (&column, text) {
         value_tokens(
@@ -211,16 +214,16 @@ pub(crate) unsafe fn tokens_in(
             text,
             options.indexes,
             options.folding,
-            &mut scratch,
-            &mut tokens,
+            &mut b.text,
+            &mut b.tokens,
         );
     }
     // The value and its normalized form are plaintext.
     zeroize::Zeroize::zeroize(&mut b.input[range]);
-    zeroize::Zeroize::zeroize(&mut scratch);
+    zeroize::Zeroize::zeroize(&mut b.text);
     column?;
     // SAFETY: the current env.
-    unsafe { tokens_to_buffer(raw, &tokens) }
+    unsafe { tokens_to_buffer(raw, &b.tokens) }
 }
 
 /// A query's tokens in context `ctx` of `rings`, as a Buffer.

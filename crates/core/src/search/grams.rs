@@ -65,6 +65,16 @@ impl<'a> Iterator for Words<'a> {
         self.at += end;
         Some(&rest[start..end])
     }
+
+    /// At most a word every two bytes (a character and a separator) of
+    /// what is left, and the run the masks have open.
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = match &self.ascii {
+            Some(runs) => self.text.len().saturating_sub(runs.base),
+            None => self.text.len() - self.at,
+        };
+        (0, Some(left.div_ceil(2) + 1))
+    }
 }
 
 /// The runs of ASCII letters and digits in a byte string, found 64 bytes at
@@ -281,6 +291,11 @@ mod tests {
                     words(&text).map(str::to_owned).collect::<Vec<_>>(),
                     by_chars(&text),
                     "{text:?}"
+                );
+                let hint = words(&text).size_hint().1.unwrap_or(0);
+                assert!(
+                    words(&text).count() <= hint,
+                    "{text:?}: more words than the hint"
                 );
             }
             let full = "w".repeat(n);
