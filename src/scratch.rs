@@ -9,6 +9,7 @@ use std::cell::RefCell;
 use std::ops::Range;
 
 use ale_core::context::{Context, ContextBuf};
+use ale_core::search::tokens::Token;
 use napi::sys;
 
 use crate::error::{guard, to_js, Result};
@@ -32,7 +33,7 @@ pub struct Buffers {
     /// A searched value's normalized form (plaintext: wiped after each use).
     pub text: String,
     /// A value's search tokens, before they become a Buffer.
-    pub tokens: Vec<u64>,
+    pub tokens: Vec<Token>,
 }
 
 impl Buffers {
@@ -42,6 +43,7 @@ impl Buffers {
         trim(&mut self.out);
         trim(&mut self.wide);
         if self.text.capacity() > KEEP_CAPACITY {
+            // already wiped after its call; wiped again in case a panic cut that short
             zeroize::Zeroize::zeroize(&mut self.text);
             self.text = String::new();
         }

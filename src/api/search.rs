@@ -203,12 +203,12 @@ pub(crate) unsafe fn tokens_in(
     let column = rings
         .serve(c, |r| r.column_tokens(options.secret, c))
         .map_err(to_js);
-    // The thread's buffers, kept between calls: made afresh, the normalized
-    // text and the tokens were grown (and the text's old copies wiped) on
-    // every call.
+    // The thread's buffers, kept between calls. Cleared first: a call that
+    // makes no tokens must not hand back the previous call's.
     b.tokens.clear();
-    let text = std::str::from_utf8(&b.input[range.clone()]).map_err(|_| to_js(AleError::Internal));
-    if let (Ok(column), Ok(text)) = (&column, text) {
+    let valid = std::str::from_utf8(&b.input[range.clone()]);
+    let utf8 = valid.is_ok();
+    if let (Ok(column), Ok(text)) = (&column, valid) {
         value_tokens(
             column,
             text,
@@ -218,10 +218,16 @@ pub(crate) unsafe fn tokens_in(
             &mut b.tokens,
         );
     }
-    // The value and its normalized form are plaintext.
+    // The value and its normalized form are plaintext. Only the text's
+    // used bytes: the room past them was wiped when last used, and wiping
+    // all of it would cost every later call the largest value's size.
     zeroize::Zeroize::zeroize(&mut b.input[range]);
-    zeroize::Zeroize::zeroize(&mut b.text);
+    zeroize::Zeroize::zeroize(b.text.as_mut_str());
+    b.text.clear();
     column?;
+    if !utf8 {
+        return Err(to_js(AleError::Internal));
+    }
     // SAFETY: the current env.
     unsafe { tokens_to_buffer(raw, &b.tokens) }
 }

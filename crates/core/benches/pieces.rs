@@ -323,8 +323,8 @@ fn search(c: &mut Criterion) {
     g.finish();
 }
 
-/// About 4 KB of lorem ipsum, capitalized sentences of words drawn from
-/// Cicero's vocabulary by a fixed LCG: the shape of bench/search.mjs's texts.
+/// About 4 KB of lorem ipsum, capitalized sentences of lorem words (some of
+/// them Faker's) drawn by a fixed LCG: the shape of bench/search.mjs's texts.
 fn lorem_4k() -> String {
     const WORDS: &[&str] = &[
         "lorem",

@@ -38,13 +38,13 @@ pub fn words(text: &str) -> Words<'_> {
 
 /// [`words`]: the runs of word characters, each a slice of the text, with
 /// no allocation.
+#[derive(Clone)]
 pub struct Words<'a> {
     text: &'a str,
     /// Where the next search starts (text that is not ASCII).
     at: usize,
     /// Every character one byte: the runs come from bit masks, with no
-    /// decoding and no branch a byte (a 4 KB text's words spent most of
-    /// their time on both; docs/performance.md, "Search").
+    /// decoding and no branch a byte (docs/performance.md, "Search").
     ascii: Option<AsciiRuns>,
 }
 
@@ -80,6 +80,7 @@ impl<'a> Iterator for Words<'a> {
 /// The runs of ASCII letters and digits in a byte string, found 64 bytes at
 /// a time: a mask of the chunk's word bytes gives where runs start and end,
 /// and each is one `trailing_zeros` away.
+#[derive(Clone)]
 struct AsciiRuns {
     /// The current chunk's offset in the text.
     base: usize,
@@ -94,7 +95,10 @@ struct AsciiRuns {
 }
 
 impl AsciiRuns {
+    /// `bytes` must be ASCII: `word_bytes`'s arithmetic has no room for a
+    /// byte of 0x80 or more.
     fn new(bytes: &[u8]) -> Self {
+        debug_assert!(bytes.is_ascii());
         let mut runs = AsciiRuns {
             base: 0,
             starts: 0,
@@ -154,7 +158,8 @@ impl AsciiRuns {
     }
 }
 
-/// One bit a byte for the (up to) eight ASCII bytes of `bytes` from `at`,
+/// One bit a byte for the (up to) eight bytes of `bytes` from `at`, which
+/// must be ASCII (checked by the caller; see the sums below),
 /// set for a letter or a digit; none past the end. Eight bytes are read as
 /// one word (the last eight of the text when fewer remain, shifted down, so
 /// nothing is copied out of the text) and tested together, branch-free.
@@ -292,11 +297,18 @@ mod tests {
                     by_chars(&text),
                     "{text:?}"
                 );
-                let hint = words(&text).size_hint().1.unwrap_or(0);
-                assert!(
-                    words(&text).count() <= hint,
-                    "{text:?}: more words than the hint"
-                );
+                // the upper bound holds before every step
+                let mut it = words(&text);
+                loop {
+                    let hint = it.size_hint().1.unwrap_or(0);
+                    assert!(
+                        it.clone().count() <= hint,
+                        "{text:?}: more words than the hint"
+                    );
+                    if it.next().is_none() {
+                        break;
+                    }
+                }
             }
             let full = "w".repeat(n);
             assert_eq!(words(&full).count(), usize::from(n > 0), "{n} word bytes");
@@ -304,17 +316,31 @@ mod tests {
     }
 
     /// The byte-wise split of ASCII text and the character-wise split of
-    /// any other agree on every ASCII byte, where a word ends and starts.
+    /// any other agree on every ASCII byte, at every place of texts of 1 to
+    /// 17 bytes: through the whole eight-byte read, the shifted read of a
+    /// text's last bytes, and the short text's.
     #[test]
     fn ascii_words_split_as_characters_do() {
         for byte in 0u8..0x80 {
-            let c = char::from(byte);
-            let text = format!("{c}ab{c}{c}cd{c}");
-            let by_chars: Vec<&str> = text
-                .split(|c: char| !super::is_word_char(c))
-                .filter(|w| !w.is_empty())
-                .collect();
-            assert_eq!(words(&text).collect::<Vec<_>>(), by_chars, "byte {byte:#x}");
+            for len in 1..=17 {
+                for at in 0..len {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = byte;
+                    if at + 2 < len {
+                        bytes[at + 2] = b' ';
+                    }
+                    let text = String::from_utf8(bytes).expect("ASCII");
+                    let by_chars: Vec<&str> = text
+                        .split(|c: char| !super::is_word_char(c))
+                        .filter(|w| !w.is_empty())
+                        .collect();
+                    assert_eq!(
+                        words(&text).collect::<Vec<_>>(),
+                        by_chars,
+                        "byte {byte:#x} at {at} of {len}"
+                    );
+                }
+            }
         }
     }
 

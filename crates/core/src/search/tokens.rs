@@ -96,11 +96,12 @@ impl ColumnTokens {
         out: &mut Vec<Token>,
     ) {
         let grams = grams.into_iter();
-        // Room for as many grams as there may be (a text's words give no
-        // lower bound): one allocation, where growing from nothing moved the
-        // blocks of a 4 KB text's words ten times.
+        // Room for as many grams as there may be, up to a bound: a text's
+        // words give no lower bound, and growing from nothing copies the
+        // blocks at every doubling; past the bound (a long text) it grows.
         let (low, high) = grams.size_hint();
-        let mut short: Vec<Block> = Vec::with_capacity(high.unwrap_or(low));
+        let room = high.map_or(low, |high| high.min(low.max(RESERVED_BLOCKS)));
+        let mut short: Vec<Block> = Vec::with_capacity(room);
         for gram in grams {
             match self.last_block(kind, gram) {
                 Some(block) => short.push(block.to_be_bytes().into()),
@@ -165,9 +166,8 @@ impl ColumnTokens {
 
 /// `gram` (at most 16 bytes) as the top bytes of a big-endian u128, zeros
 /// below: two overlapping loads of 8 or 4 bytes from its two ends, each
-/// shifted into place, where a byte-by-byte build took a variable shift per
-/// byte (the words of a 4 KB text spent a third of their time there;
-/// docs/performance.md, "Search").
+/// shifted into place, rather than a variable shift per byte
+/// (docs/performance.md, "Search").
 #[inline]
 fn gram_bits(gram: &[u8]) -> u128 {
     let n = gram.len();
@@ -192,6 +192,9 @@ fn gram_bits(gram: &[u8]) -> u128 {
         }),
     }
 }
+
+/// The most blocks `tokens_into` makes room for before it sees the grams.
+const RESERVED_BLOCKS: usize = 4096;
 
 /// Doubling in GF(2^128), RFC 4493's subkey step.
 fn double(value: u128) -> u128 {
