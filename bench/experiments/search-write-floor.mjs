@@ -1,0 +1,134 @@
+// Where the 4 KB search write's overhead goes (docs/search.md, "What a
+// search costs in the database"): bench/search.mjs's content_nodes with a
+// 4 KB text, one row per transaction, interleaved, fresh databases each
+// round, node:sqlite. Two parts, each against plaintext FTS5 over the text:
+//
+// - raw: prepared node:sqlite statements with ready-made values (the
+//   envelope and the tokens' text made once, up front), the FTS5 set-ups
+//   side by side: the tokens in the CMS's FTS5 table in the text's place
+//   (default tokenizer, or ascii), or in a second FTS5 table of their own
+//   (searchIndexSql's: detail=column, ascii);
+// - drizzle: the CMS's adapter (bench/db.mjs), the same rows with the
+//   envelope and the tokens' text ready-made in plain `text` columns,
+//   against the package's columns making them on every write.
+//
+//   node bench/experiments/search-write-floor.mjs [--rounds 12]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Faker, base, en } from '@faker-js/faker';
+import { text } from 'drizzle-orm/sqlite-core';
+import { encryptedText, searchIndexColumn } from '@sveltycms/ale/drizzle/sqlite';
+import { contentNodes, row, statements, TENANT } from '../db.mjs';
+import { openSqlite } from '../sqlite.mjs';
+import { median, overhead } from '../stats.mjs';
+
+const { values: flags } = parseArgs({ options: { rounds: { type: 'string', default: '12' } } });
+const ROUNDS = Number(flags.rounds);
+const PER_ROUND = 100;
+const ale = createRequire(import.meta.url)('../../index.js');
+
+// bench/search.mjs's texts
+const f = new Faker({ locale: [en, base] });
+f.seed(4096);
+const corpus = Array.from({ length: 64 }, () => {
+  let s = '';
+  while (s.length < 4096) s += `${f.lorem.paragraph()} `;
+  return s.slice(0, 4096).replace(/\s+\S*$/, '');
+});
+const keyRing = new ale.KeyRing([Buffer.alloc(32, 7).toString('base64')]);
+const on = { collection: 'content_nodes', tenant: TENANT, keyRing };
+const dataSearch = searchIndexColumn('data_search', { ...on, field: 'data', fts: 'content_nodes_fts', contains: false, prefix: false, words: true });
+const TABLES = {
+  plain: contentNodes(text('data')),
+  'ready-made': contentNodes(text('data'), { dataSearch: text('data_search') }),
+  package: contentNodes(encryptedText('data', on), { dataSearch }),
+};
+const envelopes = corpus.map((d) => TABLES.package.data.mapToDriverValue(d));
+const tokenTexts = corpus.map((d) => String(TABLES.package.dataSearch.mapToDriverValue(d)));
+
+const COLUMNS = '_id TEXT PRIMARY KEY, path TEXT NOT NULL, parentId TEXT, nodeType TEXT NOT NULL, status TEXT NOT NULL, name TEXT NOT NULL, description TEXT, data TEXT, data_search TEXT, metadata TEXT, tenantId TEXT NOT NULL, createdAt INTEGER NOT NULL, updatedAt INTEGER NOT NULL';
+const fts = (name, columns, extra = '') => [
+  `CREATE VIRTUAL TABLE ${name} USING fts5(${columns}, content='content_nodes', content_rowid='rowid'${extra})`,
+  `CREATE TRIGGER ${name}_ai AFTER INSERT ON content_nodes BEGIN INSERT INTO ${name}(rowid, ${columns}) VALUES (new.rowid, ${columns.split(', ').map((c) => `new.${c}`).join(', ')}); END`,
+];
+const RAW = {
+  plain: fts('f', 'name, description, data'),
+  'tokens in the CMS table': fts('f', 'name, description, data_search'),
+  'tokens in the CMS table, ascii': fts('f', 'name, description, data_search', ", tokenize='ascii'"),
+  'tokens in a second table': [...fts('f', 'name, description'), ...fts('g', 'data_search', ", detail=column, tokenize='ascii'")],
+};
+
+/** Rounds of interleaved one-row transactions on each side's fresh database; µs a write per side. */
+async function measure(sides, open, write) {
+  const times = Object.fromEntries(sides.map((s) => [s, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    const dir = mkdtempSync(join(tmpdir(), 'ale-floor-'));
+    const dbs = {};
+    for (const side of sides) dbs[side] = await open(side, join(dir, `${sides.indexOf(side)}.db`));
+    try {
+      for (let i = -20; i < PER_ROUND; i++) {
+        const k = (i + 20) % corpus.length;
+        for (const side of (i + round) % 2 ? sides : [...sides].reverse()) {
+          const t0 = process.hrtime.bigint();
+          await write(dbs[side], side, k, `${side}-${i}`);
+          if (i >= 0) times[side].push(Number(process.hrtime.bigint() - t0));
+        }
+      }
+    } finally {
+      for (const db of Object.values(dbs)) db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return times;
+}
+
+function report(title, times) {
+  console.log(title);
+  for (const [side, t] of Object.entries(times)) {
+    const w = side === 'plain' ? undefined : overhead(times.plain, t);
+    const delta = w ? `${(w.point * 100).toFixed(1)}% [${(w.low * 100).toFixed(1)}, ${(w.high * 100).toFixed(1)}]` : '';
+    console.log(`  ${side.padEnd(32)} ${(median(t) / 1000).toFixed(1).padStart(6)} µs  ${delta}`);
+  }
+}
+
+const values = (side, k, id) => {
+  const r = row('content_nodes', id, 0);
+  const plain = side === 'plain';
+  return [r._id, r.path, r.parentId, r.nodeType, r.status, r.name, r.description, plain ? corpus[k] : envelopes[k], plain ? null : tokenTexts[k], r.metadata, r.tenantId, r.createdAt, r.updatedAt];
+};
+const raw = await measure(
+  Object.keys(RAW),
+  async (side, file) => {
+    const { DatabaseSync } = await import('node:sqlite');
+    const db = new DatabaseSync(file);
+    db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA synchronous = NORMAL');
+    db.exec(`CREATE TABLE content_nodes (${COLUMNS})`);
+    for (const stmt of RAW[side]) db.exec(stmt);
+    return { db, insert: db.prepare(`INSERT INTO content_nodes VALUES (${Array(13).fill('?').join(', ')})`), close: () => db.close() };
+  },
+  (s, side, k, id) => {
+    s.db.exec('BEGIN');
+    s.insert.run(...values(side, k, id));
+    s.db.exec('COMMIT');
+  },
+);
+report(`Node ${process.version}, node:sqlite, raw statements, ready-made values, ${ROUNDS}×${PER_ROUND} writes a side; median, Δ against plain [95% CI]`, raw);
+
+const drizzle = await measure(
+  Object.keys(TABLES),
+  async (side, file) => {
+    const s = await openSqlite(file, { driver: 'node:sqlite' });
+    s.exec(`CREATE TABLE content_nodes (${COLUMNS})`);
+    for (const stmt of fts('content_nodes_fts', side === 'plain' ? 'name, description, data' : 'name, description, data_search')) s.exec(stmt);
+    return { ...s, run: statements(s.db) };
+  },
+  (s, side, k, id) => {
+    const data = side === 'ready-made' ? { data: envelopes[k], dataSearch: tokenTexts[k] } : side === 'package' ? { data: corpus[k], dataSearch: corpus[k] } : { data: corpus[k] };
+    return s.run.insert(TABLES[side], { ...row('content_nodes', id, 0), ...data });
+  },
+);
+report('through the CMS adapter (drizzle-orm/sqlite-proxy over node:sqlite), tokens in the CMS table', drizzle);
