@@ -43,7 +43,7 @@ impl Buffers {
         trim(&mut self.out);
         trim(&mut self.wide);
         if self.text.capacity() > KEEP_CAPACITY {
-            // already wiped after its call; wiped again in case a panic cut that short
+            // wiped after each call already; wiped whole before it is freed all the same
             zeroize::Zeroize::zeroize(&mut self.text);
             self.text = String::new();
         }

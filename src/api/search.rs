@@ -197,39 +197,50 @@ pub(crate) unsafe fn tokens_in(
     b: &mut Buffers,
     c: &Context<'_>,
 ) -> Result<sys::napi_value> {
+    // The read appends: from an empty buffer, or every call would add its
+    // value after the last one's (wiped) bytes until the buffer is trimmed.
+    b.input.clear();
     // SAFETY: forwarded.
     let range =
         unsafe { read_utf8(raw, value, &mut b.wide, &mut b.input, "value") }.map_err(to_js)?;
     let column = rings
         .serve(c, |r| r.column_tokens(options.secret, c))
         .map_err(to_js);
-    // The thread's buffers, kept between calls. Cleared first: a call that
-    // makes no tokens must not hand back the previous call's.
-    b.tokens.clear();
     let valid = std::str::from_utf8(&b.input[range.clone()]);
     let utf8 = valid.is_ok();
     if let (Ok(column), Ok(text)) = (&column, valid) {
+        // The normalized form is plaintext: wiped when this block ends,
+        // however it ends (a panic included). Only its used bytes: the room
+        // past them is wiped whenever it is used, and wiping all of it would
+        // cost every later call the largest value's size.
+        let text_room = WipedOnDrop(&mut b.text);
         value_tokens(
             column,
             text,
             options.indexes,
             options.folding,
-            &mut b.text,
+            text_room.0,
             &mut b.tokens,
         );
     }
-    // The value and its normalized form are plaintext. Only the text's
-    // used bytes: the room past them was wiped when last used, and wiping
-    // all of it would cost every later call the largest value's size.
     zeroize::Zeroize::zeroize(&mut b.input[range]);
-    zeroize::Zeroize::zeroize(b.text.as_mut_str());
-    b.text.clear();
     column?;
     if !utf8 {
         return Err(to_js(AleError::Internal));
     }
     // SAFETY: the current env.
     unsafe { tokens_to_buffer(raw, &b.tokens) }
+}
+
+/// A thread's text buffer whose used bytes are wiped, and its length set
+/// to zero, when this is dropped.
+struct WipedOnDrop<'a>(&'a mut String);
+
+impl Drop for WipedOnDrop<'_> {
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(self.0.as_mut_str());
+        self.0.clear();
+    }
 }
 
 /// A query's tokens in context `ctx` of `rings`, as a Buffer.

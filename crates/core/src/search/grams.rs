@@ -22,7 +22,7 @@ pub const MIN_CONTAINS: usize = 3;
 pub fn is_word_char(c: char) -> bool {
     // No ASCII character is a combining mark, and the marks' table is a
     // perfect-hash lookup that ASCII text would ask for every space and
-    // punctuation mark (docs/performance.md, "Search").
+    // punctuation mark (docs/performance.md, "Search: reading a search index back, and the word test").
     if c.is_ascii() {
         c.is_ascii_alphanumeric()
     } else {
@@ -44,7 +44,7 @@ pub struct Words<'a> {
     /// Where the next search starts (text that is not ASCII).
     at: usize,
     /// Every character one byte: the runs come from bit masks, with no
-    /// decoding and no branch a byte (docs/performance.md, "Search").
+    /// decoding and no branch a byte (docs/performance.md, "Search: reading a search index back, and the word test").
     ascii: Option<AsciiRuns>,
 }
 

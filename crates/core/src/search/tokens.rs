@@ -167,7 +167,7 @@ impl ColumnTokens {
 /// `gram` (at most 16 bytes) as the top bytes of a big-endian u128, zeros
 /// below: two overlapping loads of 8 or 4 bytes from its two ends, each
 /// shifted into place, rather than a variable shift per byte
-/// (docs/performance.md, "Search").
+/// (docs/performance.md, "Search: reading a search index back, and the word test").
 #[inline]
 fn gram_bits(gram: &[u8]) -> u128 {
     let n = gram.len();
@@ -193,7 +193,8 @@ fn gram_bits(gram: &[u8]) -> u128 {
     }
 }
 
-/// The most blocks `tokens_into` makes room for before it sees the grams.
+/// The most blocks `tokens_into` reserves on a gram iterator's upper bound
+/// alone (a lower bound is reserved in full).
 const RESERVED_BLOCKS: usize = 4096;
 
 /// Doubling in GF(2^128), RFC 4493's subkey step.
