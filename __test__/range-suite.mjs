@@ -52,14 +52,16 @@ export function rangeSuite(d) {
     const got = await mod.withTenant(tenant, () => conn.db.select({ id: t.id, value: t[field] }).from(t).where(where).orderBy(asc(t.id)));
     return got.filter((r) => where.matches(r.value)).map((r) => r.id);
   };
-  /** As `answer`, waiting up to a second where the index shows commits late. */
+  /** As `answer`, waiting up to a second where the index shows commits late; resolves to how many times it asked again. */
   const eventually = async (get, expected, message) => {
     let got = await get();
-    for (const deadline = Date.now() + 1_000; d.concurrentReads === false && JSON.stringify(got) !== JSON.stringify(expected) && Date.now() < deadline; ) {
+    let again = 0;
+    for (const deadline = Date.now() + 1_000; d.concurrentReads === false && JSON.stringify(got) !== JSON.stringify(expected) && Date.now() < deadline; again++) {
       await new Promise((r) => setTimeout(r, 50));
       got = await get();
     }
     assert.deepEqual(got, expected, message);
+    return again;
   };
   const ordered = (t, field, options, tenant = 'acme') =>
     mod.withTenant(tenant, () =>
@@ -76,6 +78,20 @@ export function rangeSuite(d) {
       await conn.reset(table);
       await insert(table, 'acme', acme);
       await insert(table, 'globex', globex);
+      if (d.concurrentReads === false) {
+        // InnoDB shows the last batches' rows to the other connection a
+        // moment after their commits (docs/search.md, "Per dialect"): the
+        // queries below would miss them. They start once every row shows.
+        let again = 0;
+        for (const [tenant, list] of [['acme', acme], ['globex', globex]]) {
+          for (const field of FIELDS) {
+            const held = list.filter((r) => r[field] !== null).sort((a, b) => cmp(a[field], b[field]));
+            const all = await mod.withTenant(tenant, async () => mod.rangeBetween(rangeOf(table, field), held[0][field], held.at(-1)[field]));
+            again += await eventually(() => answer(table, field, all, tenant), held.map((r) => r.id).sort((a, b) => a - b), `every ${tenant} row shows in ${field}'s index`);
+          }
+        }
+        console.log(`# ${d.name}: every row shows in the index (asked again ${again} times, 50 ms apart)`);
+      }
     });
     after(async () => {
       await conn?.close();

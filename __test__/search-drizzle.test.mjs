@@ -124,6 +124,14 @@ if (mysqlUrl) {
           const [rows] = await pool.query(`EXPLAIN ${text}`, params);
           return JSON.stringify(rows);
         },
+        // Rows holding tokens in `column`, and those of them its FULLTEXT index shows: every
+        // token is 16 hex digits, so one of these 16 prefixes finds any row that has one.
+        async shown(table, column) {
+          const [name, col] = [getTableName(table), column.name];
+          const [[held]] = await pool.query(`SELECT COUNT(*) AS n FROM ${name} WHERE ${col} <> ''`);
+          const [[found]] = await pool.query(`SELECT COUNT(*) AS n FROM ${name} WHERE MATCH(${col}) AGAINST('0* 1* 2* 3* 4* 5* 6* 7* 8* 9* a* b* c* d* e* f*' IN BOOLEAN MODE)`);
+          return { held: Number(held.n), shown: Number(found.n) };
+        },
         close: () => pool.end(),
       };
     },
