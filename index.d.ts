@@ -137,6 +137,12 @@ export declare class KeyRing {
    */
   searchTokens(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer
   /**
+   * The same tokens as the text SQLite FTS5 and MySQL FULLTEXT index:
+   * each as 16 lowercase hex digits, one space between two ('' for no
+   * token). What the Drizzle columns of those dialects store.
+   */
+  searchTokenText(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): string
+  /**
    * The search tokens a value must all hold to match `query` (sorted,
    * distinct, 8 bytes each). `ALE_INVALID_INPUT` for a query the indexes
    * cannot serve: "contains" under 3 characters, no word, or an index
@@ -303,3 +309,9 @@ export declare function searchQuery(query: string, kind: 'contains' | 'prefix' |
  * `ALE_NOT_INITIALIZED` before `initKeyRing()`.
  */
 export declare function searchTokens(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer
+
+/**
+ * `KeyRing#searchTokenText` with the process-wide ring. Throws
+ * `ALE_NOT_INITIALIZED` before `initKeyRing()`.
+ */
+export declare function searchTokenText(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): string

@@ -852,3 +852,4 @@ module.exports.searchMatches = nativeBinding.searchMatches
 module.exports.searchNormalize = nativeBinding.searchNormalize
 module.exports.searchQuery = nativeBinding.searchQuery
 module.exports.searchTokens = nativeBinding.searchTokens
+module.exports.searchTokenText = nativeBinding.searchTokenText

@@ -126,6 +126,7 @@ exports.envelopeKeyId = impl.envelopeKeyId;
 exports.searchNormalize = impl.searchNormalize;
 exports.searchMatches = impl.searchMatches;
 exports.searchTokens = impl.searchTokens;
+exports.searchTokenText = impl.searchTokenText;
 exports.searchQuery = impl.searchQuery;
 exports.rangeTokens = impl.rangeTokens;
 exports.__napiBindingTarget = impl.__napiBindingTarget; // the generated loader's marker; undefined on the js backend

@@ -29,6 +29,7 @@ const ARGS = {
   blindIndexes: ['x', ...CTX],
   keyIndex: [envelope, ...CTX],
   searchTokens: ['x', ...CTX],
+  searchTokenText: ['x', ...CTX],
   searchQuery: ['xyz', 'contains', ...CTX],
   rangeTokens: [Buffer.from('040000000000000000', 'hex'), ...CTX],
   stats: [],
@@ -111,8 +112,8 @@ describe('hostile arguments get ALE_* codes, on every method', () => {
   }
 });
 
-describe('the hot methods: encrypt, decrypt, their binary forms and searchTokens', () => {
-  const hot = ['encrypt', 'decrypt', 'encryptBinary', 'decryptBinary', 'searchTokens'];
+describe('the hot methods: encrypt, decrypt, their binary forms, searchTokens and searchTokenText', () => {
+  const hot = ['encrypt', 'decrypt', 'encryptBinary', 'decryptBinary', 'searchTokens', 'searchTokenText'];
 
   test('they look like the other methods and leave the instance bare', () => {
     for (const name of hot) {
@@ -124,6 +125,7 @@ describe('the hot methods: encrypt, decrypt, their binary forms and searchTokens
     const fresh = new ale.KeyRing([SECRET]);
     fresh.decryptBinary(fresh.encryptBinary(fresh.decrypt(fresh.encrypt('x', ...CTX), ...CTX), ...CTX), ...CTX);
     fresh.searchTokens('xyz', ...CTX);
+    fresh.searchTokenText('xyz', ...CTX);
     assert.deepEqual(Reflect.ownKeys(fresh), [], 'the handle is not kept on the ring');
   });
 
@@ -165,10 +167,11 @@ describe('the hot methods: encrypt, decrypt, their binary forms and searchTokens
     const fresh = new ale.KeyRing([SECRET]);
     const [a, b] = [['tenant-a', 'users', 'email'], ['tenant-b', 'users', 'email']];
     const tokensOfA = fresh.searchTokens('müller', ...a).toString('hex');
+    const textOfA = fresh.searchTokenText('müller', ...a);
     // both contexts cached; the last one handed out is b's, so a's calls below look a up
     for (let i = 0; i < 3; i++) for (const c of [a, b]) fresh.decrypt(fresh.encrypt('warm', ...c), ...c);
     const saved = { get: Map.prototype.get, weakGet: WeakMap.prototype.get };
-    let sealed, tokens;
+    let sealed, tokens, text;
     try {
       // a hostile get: every lookup answers with tenant-b's entry
       Map.prototype.get = function (key) {
@@ -178,6 +181,8 @@ describe('the hot methods: encrypt, decrypt, their binary forms and searchTokens
       sealed = fresh.encrypt('for a', ...a);
       fresh.encrypt('for b', ...b); // b's again the last, so that a is looked up once more
       tokens = fresh.searchTokens('müller', ...a).toString('hex');
+      fresh.encrypt('for b', ...b);
+      text = fresh.searchTokenText('müller', ...a);
     } finally {
       Map.prototype.get = saved.get;
       WeakMap.prototype.get = saved.weakGet;
@@ -185,6 +190,7 @@ describe('the hot methods: encrypt, decrypt, their binary forms and searchTokens
     assert.equal(fresh.decrypt(sealed, ...a), 'for a');
     throwsCode(assert, () => fresh.decrypt(sealed, ...b), 'ALE_AUTH_FAILED');
     assert.equal(tokens, tokensOfA, "a's tokens, not b's");
+    assert.equal(text, textOfA, "a's token text, not b's");
   });
 
   test('code that patches the encoder, Buffer or typed-array built-ins afterwards changes nothing a hot call does, on either path', { skip: ale.backend !== 'native' && 'the fallback calls them as it finds them' }, () => {

@@ -37,6 +37,7 @@ const calls = {
   'ring.blindIndexes': () => ring.blindIndexes('x', ...CTX),
   'ring.keyIndex': () => ring.keyIndex(envelope, ...CTX),
   'ring.searchTokens': () => ring.searchTokens('x', ...CTX),
+  'ring.searchTokenText': () => ring.searchTokenText('x', ...CTX),
   'ring.searchQuery': () => ring.searchQuery('xyz', 'contains', ...CTX),
   'ring.rangeTokens': () => ring.rangeTokens(NODE, ...CTX),
   'ring.stats': () => ring.stats(),
@@ -61,6 +62,7 @@ const calls = {
   searchNormalize: () => addon.searchNormalize('x'),
   searchMatches: () => addon.searchMatches('x', 'x', 'words'),
   searchTokens: () => addon.searchTokens('x', ...CTX),
+  searchTokenText: () => addon.searchTokenText('x', ...CTX),
   searchQuery: () => addon.searchQuery('xyz', 'contains', ...CTX),
   rangeTokens: () => addon.rangeTokens(NODE, ...CTX),
 };

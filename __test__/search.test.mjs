@@ -123,6 +123,59 @@ describe('search tokens, on the backend in use', () => {
     throwsCode(assert, () => both.searchTokens('müller', ...CTX, thenRight), 'ALE_INVALID_INPUT');
   });
 
+  test('searchTokenText is searchTokens as hex words one space apart, on a ring and process-wide, and refuses what it refuses with the same error', () => {
+    ale.initKeyRing([SECRET, OLD_SECRET]);
+    const both = new ale.KeyRing([SECRET, OLD_SECRET]);
+    // written here from the Buffer, independently of hexWords and of the addon's words.rs
+    const words = (tokens) => (tokens.toString('hex').match(/.{16}/g) ?? []).join(' ');
+    // options that are not an object are read natively (src/callbacks/search.rs)
+    const OPTIONS = [undefined, { contains: false, prefix: false }, { accents: true }, { secret: 1 }, { words: false, accents: true }, 5, null];
+    let nonEmpty = 0;
+    for (let i = 0; i < 300; i++) {
+      const v = i === 0 ? '' : i === 1 ? ' ,; ' : i === 2 ? 'x' : value();
+      const options = OPTIONS[i % OPTIONS.length];
+      const expected = words(both.searchTokens(v, ...CTX, options));
+      if (expected !== '') nonEmpty++;
+      for (let again = 0; again < 2; again++) {
+        // the second call goes through the context's handle
+        assert.equal(both.searchTokenText(v, ...CTX, options), expected, `${JSON.stringify(v)} ${JSON.stringify(options)}`);
+        assert.equal(ale.searchTokenText(v, ...CTX, options), expected, `process-wide: ${JSON.stringify(v)} ${JSON.stringify(options)}`);
+      }
+    }
+    assert.ok(nonEmpty > 250, `${nonEmpty} values with tokens`);
+    assert.equal(both.searchTokenText('', ...CTX), '');
+    const tenants = ale.KeyRing.forTenants({ ivLength: 12 });
+    const bad = [
+      [both, ['müller', ...CTX, { contains: 'yes' }]],
+      [both, ['müller', ...CTX, { secret: 2 }]],
+      [both, ['müller', ...CTX, { secret: 1.5 }]],
+      [both, ['müller', 'a:b', 'users', 'email']],
+      [both, ['müller', 'a:b', 'users', 'email', { contains: 'yes' }]],
+      [both, ['a\uD800b', ...CTX]],
+      [both, [42, ...CTX]],
+      [tenants, ['müller', ...CTX]],
+    ];
+    for (const [i, [on, args]] of bad.entries()) {
+      for (const [what, text, tokens] of [
+        ['ring', () => on.searchTokenText(...args), () => on.searchTokens(...args)],
+        ['process-wide', () => ale.searchTokenText(...args), () => ale.searchTokens(...args)],
+      ]) {
+        if (what === 'process-wide' && on === tenants) continue;
+        let expected;
+        try {
+          tokens();
+        } catch (e) {
+          expected = e;
+        }
+        assert.ok(expected?.code, `bad case ${i} (${what}) is refused by searchTokens`);
+        const e = throwsCode(assert, text, expected.code);
+        assert.equal(e.message, expected.message, `bad case ${i} (${what})`);
+      }
+    }
+    // a method of a KeyRing only
+    throwsCode(assert, () => ale.KeyRing.prototype.searchTokenText.call({}, 'müller', ...CTX), 'ALE_INVALID_INPUT');
+  });
+
   test('refused options come before a bad context, then the query, on every call (the second sighting of a context included)', () => {
     for (let i = 0; i < 3; i++) {
       const e = throwsCode(assert, () => ring.searchTokens('müller', 'a:b', 'users', 'email', { contains: 'yes' }), 'ALE_INVALID_INPUT');
@@ -208,6 +261,7 @@ describe('search tokens, the two backends side by side', { skip: native ? false 
       };
       const per = (side) => [
         outcome(side, () => rings[side].searchTokens(v, ...CTX, options)),
+        outcome(side, () => rings[side].searchTokenText(v, ...CTX, options)),
         outcome(side, () => rings[side].searchQuery(q, kind, ...CTX, options)),
         { native, js }[side].searchMatches(v, q, kind, options.accents),
       ];

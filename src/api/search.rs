@@ -10,6 +10,7 @@ use ale_core::search::index::{query_tokens, value_tokens, Indexes, Query};
 use ale_core::search::matching::matches;
 use ale_core::search::normalize::{normalize, Folding};
 use ale_core::search::tokens::Token;
+use ale_core::search::words::write_words;
 use ale_core::{Context, Rings};
 use napi::bindgen_prelude::JsValue;
 use napi::{sys, Env, JsString, Unknown};
@@ -78,7 +79,50 @@ impl KeyRing {
     ) -> Result<Created> {
         let ctx = raw3([tenant_id, collection_id, field_name]);
         // SAFETY: the arguments of the current call.
-        unsafe { tokens_of(env.raw(), &self.inner, value.raw(), ctx, options) }.map(Created)
+        unsafe {
+            tokens_of(
+                env.raw(),
+                &self.inner,
+                value.raw(),
+                ctx,
+                options,
+                Form::Bytes,
+            )
+        }
+        .map(Created)
+    }
+
+    /// The same tokens as the text SQLite FTS5 and MySQL FULLTEXT index:
+    /// each as 16 lowercase hex digits, one space between two ('' for no
+    /// token). What the Drizzle columns of those dialects store.
+    // Replaced at load by the direct path, as searchTokens is.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions",
+        ts_return_type = "string"
+    )]
+    pub fn search_token_text(
+        &self,
+        env: &Env,
+        value: Unknown,
+        tenant_id: JsString,
+        collection_id: JsString,
+        field_name: JsString,
+        options: Option<Unknown>,
+    ) -> Result<Created> {
+        let ctx = raw3([tenant_id, collection_id, field_name]);
+        // SAFETY: the arguments of the current call.
+        unsafe {
+            tokens_of(
+                env.raw(),
+                &self.inner,
+                value.raw(),
+                ctx,
+                options,
+                Form::Words,
+            )
+        }
+        .map(Created)
     }
 
     /// The search tokens a value must all hold to match `query` (sorted,
@@ -135,7 +179,30 @@ pub fn search_tokens(
     let ctx = raw3([tenant_id, collection_id, field_name]);
     with_global(|rings| {
         // SAFETY: the arguments of the current call.
-        unsafe { tokens_of(env.raw(), rings, value.raw(), ctx, options) }
+        unsafe { tokens_of(env.raw(), rings, value.raw(), ctx, options, Form::Bytes) }
+    })
+    .map(Created)
+}
+
+/// `KeyRing#searchTokenText` with the process-wide ring. Throws
+/// `ALE_NOT_INITIALIZED` before `initKeyRing()`.
+#[napi(
+    catch_unwind,
+    ts_args_type = "value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions",
+    ts_return_type = "string"
+)]
+pub fn search_token_text(
+    env: &Env,
+    value: Unknown,
+    tenant_id: JsString,
+    collection_id: JsString,
+    field_name: JsString,
+    options: Option<Unknown>,
+) -> Result<Created> {
+    let ctx = raw3([tenant_id, collection_id, field_name]);
+    with_global(|rings| {
+        // SAFETY: the arguments of the current call.
+        unsafe { tokens_of(env.raw(), rings, value.raw(), ctx, options, Form::Words) }
     })
     .map(Created)
 }
@@ -164,7 +231,16 @@ pub fn search_query(
     .map(Created)
 }
 
-/// A value's tokens in context `ctx` of `rings`, as a Buffer.
+/// What a value's tokens become in JS.
+#[derive(Clone, Copy)]
+pub(crate) enum Form {
+    /// A Buffer, 8 bytes a token (`searchTokens`).
+    Bytes,
+    /// A string of hex words (`searchTokenText`).
+    Words,
+}
+
+/// A value's tokens in context `ctx` of `rings`, in `form`.
 ///
 /// # Safety
 /// `raw`, `value`, `ctx` and `options` must be valid for the current call.
@@ -174,18 +250,20 @@ unsafe fn tokens_of(
     value: sys::napi_value,
     ctx: [sys::napi_value; 3],
     options: Option<Unknown>,
+    form: Form,
 ) -> Result<sys::napi_value> {
     // SAFETY: forwarded.
     let options = guard(|| unsafe { read_options(raw, options.map(|o| o.raw())) })?;
     // SAFETY: forwarded.
     unsafe {
         with_context(raw, ctx, |b, c| {
-            tokens_in(raw, rings, value, &options, b, c)
+            tokens_in(raw, rings, value, &options, form, b, c)
         })
     }
 }
 
-/// A value's tokens in the context `c`, read through this thread's buffers.
+/// A value's tokens in the context `c`, in `form`, read through this
+/// thread's buffers.
 ///
 /// # Safety
 /// `raw` and `value` must be valid for the current call.
@@ -194,6 +272,7 @@ pub(crate) unsafe fn tokens_in(
     rings: &Rings,
     value: sys::napi_value,
     options: &Options,
+    form: Form,
     b: &mut Buffers,
     c: &Context<'_>,
 ) -> Result<sys::napi_value> {
@@ -228,8 +307,18 @@ pub(crate) unsafe fn tokens_in(
     if !utf8 {
         return Err(to_js(AleError::Internal));
     }
-    // SAFETY: the current env.
-    unsafe { tokens_to_buffer(raw, &b.tokens) }
+    match form {
+        // SAFETY: the current env.
+        Form::Bytes => unsafe { tokens_to_buffer(raw, &b.tokens) },
+        Form::Words => {
+            // Tokens are what the database holds, not plaintext: the room
+            // of a result is reused as it is.
+            b.out.clear();
+            write_words(&b.tokens, &mut b.out);
+            // SAFETY: the current env; hex digits and spaces are ASCII.
+            unsafe { ascii_to_js(raw, &b.out) }.map_err(crate::error::engine_failure)
+        }
+    }
 }
 
 /// A thread's text buffer whose used bytes are wiped, and its length set

@@ -75,7 +75,7 @@ unsafe fn define_hot_functions(
     exports: sys::napi_value,
     bun: bool,
 ) -> Result<()> {
-    let natives: [(&CStr, Callback); 14] = [
+    let natives: [(&CStr, Callback); 15] = [
         (c"makeHandle", direct::make_handle),
         (c"makeContext", direct::make_context),
         (c"encrypt", direct::handle_encrypt),
@@ -87,6 +87,7 @@ unsafe fn define_hot_functions(
         (c"globalEncryptBinary", direct::global_encrypt_binary),
         (c"globalDecryptBinary", direct::global_decrypt_binary),
         (c"searchTokens", search::handle_search_tokens),
+        (c"searchTokenText", search::handle_search_token_text),
         (c"tokenOf", direct::token_of),
         (c"flushWarning", direct::flush_warning),
         (c"throwError", direct::throw_error),

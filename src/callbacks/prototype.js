@@ -1,5 +1,5 @@
 // KeyRing.prototype's hot methods (encrypt, decrypt, encryptBinary,
-// decryptBinary, searchTokens) and the process-wide functions of the first
+// decryptBinary, searchTokens, searchTokenText) and the process-wide functions of the first
 // four's names.
 // src/callbacks/install.rs evaluates this file once per module load and
 // calls the function it evaluates to with the prototype, the exports, the
@@ -162,7 +162,6 @@
   // in the order and by the rules the native side has: the first option it
   // would refuse ends the reading, and the number names it. Options that
   // are not an object go as they are (-1), for the native side to read.
-  const nativeSearchTokens = natives.searchTokens;
   const handleIn = fast === undefined ? (held) => held : (held) => held.handle;
   const FLAGS = ['contains', 'prefix', 'words', 'accents']; // FLAG_OPTIONS in src/api/search.rs, in its order
   function searchFlags(options) {
@@ -180,16 +179,21 @@
     if (typeof secret !== 'number' || !(secret >= 0 && secret < 1024) || secret % 1 !== 0) return -6;
     return flags | (secret << 4);
   }
-  define(proto, 'searchTokens', {
-    searchTokens(value, tenantId, collectionId, fieldName, options) {
-      const ring = handleIn(handleOf(this));
-      const flags = searchFlags(options);
-      // Options are refused before the context is looked at, as before the
-      // context had a handle: without one, the native side keeps that order.
-      const context = flags < 0 ? undefined : contextOf(tenantId, collectionId, fieldName);
-      return nativeSearchTokens(ring, value, context === undefined ? undefined : handleIn(context), tenantId, collectionId, fieldName, options, flags);
-    },
-  }.searchTokens, false);
+  // searchTokenText: the same call, the tokens as hex words (a string).
+  function searchMethod(name, native) {
+    define(proto, name, {
+      [name](value, tenantId, collectionId, fieldName, options) {
+        const ring = handleIn(handleOf(this));
+        const flags = searchFlags(options);
+        // Options are refused before the context is looked at, as before the
+        // context had a handle: without one, the native side keeps that order.
+        const context = flags < 0 ? undefined : contextOf(tenantId, collectionId, fieldName);
+        return native(ring, value, context === undefined ? undefined : handleIn(context), tenantId, collectionId, fieldName, options, flags);
+      },
+    }[name], false);
+  }
+  searchMethod('searchTokens', natives.searchTokens);
+  searchMethod('searchTokenText', natives.searchTokenText);
 
   // The operations through bun:ffi, indexed by ale_ffi's op: each returns
   // the result, or undefined for "take the Node-API path".

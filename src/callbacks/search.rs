@@ -1,4 +1,4 @@
-//! The direct callback of `KeyRing#searchTokens` (the tokens of a searchable
+//! The direct callbacks of `KeyRing#searchTokens` and `#searchTokenText` (the tokens of a searchable
 //! column are made on every write of it): the ring's and the context's
 //! handles, as the hot methods pass them (callbacks/direct.rs), and the
 //! options as the number `prototype.js` makes of them.
@@ -17,7 +17,7 @@ use napi::sys;
 
 use super::direct::{context_of_handle, ring_of_handle};
 use crate::api::search::{
-    not_a_boolean, not_a_secret_index, read_options, tokens_in, Options, FLAG_OPTIONS,
+    not_a_boolean, not_a_secret_index, read_options, tokens_in, Form, Options, FLAG_OPTIONS,
 };
 use crate::error::{check, guard_raw, to_js, Result};
 use crate::js::raw::args;
@@ -29,6 +29,26 @@ pub unsafe extern "C" fn handle_search_tokens(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
+    // SAFETY: forwarded.
+    unsafe { search_tokens(env, info, Form::Bytes) }
+}
+
+/// `searchTokenText`, with the arguments of `searchTokens`.
+pub unsafe extern "C" fn handle_search_token_text(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: forwarded.
+    unsafe { search_tokens(env, info, Form::Words) }
+}
+
+/// # Safety
+/// `env` and `info` must be this callback's.
+unsafe fn search_tokens(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+    form: Form,
+) -> sys::napi_value {
     // SAFETY: this callback's env, info and values.
     unsafe {
         guard_raw(env, || {
@@ -37,8 +57,9 @@ pub unsafe extern "C" fn handle_search_tokens(
             // The options first, then the context, then the value, as on
             // the process-wide function.
             let options = options_of(env, argv[6], argv[7])?;
-            let tokens =
-                |b: &mut Buffers, c: &Context<'_>| tokens_in(env, ring, argv[1], &options, b, c);
+            let tokens = |b: &mut Buffers, c: &Context<'_>| {
+                tokens_in(env, ring, argv[1], &options, form, b, c)
+            };
             match context_of_handle(env, argv[2])? {
                 Some(context) => context.with(tokens),
                 None => with_context(env, [argv[3], argv[4], argv[5]], tokens),

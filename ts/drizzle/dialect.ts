@@ -144,7 +144,8 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
     searchIndexColumn<TName extends string>(name: TName, options: SearchIndexOptions): BuilderOf<D, TName, string | StoredIndex, 'text'> {
       const codec = searchCodec(name, options);
       const answer: SearchColumn = { codec, sql: search };
-      const toDriver = (value: string | StoredIndex) => ((value as unknown) === SEARCH_PROBE ? answer : (storedIndexOf(value) ?? search.store(codec.tokens(value as string))));
+      const stored = search.words ? (value: string) => codec.tokenText(value) : (value: string) => search.store(codec.tokens(value));
+      const toDriver = (value: string | StoredIndex) => ((value as unknown) === SEARCH_PROBE ? answer : (storedIndexOf(value) ?? stored(value as string)));
       return column<string | StoredIndex>(name, search.type, toDriver, (stored: unknown) => new StoredIndex(search.read(stored))) as BuilderOf<D, TName, string | StoredIndex, 'text'>;
     },
     /**

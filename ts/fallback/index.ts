@@ -18,6 +18,7 @@ import { Ring, type SharedRing } from './ring.js';
 import { utf8 } from './bytes.js';
 import { readSecret, searchMatches, searchNormalize, searchQueryWith, searchTokensWith } from './search/api.js';
 import { rangeTokensWith } from './search/range.js';
+import { hexWords } from '../shared/hex-words.js';
 
 /** The AAD, `tenant:collection:field`: each part a well-formed, non-empty string without ':'. */
 function readContext(tenantId: unknown, collectionId: unknown, fieldName: unknown): string {
@@ -194,6 +195,10 @@ export class KeyRing implements NativeKeyRing {
     return searchTokensWith(KeyRing.#of(this), options, () => args(tenantId, collectionId, fieldName, value, readText, 'value'));
   }
 
+  searchTokenText(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): string {
+    return hexWords(searchTokensWith(KeyRing.#of(this), options, () => args(tenantId, collectionId, fieldName, value, readText, 'value')));
+  }
+
   searchQuery(query: string, kind: 'contains' | 'prefix' | 'words', tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer {
     return searchQueryWith(KeyRing.#of(this), options, kind, () => queryArgs(tenantId, collectionId, fieldName, query));
   }
@@ -290,6 +295,11 @@ export function blindIndex(value: string, tenantId: string, collectionId: string
 export function searchTokens(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer {
   const ring = requireRing();
   return searchTokensWith(ring, options, () => args(tenantId, collectionId, fieldName, value, readText, 'value'));
+}
+
+export function searchTokenText(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): string {
+  const ring = requireRing();
+  return hexWords(searchTokensWith(ring, options, () => args(tenantId, collectionId, fieldName, value, readText, 'value')));
 }
 
 export function searchQuery(query: string, kind: 'contains' | 'prefix' | 'words', tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer {

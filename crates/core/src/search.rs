@@ -14,7 +14,8 @@
 //! date becomes a 64-bit order-preserving code, and each node of a 16-ary
 //! tree over the codes that holds it becomes a token.
 //!
-//! A ring keeps the column keys it derives ([`columns`]).
+//! A ring keeps the column keys it derives ([`columns`]). FTS5 and
+//! FULLTEXT index tokens as hex words ([`words`]).
 
 pub mod columns;
 pub mod grams;
@@ -25,3 +26,4 @@ pub mod range;
 pub mod sorting;
 pub(crate) mod standalone;
 pub mod tokens;
+pub mod words;

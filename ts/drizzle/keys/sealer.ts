@@ -140,6 +140,7 @@ export function makeSealer(d: SealerDeps): TenantSealer {
     },
     // A shredded tenant's values are gone: nothing to index, and a query matches nothing.
     searchTokens: (value, t, c, f, options) => (check(t), rings.searchTokens(value, t, c, f, options)),
+    searchTokenText: (value, t, c, f, options) => (check(t), rings.searchTokenText(value, t, c, f, options)),
     searchQueries: (query, kind, t, c, f, options) => {
       if (!indexable(t)) return [randomBytes(8)];
       const sets = [rings.searchQuery(query, kind, t, c, f, options)];

@@ -8,6 +8,7 @@ import { allHex, hexTokens, hexWords, type SearchSql } from '../search/sql.js';
 export const mysqlSearch: SearchSql = {
   type: 'mediumtext',
   store: hexWords,
+  words: true,
   read: (stored) => String(stored),
   list: (stored) => (stored === '' ? [] : stored.split(' ')),
   where(column, sets) {

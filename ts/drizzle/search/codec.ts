@@ -32,6 +32,8 @@ export interface SearchCodec extends IndexCodec {
   readonly source: 'text';
   /** The tokens of `value` under the primary key, in `tenant` (default: the column's, or the scope's). */
   tokens(value: string, tenant?: string): Buffer;
+  /** The same tokens as hex words (hexWords' text), made by the searcher. */
+  tokenText(value: string, tenant?: string): string;
   /** The token sets of a query, one per key stored tokens may be under. */
   queries(query: string, kind: QueryKind): Buffer[];
   /** Whether a decrypted value answers the query: what removes the index's false positives. */
@@ -58,6 +60,10 @@ export function searchCodec(name: string, options: SearchIndexOptions): SearchCo
     const t = tenant ?? base.tenant();
     return atColumn(where, () => searcher.searchTokens(value, t, collection, field, search), t);
   };
+  const tokenText = (value: string, tenant?: string) => {
+    const t = tenant ?? base.tenant();
+    return atColumn(where, () => searcher.searchTokenText(value, t, collection, field, search), t);
+  };
   return {
     column: name,
     collection,
@@ -66,6 +72,7 @@ export function searchCodec(name: string, options: SearchIndexOptions): SearchCo
     keys: options.keys,
     source: 'text',
     tokens,
+    tokenText,
     tokensOfText: tokens,
     queries(query, kind) {
       const t = base.tenant();

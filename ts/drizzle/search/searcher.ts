@@ -13,6 +13,8 @@ export type QueryKind = 'contains' | 'prefix' | 'words';
 export interface Searcher {
   /** The tokens a value stores: sorted, distinct, 8 bytes each. */
   searchTokens(value: string, tenantId: string, collectionId: string, fieldName: string, options: SearchOptions): Buffer;
+  /** The same tokens as hex words, one space between two: what FTS5 and FULLTEXT index. */
+  searchTokenText(value: string, tenantId: string, collectionId: string, fieldName: string, options: SearchOptions): string;
   /** One token set per key a stored value's tokens may be under, primary first: a value matches when it holds every token of one set. */
   searchQueries(query: string, kind: QueryKind, tenantId: string, collectionId: string, fieldName: string, options: SearchOptions): Buffer[];
   /** The range tokens of tree nodes (range/tree.ts) under the primary key: a value's path. */
@@ -25,6 +27,7 @@ export interface Searcher {
 export function ringSearcher(ring: KeyRing): Searcher {
   return {
     searchTokens: (value, t, c, f, options) => ring.searchTokens(value, t, c, f, options),
+    searchTokenText: (value, t, c, f, options) => ring.searchTokenText(value, t, c, f, options),
     searchQueries: (query, kind, t, c, f, options) => Array.from({ length: Math.max(1, ring.size) }, (_, secret) => ring.searchQuery(query, kind, t, c, f, { ...options, secret })),
     rangeTokens: (nodes, t, c, f) => ring.rangeTokens(nodes, t, c, f),
     rangeQueries: (nodes, t, c, f) => Array.from({ length: Math.max(1, ring.size) }, (_, secret) => ring.rangeTokens(nodes, t, c, f, { secret })),
@@ -48,6 +51,7 @@ export function processRingConfigured(): boolean {
  */
 export const processSearcher: Searcher = {
   searchTokens: (value, t, c, f, options) => onProcessRing(() => native.searchTokens(value, t, c, f, options)),
+  searchTokenText: (value, t, c, f, options) => onProcessRing(() => native.searchTokenText(value, t, c, f, options)),
   searchQueries: (query, kind, t, c, f, options) => everySecret((secret) => native.searchQuery(query, kind, t, c, f, { ...options, secret })),
   rangeTokens: (nodes, t, c, f) => onProcessRing(() => native.rangeTokens(nodes, t, c, f)),
   rangeQueries: (nodes, t, c, f) => everySecret((secret) => native.rangeTokens(nodes, t, c, f, { secret })),

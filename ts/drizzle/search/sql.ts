@@ -1,7 +1,7 @@
 // How a dialect stores search tokens and asks for them (sqlite-core,
 // pg-core and mysql-core each give one), and the helpers they share.
 import type { Column, SQL } from 'drizzle-orm';
-import { codedError } from '../../shared/errors.js';
+export { hexWords } from '../../shared/hex-words.js';
 import type { IndexCodec } from '../index-codec.js';
 
 export interface SearchSql {
@@ -9,6 +9,12 @@ export interface SearchSql {
   type: string;
   /** A value's tokens (8 bytes each) as the column stores them. */
   store(tokens: Buffer): string;
+  /**
+   * `store` is hexWords: a written value's tokens are asked for as that
+   * text (searchTokenText), which the addon makes without a Buffer, and
+   * without a loop over its bytes here.
+   */
+  words: boolean;
   /** What the driver reads back, as `store` wrote it. */
   read(stored: unknown): string;
   /** The tokens of a value `read` gave, one string each (the same token, the same string). */
@@ -52,26 +58,4 @@ export function allHex(tokens: Buffer): string[] {
   const out: string[] = [];
   for (let at = 0; at < tokens.length; at += 8) out.push(tokens.toString('hex', at, at + 8));
   return out;
-}
-
-const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
-
-/**
- * Tokens as words of 16 hex digits, separated by spaces: what SQLite FTS5
- * and MySQL FULLTEXT index. Written as bytes and made a string once: a
- * string built piece by piece is a rope of two pieces a token, which the
- * driver then flattens (docs/performance.md, "Search tokens, per value").
- */
-export function hexWords(tokens: Buffer): string {
-  if (tokens.length % 8 !== 0) throw codedError('ALE_INTERNAL', `search tokens come 8 bytes each; got ${tokens.length} bytes`);
-  if (tokens.length === 0) return '';
-  const out = Buffer.allocUnsafe((tokens.length >> 3) * 17 - 1);
-  let at = 0;
-  for (let i = 0; i < tokens.length; i++) {
-    if (i !== 0 && (i & 7) === 0) out[at++] = 0x20;
-    const byte = tokens[i];
-    out[at++] = HEX_DIGITS[byte >> 4];
-    out[at++] = HEX_DIGITS[byte & 15];
-  }
-  return out.toString('latin1', 0, at);
 }

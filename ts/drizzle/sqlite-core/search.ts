@@ -7,6 +7,7 @@ import { allHex, hexTokens, hexWords, type SearchSql } from '../search/sql.js';
 export const sqliteSearch: SearchSql = {
   type: 'text',
   store: hexWords,
+  words: true,
   read: (stored) => String(stored),
   list: (stored) => (stored === '' ? [] : stored.split(' ')),
   where(column, sets, codec) {
