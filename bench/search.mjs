@@ -30,8 +30,8 @@ export const SEARCH_SCENARIOS = [
   { tier: '256 B', bytes: 256, index: 'contains, prefix, words', against: 'plaintext FTS5 (trigram)', tokenizer: 'trigram', shared: false, gated: false },
 ];
 
-/** Distinct texts of `bytes` ASCII bytes: lorem paragraphs cut at a word. */
-function texts(bytes, count) {
+/** Distinct texts of `bytes` ASCII bytes: lorem paragraphs cut at a word (the experiments take the 4 KB ones). */
+export function searchTexts(bytes, count) {
   const f = new Faker({ locale: [en, base] });
   f.seed(bytes);
   return Array.from({ length: count }, () => {
@@ -121,7 +121,7 @@ function ftsMatch(kind, q) {
  */
 async function runSearchScenario(scenario, { iterations, rounds, maxRounds, keyRing, gate, driver, queryCount }) {
   const t = tables(keyRing, scenario);
-  const corpus = texts(scenario.bytes, 64);
+  const corpus = searchTexts(scenario.bytes, 64);
   const kind = scenario.index === 'words' ? 'words' : 'contains';
   const writes = { plain: [], encrypted: [] };
   const reads = { plain: [], encrypted: [] };

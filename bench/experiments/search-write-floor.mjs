@@ -10,7 +10,9 @@
 //   (searchIndexSql's: detail=column, ascii);
 // - drizzle: the CMS's adapter (bench/db.mjs), the same rows with the
 //   envelope and the tokens' text ready-made in plain `text` columns,
-//   against the package's columns making them on every write.
+//   against the package's columns making them on every write, and against
+//   the same with the tokens' text made in JS from a Buffer (hexWords), as
+//   the columns did before searchTokenText.
 //
 //   node bench/experiments/search-write-floor.mjs [--rounds 12]
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,33 +20,32 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Faker, base, en } from '@faker-js/faker';
 import { text } from 'drizzle-orm/sqlite-core';
 import { encryptedText, searchIndexColumn } from '@sveltycms/ale/drizzle/sqlite';
 import { contentNodes, row, statements, TENANT } from '../db.mjs';
+import { searchTexts } from '../search.mjs';
 import { openSqlite } from '../sqlite.mjs';
 import { median, overhead } from '../stats.mjs';
 
 const { values: flags } = parseArgs({ options: { rounds: { type: 'string', default: '12' } } });
 const ROUNDS = Number(flags.rounds);
 const PER_ROUND = 100;
-const ale = createRequire(import.meta.url)('../../index.js');
+const require = createRequire(import.meta.url);
+const ale = require('../../index.js');
+const { hexWords } = require('../../dist/cjs/drizzle/search/sql.js');
 
-// bench/search.mjs's texts
-const f = new Faker({ locale: [en, base] });
-f.seed(4096);
-const corpus = Array.from({ length: 64 }, () => {
-  let s = '';
-  while (s.length < 4096) s += `${f.lorem.paragraph()} `;
-  return s.slice(0, 4096).replace(/\s+\S*$/, '');
-});
+const corpus = searchTexts(4096, 64);
 const keyRing = new ale.KeyRing([Buffer.alloc(32, 7).toString('base64')]);
 const on = { collection: 'content_nodes', tenant: TENANT, keyRing };
-const dataSearch = searchIndexColumn('data_search', { ...on, field: 'data', fts: 'content_nodes_fts', contains: false, prefix: false, words: true });
+const WORDS = { contains: false, prefix: false, words: true };
+const dataSearch = searchIndexColumn('data_search', { ...on, field: 'data', fts: 'content_nodes_fts', ...WORDS });
 const TABLES = {
   plain: contentNodes(text('data')),
   'ready-made': contentNodes(text('data'), { dataSearch: text('data_search') }),
   package: contentNodes(encryptedText('data', on), { dataSearch }),
+  // the package's columns as they were before searchTokenText: the tokens
+  // as a Buffer, made into FTS5's text in JS, in the write
+  'package, text made in JS (before)': contentNodes(encryptedText('data', on), { dataSearch: text('data_search') }),
 };
 const envelopes = corpus.map((d) => TABLES.package.data.mapToDriverValue(d));
 const tokenTexts = corpus.map((d) => String(TABLES.package.dataSearch.mapToDriverValue(d)));
@@ -90,7 +91,7 @@ function report(title, times) {
   for (const [side, t] of Object.entries(times)) {
     const w = side === 'plain' ? undefined : overhead(times.plain, t);
     const delta = w ? `${(w.point * 100).toFixed(1)}% [${(w.low * 100).toFixed(1)}, ${(w.high * 100).toFixed(1)}]` : '';
-    console.log(`  ${side.padEnd(32)} ${(median(t) / 1000).toFixed(1).padStart(6)} µs  ${delta}`);
+    console.log(`  ${side.padEnd(36)} ${(median(t) / 1000).toFixed(1).padStart(6)} µs  ${delta}`);
   }
 }
 
@@ -127,7 +128,14 @@ const drizzle = await measure(
     return { ...s, run: statements(s.db) };
   },
   (s, side, k, id) => {
-    const data = side === 'ready-made' ? { data: envelopes[k], dataSearch: tokenTexts[k] } : side === 'package' ? { data: corpus[k], dataSearch: corpus[k] } : { data: corpus[k] };
+    const data =
+      side === 'ready-made'
+        ? { data: envelopes[k], dataSearch: tokenTexts[k] }
+        : side === 'package'
+          ? { data: corpus[k], dataSearch: corpus[k] }
+          : side === 'plain'
+            ? { data: corpus[k] }
+            : { data: corpus[k], dataSearch: hexWords(keyRing.searchTokens(corpus[k], TENANT, 'content_nodes', 'data', WORDS)) };
     return s.run.insert(TABLES[side], { ...row('content_nodes', id, 0), ...data });
   },
 );
