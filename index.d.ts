@@ -133,7 +133,8 @@ export declare class KeyRing {
   setIvBudgetWarning(encryptions: number): void
   /**
    * The search tokens of `value` in this context, sorted and distinct, 8
-   * bytes each: what a searchable column stores (docs/search.md).
+   * bytes each: what a searchable column stores (docs/search.md; as an
+   * array on PostgreSQL, as `searchTokenText` on SQLite and MySQL).
    */
   searchTokens(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer
   /**

@@ -347,6 +347,10 @@ export function searchSuite(d) {
         assert.deepEqual(await answer(keyed, tenant, q), []);
         const shredded = keys.sealer.searchQueries(q, 'words', 'acme', 'people', 'name', {});
         assert.deepEqual(shredded.map((set) => set.length), [8]);
+        // and a value of the tenant gets no tokens, in either form: its key is gone
+        for (const form of ['searchTokens', 'searchTokenText']) {
+          assert.throws(() => keys.sealer[form]('Jürgen', 'acme', 'people', 'name', {}), (e) => e.code === 'ALE_KEY_SHREDDED', form);
+        }
         const [other, otherQuery] = queries.find(([t]) => t === 'globex');
         await eventually(() => answer(keyed, other, otherQuery), oracle(other, otherQuery), 'another tenant is untouched');
         // Re-indexing the table goes past the shredded tenant's rows.

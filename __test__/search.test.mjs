@@ -134,13 +134,15 @@ describe('search tokens, on the backend in use', () => {
     for (let i = 0; i < 300; i++) {
       const v = i === 0 ? '' : i === 1 ? ' ,; ' : i === 2 ? 'x' : value();
       const options = OPTIONS[i % OPTIONS.length];
-      const expected = words(both.searchTokens(v, ...CTX, options));
+      // a field of its own: the first call reads the context's strings, the second goes through its handle
+      const ctx = ['acme', 'users', `name${i}`];
+      const expected = words(ale.searchTokens(v, ...ctx, options));
       if (expected !== '') nonEmpty++;
       for (let again = 0; again < 2; again++) {
-        // the second call goes through the context's handle
-        assert.equal(both.searchTokenText(v, ...CTX, options), expected, `${JSON.stringify(v)} ${JSON.stringify(options)}`);
-        assert.equal(ale.searchTokenText(v, ...CTX, options), expected, `process-wide: ${JSON.stringify(v)} ${JSON.stringify(options)}`);
+        assert.equal(both.searchTokenText(v, ...ctx, options), expected, `${JSON.stringify(v)} ${JSON.stringify(options)}`);
+        assert.equal(ale.searchTokenText(v, ...ctx, options), expected, `process-wide: ${JSON.stringify(v)} ${JSON.stringify(options)}`);
       }
+      assert.equal(words(both.searchTokens(v, ...ctx, options)), expected);
     }
     assert.ok(nonEmpty > 250, `${nonEmpty} values with tokens`);
     assert.equal(both.searchTokenText('', ...CTX), '');
@@ -153,6 +155,10 @@ describe('search tokens, on the backend in use', () => {
       [both, ['müller', 'a:b', 'users', 'email', { contains: 'yes' }]],
       [both, ['a\uD800b', ...CTX]],
       [both, [42, ...CTX]],
+      // two things wrong: the first in the order options, context, value decides
+      [both, [42, 'a:b', 'users', 'email']],
+      [both, [42, ...CTX, { contains: 'yes' }]],
+      [both, [42, 'a:b', 'users', 'email', { secret: 9 }]],
       [tenants, ['müller', ...CTX]],
     ];
     for (const [i, [on, args]] of bad.entries()) {

@@ -1,5 +1,5 @@
 // How a value's search tokens become the text SQLite FTS5 and MySQL
-// FULLTEXT index (ts/drizzle/search/sql.ts, hexWords): words of 16 hex
+// FULLTEXT index (ts/shared/hex-words.ts, hexWords): words of 16 hex
 // digits separated by spaces. The package's way (bytes written once, one
 // string made) against building the string piece by piece, as it did
 // before, and against joining slices; each result flattened, as a driver
@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { median } from '../stats.mjs';
 
 const { values: flags } = parseArgs({ options: { tokens: { type: 'string', default: '419' }, rounds: { type: 'string', default: '5' } } });
-const { hexWords } = createRequire(import.meta.url)('../../dist/cjs/drizzle/search/sql.js');
+const { hexWords } = createRequire(import.meta.url)('../../dist/cjs/shared/hex-words.js');
 const tokens = randomBytes(Number(flags.tokens) * 8);
 
 const sides = {

@@ -32,7 +32,7 @@ const ROUNDS = Number(flags.rounds);
 const PER_ROUND = 100;
 const require = createRequire(import.meta.url);
 const ale = require('../../index.js');
-const { hexWords } = require('../../dist/cjs/drizzle/search/sql.js');
+const { hexWords } = require('../../dist/cjs/shared/hex-words.js');
 
 const corpus = searchTexts(4096, 64);
 const keyRing = new ale.KeyRing([Buffer.alloc(32, 7).toString('base64')]);
@@ -49,6 +49,10 @@ const TABLES = {
 };
 const envelopes = corpus.map((d) => TABLES.package.data.mapToDriverValue(d));
 const tokenTexts = corpus.map((d) => String(TABLES.package.dataSearch.mapToDriverValue(d)));
+// the fourth side writes what the package's column writes
+corpus.forEach((d, k) => {
+  if (hexWords(keyRing.searchTokens(d, TENANT, 'content_nodes', 'data', WORDS)) !== tokenTexts[k]) throw new Error('the two ways made other text');
+});
 
 const COLUMNS = '_id TEXT PRIMARY KEY, path TEXT NOT NULL, parentId TEXT, nodeType TEXT NOT NULL, status TEXT NOT NULL, name TEXT NOT NULL, description TEXT, data TEXT, data_search TEXT, metadata TEXT, tenantId TEXT NOT NULL, createdAt INTEGER NOT NULL, updatedAt INTEGER NOT NULL';
 const fts = (name, columns, extra = '') => [

@@ -18,7 +18,7 @@ const { values: flags } = parseArgs({ options: { rounds: { type: 'string', defau
 const ROUNDS = Number(flags.rounds);
 const require = createRequire(import.meta.url);
 const ale = require('../../index.js');
-const { hexWords } = require('../../dist/cjs/drizzle/search/sql.js');
+const { hexWords } = require('../../dist/cjs/shared/hex-words.js');
 
 const corpus = searchTexts(4096, 64);
 const ring = new ale.KeyRing([Buffer.alloc(32, 7).toString('base64')]);

@@ -59,7 +59,8 @@ pub(crate) struct Options {
 #[napi]
 impl KeyRing {
     /// The search tokens of `value` in this context, sorted and distinct, 8
-    /// bytes each: what a searchable column stores (docs/search.md).
+    /// bytes each: what a searchable column stores (docs/search.md; as an
+    /// array on PostgreSQL, as `searchTokenText` on SQLite and MySQL).
     // Replaced at load by the direct path (callbacks/search.rs), which runs
     // the same `tokens_in`; this declaration gives napi-rs its types and
     // documentation.
@@ -311,8 +312,8 @@ pub(crate) unsafe fn tokens_in(
         // SAFETY: the current env.
         Form::Bytes => unsafe { tokens_to_buffer(raw, &b.tokens) },
         Form::Words => {
-            // Tokens are what the database holds, not plaintext: the room
-            // of a result is reused as it is.
+            // The room of a result may still hold an earlier plaintext:
+            // write_words grows it only by a step that wipes what it leaves.
             b.out.clear();
             write_words(&b.tokens, &mut b.out);
             // SAFETY: the current env; hex digits and spaces are ASCII.

@@ -1,6 +1,6 @@
 // KeyRing.prototype's hot methods (encrypt, decrypt, encryptBinary,
-// decryptBinary, searchTokens, searchTokenText) and the process-wide functions of the first
-// four's names.
+// decryptBinary, searchTokens, searchTokenText) and the process-wide
+// functions of the first four's names.
 // src/callbacks/install.rs evaluates this file once per module load and
 // calls the function it evaluates to with the prototype, the exports, the
 // native functions (which nothing else receives) and, on Bun unless

@@ -1,7 +1,8 @@
-//! The direct callbacks of `KeyRing#searchTokens` and `#searchTokenText` (the tokens of a searchable
-//! column are made on every write of it): the ring's and the context's
-//! handles, as the hot methods pass them (callbacks/direct.rs), and the
-//! options as the number `prototype.js` makes of them.
+//! The direct callbacks of `KeyRing#searchTokens` and `#searchTokenText`
+//! (the tokens of a searchable column are made on every write of it): the
+//! ring's and the context's handles, as the hot methods pass them
+//! (callbacks/direct.rs), and the options as the number `prototype.js`
+//! makes of them.
 //!
 //! Reading five option properties through Node-API interned each name on
 //! every call (`napi_get_named_property`), a visible part of a short

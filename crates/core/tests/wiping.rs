@@ -122,3 +122,25 @@ fn normalizing_search_text_leaves_no_plaintext_in_freed_memory() {
         "plaintext left in freed memory"
     );
 }
+
+#[test]
+fn token_text_written_after_a_decrypt_leaves_no_plaintext_in_freed_memory() {
+    let _turn = watch();
+    use ale_core::search::words::{words_len, write_words};
+    // the thread's result buffer after a decrypt: the plaintext, then cleared
+    let mut out = MARKER.to_vec();
+    out.clear();
+    let tokens: Vec<u64> = (0..1000u64)
+        .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .collect();
+    WATCHING.store(true, Ordering::Relaxed);
+    // far more than its room: the buffer must grow
+    write_words(&tokens, &mut out);
+    WATCHING.store(false, Ordering::Relaxed);
+    assert_eq!(out.len(), words_len(tokens.len()));
+    assert_eq!(
+        FREED_WITH_MARKER.load(Ordering::Relaxed),
+        0,
+        "plaintext left in freed memory"
+    );
+}

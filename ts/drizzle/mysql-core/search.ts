@@ -3,12 +3,12 @@
 // with MATCH … AGAINST in boolean mode, which needs the column's FULLTEXT
 // index (searchIndexSql(); drizzle-kit cannot declare one).
 import { sql, getTableName, type Column, type Table } from 'drizzle-orm';
-import { allHex, hexTokens, hexWords, type SearchSql } from '../search/sql.js';
+import { hexWords } from '../../shared/hex-words.js';
+import { allHex, hexTokens, type SearchSql } from '../search/sql.js';
 
 export const mysqlSearch: SearchSql = {
   type: 'mediumtext',
   store: hexWords,
-  words: true,
   read: (stored) => String(stored),
   list: (stored) => (stored === '' ? [] : stored.split(' ')),
   where(column, sets) {

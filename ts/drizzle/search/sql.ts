@@ -1,7 +1,6 @@
 // How a dialect stores search tokens and asks for them (sqlite-core,
 // pg-core and mysql-core each give one), and the helpers they share.
 import type { Column, SQL } from 'drizzle-orm';
-export { hexWords } from '../../shared/hex-words.js';
 import type { IndexCodec } from '../index-codec.js';
 
 export interface SearchSql {
@@ -9,12 +8,6 @@ export interface SearchSql {
   type: string;
   /** A value's tokens (8 bytes each) as the column stores them. */
   store(tokens: Buffer): string;
-  /**
-   * `store` is hexWords: a written value's tokens are asked for as that
-   * text (searchTokenText), which the addon makes without a Buffer, and
-   * without a loop over its bytes here.
-   */
-  words: boolean;
   /** What the driver reads back, as `store` wrote it. */
   read(stored: unknown): string;
   /** The tokens of a value `read` gave, one string each (the same token, the same string). */

@@ -2,12 +2,12 @@
 // through the column's FTS5 table when it has one (searchIndexSql() makes
 // it, with the triggers that keep it), else by scanning the column.
 import { sql, getTableName, type Column, type SQL, type Table } from 'drizzle-orm';
-import { allHex, hexTokens, hexWords, type SearchSql } from '../search/sql.js';
+import { hexWords } from '../../shared/hex-words.js';
+import { allHex, hexTokens, type SearchSql } from '../search/sql.js';
 
 export const sqliteSearch: SearchSql = {
   type: 'text',
   store: hexWords,
-  words: true,
   read: (stored) => String(stored),
   list: (stored) => (stored === '' ? [] : stored.split(' ')),
   where(column, sets, codec) {

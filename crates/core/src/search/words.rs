@@ -1,9 +1,9 @@
 //! A value's tokens as the text SQLite FTS5 and MySQL FULLTEXT index: each
 //! token as 16 lowercase hex digits, big-endian, one space between tokens
 //! (docs/search.md, "Per dialect"). The Drizzle columns of those dialects
-//! store this text on every write of a searchable column; made here, a
-//! 4 KB text's words (about 400 tokens) no longer cost a loop over their
-//! bytes in JS (docs/performance.md, "Search tokens, per value").
+//! store this text on every write of a searchable column; it is made here,
+//! with the tokens, so that JS needs no loop over their bytes
+//! (docs/performance.md, "Search tokens, per value").
 
 use super::tokens::Token;
 
@@ -15,7 +15,9 @@ pub fn words_len(count: usize) -> usize {
 
 /// Appends `tokens` to `out` as hex words separated by single spaces.
 pub fn write_words(tokens: &[Token], out: &mut Vec<u8>) {
-    out.reserve(words_len(tokens.len()));
+    // `out` may be a result buffer that held a plaintext: grown only by a
+    // step that wipes the allocation it leaves.
+    crate::scratch::reserve(out, words_len(tokens.len()));
     for (i, &token) in tokens.iter().enumerate() {
         if i != 0 {
             out.push(b' ');
