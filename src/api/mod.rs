@@ -6,3 +6,4 @@ pub mod global;
 pub mod range;
 pub mod ring;
 pub mod search;
+pub mod search_options;

@@ -12,7 +12,8 @@ use napi_derive::napi;
 use zeroize::Zeroizing;
 
 use super::ring::raw3;
-use super::search::{read_secret, tokens_to_buffer};
+use super::search::tokens_to_buffer;
+use super::search_options::read_secret;
 use crate::class::KeyRing;
 use crate::error::{guard, to_js, Result};
 use crate::global_ring::with_global;

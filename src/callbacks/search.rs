@@ -17,8 +17,9 @@ use ale_core::Context;
 use napi::sys;
 
 use super::direct::{context_of_handle, ring_of_handle};
-use crate::api::search::{
-    not_a_boolean, not_a_secret_index, read_options, tokens_in, Form, Options, FLAG_OPTIONS,
+use crate::api::search::{tokens_in, Form};
+use crate::api::search_options::{
+    not_a_boolean, not_a_secret_index, read_options, Options, FLAG_OPTIONS,
 };
 use crate::error::{check, guard_raw, to_js, Result};
 use crate::js::raw::args;
