@@ -304,6 +304,23 @@ fn search(c: &mut Criterion) {
             criterion::BatchSize::SmallInput,
         )
     });
+    // the 4 KB text's word tokens, repeats included, as the gated write sorts them
+    let mut word_tokens = Vec::new();
+    column.tokens_into(
+        ale_core::search::tokens::Kind::Word,
+        ale_core::search::grams::words(&lorem.to_ascii_lowercase()).map(str::as_bytes),
+        &mut word_tokens,
+    );
+    g.bench_function(
+        format!("sort_distinct, 4 KB words ({} tokens)", word_tokens.len()),
+        |b| {
+            b.iter_batched_ref(
+                || word_tokens.clone(),
+                ale_core::search::sorting::sort_distinct,
+                criterion::BatchSize::SmallInput,
+            )
+        },
+    );
     g.bench_function(
         format!("sort_unstable and dedup, {} tokens", tokens.len()),
         |b| {

@@ -15,6 +15,10 @@ use super::tokens::Token;
 /// Below this many tokens the counting pass costs more than it saves.
 const COUNTING_FROM: usize = 64;
 
+/// Moves a token, on average, that one pass of insertion may make before
+/// the buckets are sorted one by one instead.
+const MOVES_PER_TOKEN: usize = 4;
+
 /// Sorts `tokens` and drops repeats.
 pub fn sort_distinct(tokens: &mut Vec<Token>) {
     let n = tokens.len();
@@ -27,25 +31,60 @@ pub fn sort_distinct(tokens: &mut Vec<Token>) {
     // ceil(log2 n) bits: between one and two tokens a bucket, on average
     let bits = (usize::BITS - (n - 1).leading_zeros()).min(16);
     let shift = u64::BITS - bits;
-    let mut starts = vec![0u32; (1 << bits) + 1];
+    let mut ends = vec![0u32; 1 << bits];
     for &t in tokens.iter() {
-        starts[bucket(t, shift) + 1] += 1;
+        ends[bucket(t, shift)] += 1;
     }
-    for i in 1..starts.len() {
-        starts[i] += starts[i - 1];
+    // each bucket's count becomes where it starts
+    let mut at = 0;
+    for slot in &mut ends {
+        (*slot, at) = (at, at + *slot);
     }
     let mut sorted = vec![0; n];
-    let mut next = starts.clone();
     for &t in tokens.iter() {
-        let slot = &mut next[bucket(t, shift)];
+        let slot = &mut ends[bucket(t, shift)];
         sorted[*slot as usize] = t;
         *slot += 1;
     }
-    for bucket in starts.windows(2) {
-        sorted[bucket[0] as usize..bucket[1] as usize].sort_unstable();
+    // The buckets are in order, so what is left is within each: one pass
+    // of insertion over the whole array moves a token past the few larger
+    // ones of its own bucket only (repeats of a word do not move past each
+    // other), where a call a bucket (most hold one token or none) cost more
+    // than the sorting (docs/performance.md, "Search tokens, per value").
+    // Tokens that share their top bits, which nobody without the key can
+    // choose, would make it quadratic: past a budget of moves, the buckets
+    // are sorted one by one with `sort_unstable`, so no set costs much more
+    // than one sort.
+    if !insertion_sort(&mut sorted, MOVES_PER_TOKEN * n) {
+        let mut start = 0;
+        for &end in &ends {
+            sorted[start..end as usize].sort_unstable();
+            start = end as usize;
+        }
     }
     *tokens = sorted;
     tokens.dedup();
+}
+
+/// Sorts `a` by insertion, each element moved down past the larger ones
+/// before it, while the moves stay within `budget`: false, with `a` still a
+/// permutation of what it held, when they do not.
+fn insertion_sort(a: &mut [Token], budget: usize) -> bool {
+    let mut moves = 0;
+    for i in 1..a.len() {
+        let t = a[i];
+        let mut j = i;
+        while j > 0 && a[j - 1] > t {
+            a[j] = a[j - 1];
+            j -= 1;
+        }
+        a[j] = t;
+        moves += i - j;
+        if moves > budget {
+            return false;
+        }
+    }
+    true
 }
 
 /// The bucket of `t`: its top `64 - shift` bits.
@@ -58,6 +97,7 @@ fn bucket(t: Token, shift: u32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::sort_distinct;
+    use proptest::prelude::*;
 
     fn check(mut tokens: Vec<u64>) {
         let mut expected = tokens.clone();
@@ -82,6 +122,42 @@ mod tests {
             check((0..n).map(|_| random() % 7).collect());
             check((0..n).map(|_| u64::MAX - random() % 1000).collect());
             check((0..n as u64).rev().collect());
+            // uniform tokens, each repeated, as a text's common words are
+            let words: Vec<u64> = (0..37).map(|_| random()).collect();
+            check((0..n).map(|_| words[(random() % 37) as usize]).collect());
+        }
+    }
+
+    #[test]
+    fn insertion_stops_past_its_budget_and_keeps_every_token() {
+        use super::insertion_sort;
+        // reversed: every token moves past all the ones before it
+        let mut tokens: Vec<u64> = (0..1000).rev().collect();
+        assert!(!insertion_sort(&mut tokens, 4 * 1000));
+        tokens.sort_unstable();
+        assert_eq!(tokens, (0..1000).collect::<Vec<_>>());
+        let mut near: Vec<u64> = (0..1000).map(|i| i ^ 1).collect();
+        assert!(insertion_sort(&mut near, 4 * 1000));
+        assert_eq!(near, (0..1000).collect::<Vec<_>>());
+    }
+
+    proptest! {
+        // any set, with the top bits a test shares between tokens (none to
+        // all 64), and repeats drawn from the set itself
+        #[test]
+        fn any_tokens_come_out_sorted_and_distinct(
+            tokens in proptest::collection::vec(any::<u64>(), 0..600),
+            shared in 0u32..=64,
+            repeats in proptest::collection::vec(any::<prop::sample::Index>(), 0..200),
+        ) {
+            let top = tokens.first().copied().unwrap_or(0);
+            let keep = u64::MAX.checked_shr(shared).unwrap_or(0);
+            let mut tokens: Vec<u64> = tokens.iter().map(|t| (top & !keep) | (t & keep)).collect();
+            if !tokens.is_empty() {
+                let more: Vec<u64> = repeats.iter().map(|i| tokens[i.index(tokens.len())]).collect();
+                tokens.extend(more);
+            }
+            check(tokens);
         }
     }
 }
