@@ -1,7 +1,7 @@
 // What a write pays for the search tokens' call when the caches are cold
 // (docs/search.md, "What a search costs in the database"): the 4 KB texts'
-// KeyRing#searchTokenText timed call by call, warm (the call before it was
-// the same), and after sweeping enough memory to push the addon's code and
+// KeyRing#searchTokenText timed call by call, warm (right after another
+// such call), and after sweeping enough memory to push the addon's code and
 // data out of the core's caches, as a write's database and driver work do
 // between two calls. Medians over rounds; the outputs feed a checksum.
 //

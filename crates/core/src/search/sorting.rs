@@ -3,12 +3,14 @@
 //! equal sets are equal bytes.
 //!
 //! Tokens are a keyed PRF's output, uniform over 64 bits: a counting pass
-//! on their top bits, with about one bucket per token, leaves each bucket a
-//! token or two to sort, where a comparison sort mispredicts a branch on
-//! every other comparison of random keys (measured against `sort_unstable`
-//! in docs/performance.md, "Search tokens, per value"). Each bucket is sorted with
-//! `sort_unstable`, so even tokens that all share their top bits (which
-//! nobody without the key can choose) cost no more than one sort.
+//! on their top bits, with at least as many buckets as tokens, leaves most
+//! buckets a token or none to sort, where a comparison sort mispredicts a
+//! branch on every other comparison of random keys (measured against
+//! `sort_unstable` in docs/performance.md, "Search tokens, per value").
+//! One pass of insertion then finishes the order within the buckets; past
+//! a budget of moves, which only tokens sharing their top bits exceed
+//! (nobody without the key can choose them), each bucket is sorted with
+//! `sort_unstable` instead, so no set costs much more than one sort.
 
 use super::tokens::Token;
 
@@ -16,7 +18,9 @@ use super::tokens::Token;
 const COUNTING_FROM: usize = 64;
 
 /// Moves a token, on average, that one pass of insertion may make before
-/// the buckets are sorted one by one instead.
+/// the buckets are sorted one by one instead, besides one per token a
+/// bucket holds on average (past 2^16 tokens, where the buckets stop
+/// growing in number).
 const MOVES_PER_TOKEN: usize = 4;
 
 /// Sorts `tokens` and drops repeats.
@@ -28,24 +32,7 @@ pub fn sort_distinct(tokens: &mut Vec<Token>) {
         tokens.dedup();
         return;
     }
-    // ceil(log2 n) bits: between one and two tokens a bucket, on average
-    let bits = (usize::BITS - (n - 1).leading_zeros()).min(16);
-    let shift = u64::BITS - bits;
-    let mut ends = vec![0u32; 1 << bits];
-    for &t in tokens.iter() {
-        ends[bucket(t, shift)] += 1;
-    }
-    // each bucket's count becomes where it starts
-    let mut at = 0;
-    for slot in &mut ends {
-        (*slot, at) = (at, at + *slot);
-    }
-    let mut sorted = vec![0; n];
-    for &t in tokens.iter() {
-        let slot = &mut ends[bucket(t, shift)];
-        sorted[*slot as usize] = t;
-        *slot += 1;
-    }
+    let (mut sorted, ends, bits) = into_buckets(tokens);
     // The buckets are in order, so what is left is within each: one pass
     // of insertion over the whole array moves a token past the few larger
     // ones of its own bucket only (repeats of a word do not move past each
@@ -55,7 +42,7 @@ pub fn sort_distinct(tokens: &mut Vec<Token>) {
     // choose, would make it quadratic: past a budget of moves, the buckets
     // are sorted one by one with `sort_unstable`, so no set costs much more
     // than one sort.
-    if !insertion_sort(&mut sorted, MOVES_PER_TOKEN * n) {
+    if !insertion_sort(&mut sorted, budget(n, bits)) {
         let mut start = 0;
         for &end in &ends {
             sorted[start..end as usize].sort_unstable();
@@ -64,6 +51,37 @@ pub fn sort_distinct(tokens: &mut Vec<Token>) {
     }
     *tokens = sorted;
     tokens.dedup();
+}
+
+/// `tokens` (at least two, at most `u32::MAX`) in order of their top
+/// `bits` bits, with where each bucket ends; `bits` is ceil(log2 n), up to
+/// 16: at most one token a bucket on average, more only past 2^16 tokens.
+fn into_buckets(tokens: &[Token]) -> (Vec<Token>, Vec<u32>, u32) {
+    let n = tokens.len();
+    let bits = (usize::BITS - n.saturating_sub(1).leading_zeros()).min(16);
+    let shift = u64::BITS - bits;
+    let mut ends = vec![0u32; 1 << bits];
+    for &t in tokens {
+        ends[bucket(t, shift)] += 1;
+    }
+    // each bucket's count becomes where it starts
+    let mut at = 0;
+    for slot in &mut ends {
+        (*slot, at) = (at, at + *slot);
+    }
+    let mut sorted = vec![0; n];
+    for &t in tokens {
+        let slot = &mut ends[bucket(t, shift)];
+        sorted[*slot as usize] = t;
+        *slot += 1;
+    }
+    (sorted, ends, bits)
+}
+
+/// The moves one pass of insertion may make over `n` tokens in `2^bits`
+/// buckets: uniform tokens, a bucket of k of them, move about k/4 each.
+fn budget(n: usize, bits: u32) -> usize {
+    n.saturating_mul(MOVES_PER_TOKEN + (n >> bits))
 }
 
 /// Sorts `a` by insertion, each element moved down past the larger ones
@@ -99,6 +117,14 @@ mod tests {
     use super::sort_distinct;
     use proptest::prelude::*;
 
+    /// Tokens spread over 64 bits, as a keyed PRF's (xorshift64).
+    fn xorshift(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
     fn check(mut tokens: Vec<u64>) {
         let mut expected = tokens.clone();
         expected.sort_unstable();
@@ -110,12 +136,7 @@ mod tests {
     #[test]
     fn sorts_and_drops_repeats_whatever_the_spread() {
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut random = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut random = || xorshift(&mut x);
         for n in [0, 1, 2, 63, 64, 65, 254, 1000, 70_000] {
             check((0..n).map(|_| random()).collect());
             // repeats, and tokens that all share their top bits
@@ -126,6 +147,41 @@ mod tests {
             let words: Vec<u64> = (0..37).map(|_| random()).collect();
             check((0..n).map(|_| words[(random() % 37) as usize]).collect());
         }
+    }
+
+    #[test]
+    fn a_texts_tokens_stay_within_the_budget() {
+        use super::{budget, insertion_sort, into_buckets};
+        // a 4 KB text's words: uniform tokens, some words repeated often
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut random = || xorshift(&mut x);
+        for (distinct, repeats) in [(418, 186), (100, 500), (5000, 5000)] {
+            let words: Vec<u64> = (0..distinct).map(|_| random()).collect();
+            let common = &words[..20];
+            let tokens: Vec<u64> = words
+                .iter()
+                .copied()
+                .chain((0..repeats).map(|i| common[i % common.len()]))
+                .collect();
+            let (mut sorted, _, bits) = into_buckets(&tokens);
+            assert!(
+                insertion_sort(&mut sorted, budget(tokens.len(), bits)),
+                "{distinct} words, {repeats} repeats"
+            );
+        }
+    }
+
+    #[test]
+    fn full_buckets_are_sorted_one_by_one() {
+        use super::{budget, insertion_sort, into_buckets};
+        // four buckets (the top two bits), each 250 tokens in falling order
+        let tokens: Vec<u64> = (0..1000u64).map(|i| (i % 4) << 62 | (1000 - i)).collect();
+        let (mut sorted, ends, bits) = into_buckets(&tokens);
+        let mut edges = ends.clone();
+        edges.dedup();
+        assert_eq!(edges, [250, 500, 750, 1000], "four full buckets");
+        assert!(!insertion_sort(&mut sorted, budget(tokens.len(), bits)));
+        check(tokens);
     }
 
     #[test]

@@ -7,6 +7,12 @@
 
 use super::tokens::Token;
 
+// A token's sixteen lowercase hex digits, most significant first.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+use self::hex16_scalar as hex16;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+use self::hex16_sse2 as hex16;
+
 /// How many bytes [`write_words`] writes for `count` tokens.
 pub fn words_len(count: usize) -> usize {
     // 16 digits a token and a space between two
@@ -26,19 +32,10 @@ pub fn write_words(tokens: &[Token], out: &mut Vec<u8>) {
     }
 }
 
-/// The sixteen lowercase hex digits of `token`, most significant first.
-#[inline]
-fn hex16(token: Token) -> [u8; 16] {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    return hex16_sse2(token);
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-    hex16_scalar(token)
-}
-
 /// [`hex16`] with SSE2, part of x86-64's baseline: one vector of the
 /// token's nibbles, unpacked from its bytes, that a compare turns into
-/// digits and letters (418 tokens' text in 0.51–0.54 µs against 1.78–1.79
-/// for the scalar halves; docs/performance.md, "Search tokens, per value").
+/// digits and letters, in a few instructions where the scalar halves take
+/// dozens (docs/performance.md, "Search tokens, per value").
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline]
 fn hex16_sse2(token: Token) -> [u8; 16] {
@@ -48,7 +45,7 @@ fn hex16_sse2(token: Token) -> [u8; 16] {
     };
     // the token's bytes, most significant first, as the vector's low half
     let bytes = i64::from_le_bytes(token.to_be_bytes());
-    #[allow(clippy::cast_possible_wrap)] // '0' and 'a' - '0' - 10 are below 128
+    // ('0' and 'a' - '0' - 10 are below 128: the casts keep them)
     let (zero, to_letters) = (b'0' as i8, (b'a' - b'0' - 10) as i8);
     // SAFETY: SSE2 is enabled for this build (the cfg above), which is all
     // these intrinsics need; they read and write no memory. The vector and
@@ -99,6 +96,14 @@ fn hex8(x: u32) -> u64 {
 mod tests {
     use super::*;
 
+    /// Tokens spread over 64 bits (xorshift64).
+    fn xorshift(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
     fn expected(tokens: &[Token]) -> String {
         tokens
             .iter()
@@ -122,12 +127,7 @@ mod tests {
     #[test]
     fn both_forms_write_the_same_digits() {
         let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let tokens = (0..10_000).map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        });
+        let tokens = (0..10_000).map(|_| xorshift(&mut state));
         for token in tokens.chain([0, u64::MAX, 0x0123_4567_89ab_cdef]) {
             let scalar = hex16_scalar(token);
             assert_eq!(scalar, format!("{token:016x}").as_bytes(), "{token:x}");
@@ -144,12 +144,7 @@ mod tests {
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
         for n in [1usize, 2, 3, 17, 400] {
             let tokens: Vec<Token> = (0..n)
-                .map(|_| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    state
-                })
+                .map(|_| xorshift(&mut state))
                 .chain([0, u64::MAX])
                 .collect();
             let mut out = b"kept".to_vec();
