@@ -214,6 +214,30 @@ export function rangeSuite(d) {
       console.log(`# ${d.name}: at most ${most} queries for a page against fetch's order, 2 or 3 with it`);
     });
 
+    test("a page of the type's first or last value, held by more rows than the page, comes from the first sample: one query", async () => {
+      const t = d.table(mod, { ring, name: 'range_ends' });
+      await conn.reset(t);
+      // ids 1-20: each type's last value; 21-40: its first; 41-60: values between.
+      const ends = { amount: [-Number.MAX_VALUE, Number.MAX_VALUE], total: [-(2n ** 63n), 2n ** 63n - 1n], born: [new Date(-8.64e15), new Date(8.64e15)] };
+      const rows = Array.from({ length: 60 }, (_, i) => {
+        const at = i < 20 ? 1 : i < 40 ? 0 : undefined;
+        const pick = (field, middle) => (at === undefined ? middle : ends[field][at]);
+        return { id: i + 1, amount: pick('amount', i - 50), total: pick('total', BigInt(i)), born: pick('born', new Date(Date.UTC(2000, 0, i))) };
+      });
+      await insert(t, 'acme', rows);
+      const everything = await mod.withTenant('acme', async () => mod.rangeGte(t.totalRange, -(2n ** 63n)));
+      await eventually(() => answer(t, 'total', everything), rows.map((r) => r.id), 'every row visible');
+      for (const field of FIELDS) {
+        for (const order of ['asc', 'desc']) {
+          // batch 8: the first query reads 9 rows, ids 1-9 (the last value) or, with `within` below, 21-29 (the first)
+          const page = await ordered(t, field, { order, limit: 5, batch: 8, ...(order === 'asc' ? { within: await mod.withTenant('acme', async () => mod.rangeLt(rangeOf(t, field), ends[field][1])) } : {}) });
+          const expected = order === 'desc' ? [1, 2, 3, 4, 5] : [21, 22, 23, 24, 25];
+          assert.deepEqual(page.rows.map((r) => r.id), expected, `${field} ${order}`);
+          assert.equal(page.queries, 1, `${field} ${order}: ${page.queries} queries`);
+        }
+      }
+    });
+
     test('rows of another tenant are never returned, and the values read back with their JS types', async () => {
       const [lo, hi] = [-(2n ** 63n), 2n ** 63n - 1n];
       const where = await mod.withTenant('globex', async () => mod.rangeBetween(table.totalRange, lo, hi));

@@ -5,7 +5,7 @@
 import { codedError } from '../../shared/errors.js';
 import { atColumn } from '../failures.js';
 import { indexBase, type IndexCodec, type IndexColumnOptions } from '../index-codec.js';
-import { checkValue, codeOf, RANGE_TYPES, valueOf, type RangeType, type RangeValue } from './encoding.js';
+import { checkValue, codeBounds, codeOf, RANGE_TYPES, valueOf, type RangeType, type RangeValue } from './encoding.js';
 import { cover, pathNodes } from './tree.js';
 
 /** The options of a range index column: an index column's, and the type of the values it indexes. */
@@ -28,6 +28,8 @@ export interface RangeCodec extends IndexCodec {
   tokens(value: unknown, tenant?: string): Buffer;
   /** A value's code: its place in the order (range/encoding.ts). */
   code(value: unknown): bigint;
+  /** The first and last codes a value of the type can have. */
+  readonly bounds: readonly [bigint, bigint];
   /** The token sets of the codes [lo, hi], looking up at most `max` tokens per key (SearchSql.coverLimit). */
   cover(lo: bigint, hi: bigint, max: number): CoverSets;
 }
@@ -60,6 +62,7 @@ export function rangeCodec(name: string, options: RangeIndexOptions): RangeCodec
     tokens: (value, tenant) => tokensOfCode(code(value), tenant),
     tokensOfText: (text, tenant) => tokensOfCode(codeOf(type, valueOf(type, text, what) as RangeValue), tenant),
     code,
+    bounds: codeBounds(type),
     cover(lo, hi, max) {
       const t = base.tenant();
       const { include, exclude } = cover(lo, hi, max);

@@ -58,6 +58,17 @@ export function codeOf(type: RangeType, value: RangeValue): bigint {
   return BigInt.asUintN(64, n) ^ SIGN;
 }
 
+/**
+ * The first and last codes a value of `type` can have: every code for a
+ * bigint; ±Number.MAX_VALUE's for a number; for a date, ±8.64e15 ms, the
+ * range of a JS Date (ECMA-262, "Time Values and Time Range").
+ */
+export function codeBounds(type: RangeType): readonly [bigint, bigint] {
+  if (type === 'number') return [codeOf(type, -Number.MAX_VALUE), codeOf(type, Number.MAX_VALUE)];
+  if (type === 'date') return [codeOf(type, new Date(-8.64e15)), codeOf(type, new Date(8.64e15))];
+  return [0n, U64];
+}
+
 /** The text an envelope of `type` holds: `String(n)`, the bigint's digits, the date's ISO form. */
 export function textOf(type: RangeType, value: RangeValue): string {
   return type === 'date' ? (value as Date).toISOString() : String(value);

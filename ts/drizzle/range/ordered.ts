@@ -96,6 +96,10 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     const kept = exact(rows, a, b).sort(([x], [y]) => (x === y ? 0 : (x < y) !== descending ? -1 : 1));
     for (const [, row] of kept) if (found.length < need) found.push(row);
   };
+  /** The rows of `kept` whose code is `code`, in fetch's order, until the page is full. */
+  const keep = (kept: [bigint, Row][], code: bigint) => {
+    for (const [c, row] of kept) if (c === code && found.length < need) found.push(row);
+  };
   /** `narrowed`: how many times in a row the range was narrowed from a sample without splitting. */
   const walk = async (a: bigint, b: bigint, narrowed = 0): Promise<void> => {
     const rows = await ask(a, b, batch + 1, 0);
@@ -123,13 +127,23 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     const want = need - found.length;
     const codes = kept.map(([code]) => code);
     codes.sort((x, y) => (x === y ? 0 : (x < y) !== descending ? -1 : 1));
+    // The sample is the range's first rows in fetch's order, so the rows it
+    // holds of one value are that value's first rows, in order. When the
+    // `want`-th code is the first a row of the range can have in this order
+    // (the range's near end, or the type's last value before it), the
+    // sample holds the page: `want` rows of that value, and none can come
+    // before them.
+    const near = descending ? (b < codec.bounds[1] ? b : codec.bounds[1]) : a > codec.bounds[0] ? a : codec.bounds[0];
+    if (codes.length >= want && codes[want - 1] === near) return keep(kept, near);
     if (codes.length >= want && narrowed < 2) {
       const edge = codes[want - 1];
       if (descending ? edge > a : edge < b) return walk(descending ? edge : a, descending ? b : edge, narrowed + 1);
-      // The edge is the range's far end, a value many rows share: the rows before it, then that value.
+      // The edge is the range's far end, a value many rows share: the rows
+      // before it, then that value's, which the sample holds enough of (it
+      // has `want` rows up to the edge, and the rows before it are at least
+      // the ones it has).
       await (descending ? walk(a + 1n, b, narrowed + 1) : walk(a, b - 1n, narrowed + 1));
-      if (found.length < need) await walk(edge, edge);
-      return;
+      return keep(kept, edge);
     }
     // Else along the tree: each piece is a child node's part of the range.
     const pieces = split(a, b);
