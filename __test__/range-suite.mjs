@@ -214,7 +214,7 @@ export function rangeSuite(d) {
       console.log(`# ${d.name}: at most ${most} queries for a page against fetch's order, 2 or 3 with it`);
     });
 
-    test("a page of the type's first or last value, held by more rows than the page, comes from the first sample: one query", async () => {
+    test("a page of the type's first or last value, held by more rows than the page, comes from the first sample (one query); a far end many rows share, from the sample too", async () => {
       const t = d.table(mod, { ring, name: 'range_ends' });
       await conn.reset(t);
       // ids 1-20: each type's last value; 21-40: its first; 41-60: values between.
@@ -234,6 +234,21 @@ export function rangeSuite(d) {
           const expected = order === 'desc' ? [1, 2, 3, 4, 5] : [21, 22, 23, 24, 25];
           assert.deepEqual(page.rows.map((r) => r.id), expected, `${field} ${order}`);
           assert.equal(page.queries, 1, `${field} ${order}: ${page.queries} queries`);
+        }
+      }
+      // The far end: ids 61-80 hold a value, 81-83 the next one up, 84-90 one past the range. Newest first within the two:
+      // the sample (ids 61-69) is all the far end, so the rows above it are read, and the far end's come from the sample.
+      await conn.reset(t);
+      const step = { amount: (k) => k, total: (k) => BigInt(k), born: (k) => new Date(Date.UTC(2000, 0, 1 + k)) };
+      const tiers = Array.from({ length: 30 }, (_, i) => ({ id: 61 + i, k: i < 20 ? 0 : i < 23 ? 1 : 2 }));
+      await insert(t, 'acme', tiers.map(({ id, k }) => ({ id, amount: step.amount(k), total: step.total(k), born: step.born(k) })));
+      await eventually(() => answer(t, 'total', everything), tiers.map((r) => r.id), 'every row visible');
+      for (const field of FIELDS) {
+        const within = await mod.withTenant('acme', async () => mod.rangeBetween(rangeOf(t, field), step[field](0), step[field](1)));
+        for (const [offset, expected] of [[0, [81, 82, 83, 61, 62]], [2, [83, 61, 62, 63, 64]]]) {
+          const page = await ordered(t, field, { order: 'desc', limit: 5, offset, batch: 8, within });
+          assert.deepEqual(page.rows.map((r) => r.id), expected, `${field}, offset ${offset}`);
+          assert.equal(page.queries, 2, `${field}, offset ${offset}: ${page.queries} queries (the sample, then the rows above the far end)`);
         }
       }
     });

@@ -109,7 +109,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     if (a === b) {
       // One value held by more rows than a batch: they are equal, so fetch's
       // order is theirs, and the rows just read are its first.
-      for (const [, row] of kept) if (found.length < need) found.push(row);
+      keep(kept, a);
       for (let at = rows.length; found.length < need; at += batch) {
         const more = await ask(a, b, batch, at);
         for (const [, row] of exact(more, a, b)) if (found.length < need) found.push(row);
@@ -130,10 +130,11 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     // The sample is the range's first rows in fetch's order, so the rows it
     // holds of one value are that value's first rows, in order. When the
     // `want`-th code is the first a row of the range can have in this order
-    // (the range's near end, or the type's last value before it), the
-    // sample holds the page: `want` rows of that value, and none can come
-    // before them.
-    const near = descending ? (b < codec.bounds[1] ? b : codec.bounds[1]) : a > codec.bounds[0] ? a : codec.bounds[0];
+    // (the range's near end, or, where the range starts beyond any value of
+    // the type, the type's first value in this order), the sample holds the
+    // page: `want` rows of that value, and none can come before them.
+    const [first, last] = codec.bounds;
+    const near = descending ? (b < last ? b : last) : a > first ? a : first;
     if (codes.length >= want && codes[want - 1] === near) return keep(kept, near);
     if (codes.length >= want && narrowed < 2) {
       const edge = codes[want - 1];
