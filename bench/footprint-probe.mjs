@@ -18,8 +18,9 @@
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { sqliteTable } from 'drizzle-orm/sqlite-core';
-import { encryptedText } from '@sveltycms/ale/drizzle/sqlite';
+import { encryptedText, searchIndexColumn } from '@sveltycms/ale/drizzle/sqlite';
 import { payload } from './micro.mjs';
+import { searchTexts } from './search.mjs';
 
 const { values: flags } = parseArgs({
   options: { only: { type: 'string' }, line: { type: 'string', default: '4096' }, samples: { type: 'string', default: '15' }, cache: { type: 'string', default: String(16 << 20) } },
@@ -35,6 +36,12 @@ ale.initKeyRing([SECRET]);
 const ring = new ale.KeyRing([SECRET]);
 const ringColumn = sqliteTable('footprint_ring', { data: encryptedText('data', { collection: C, field: F, tenant: T, keyRing: ring }) }).data;
 const processColumn = sqliteTable('footprint_process', { data: encryptedText('data', { collection: C, field: F, tenant: T }) }).data;
+
+// The search write's other column (bench/search.mjs's 4 KB scenario): a
+// text's word index, as the FTS5 text its search index column writes.
+const WORDS = { contains: false, prefix: false, words: true };
+const searchColumn = sqliteTable('footprint_search', { s: searchIndexColumn('data_search', { collection: C, field: F, tenant: T, keyRing: ring, fts: 'footprint_search_fts', ...WORDS }) }).s;
+const texts = searchTexts(4096, 64);
 
 // 64 distinct 256 B values and their envelopes, made before any timing.
 const base = payload(256);
@@ -53,6 +60,7 @@ const ALL = [
   ['KeyRing#decrypt', (i) => ring.decrypt(envelopes[i], T, C, F), (i, r) => r === values[i]],
   ['encryptedText decode, keyRing', (i) => ringColumn.mapFromDriverValue(envelopes[i]), (i, r) => r === values[i]],
   ['encryptedText decode, process-wide ring', (i) => processColumn.mapFromDriverValue(envelopes[i]), (i, r) => r === values[i]],
+  ['searchIndexColumn encode, 4 KB words, keyRing', (i) => searchColumn.mapToDriverValue(texts[i]), (i, r) => r === ring.searchTokenText(texts[i], T, C, F, WORDS)],
 ];
 const OPERATIONS = ALL.filter(([name]) => flags.only === undefined || name.includes(flags.only));
 if (OPERATIONS.length === 0) throw new Error(`no operation's name contains "${flags.only}"`);

@@ -77,8 +77,9 @@ function main(dir) {
 /**
  * The versions of the listed kernels that run instead on a CPU with
  * AVX-512, which valgrind does not emulate (so the profile never runs
- * them): simdutf's icelake kernels beside its haswell ones, and AWS-LC's
- * AVX-512 GCM functions.
+ * them): simdutf's icelake kernels beside its haswell ones, AWS-LC's
+ * AVX-512 GCM functions, and the aes crate's VAES backends (AVX-512 and
+ * AVX2) beside the AES-NI one the search tokens ran.
  */
 function otherCpus(hot, known) {
   const listed = new Set(hot);
@@ -90,6 +91,9 @@ function otherCpus(hot, known) {
   const awsLc = hot.map((name) => /^aws_lc_\d+_\d+_\d+_/.exec(name)?.[0]).find(Boolean);
   for (const name of known) {
     if (awsLc && name.startsWith(awsLc) && name.includes('gcm') && name.endsWith('avx512')) extra.add(name);
+  }
+  if (hot.some((name) => name.includes('3aes8backends7x86_aes'))) {
+    for (const name of known) if (/3aes8backends11x86_vaes(512|256)/.test(name)) extra.add(name);
   }
   return [...extra].filter((name) => !listed.has(name));
 }
