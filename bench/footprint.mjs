@@ -1,7 +1,7 @@
 // Cold footprint of the hot operations: how many 4 KiB pages and 64 B cache
 // lines one call touches when nothing of it is cached (256 B values; the
-// search index column's write, a 4 KB text), and how many
-// instructions it runs, counted exactly by callgrind on each runtime
+// search index column's write takes a 4 KB text), and how many instructions
+// it runs, counted exactly by callgrind on each runtime
 // (docs/performance.md, "The cold footprint"). Inside a database write the
 // caches are cold between two calls, and what a call then costs follows the
 // pages it touches more than the work it does.
@@ -70,7 +70,7 @@ for (const runtime of runtimes) {
   });
 }
 
-console.log(`\nCold footprint of one call, 256 B values (the search index column: a 4 KB text) (${samples} samples; median [min–max]; ${version.stdout.trim()})\n`);
+console.log(`\nCold footprint of one call (256 B values unless the operation names a size; ${samples} samples; median [min–max]; ${version.stdout.trim()})\n`);
 console.log('| Runtime | Operation | 4 KiB pages | 64 B lines | instructions |');
 console.log('| --- | --- | --- | --- | --- |');
 for (const r of results) {

@@ -17,11 +17,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Faker, base, en } from '@faker-js/faker';
 import { asc } from 'drizzle-orm';
 import { text } from 'drizzle-orm/sqlite-core';
 import { encryptedText, searchContains, searchIndexColumn, searchIndexSql, searchPage, searchWords } from '@sveltycms/ale/drizzle/sqlite';
 import { contentNodes, ns, row, statements, TENANT } from './db.mjs';
+import { searchTexts } from './search-texts.mjs';
 import { openSqlite, SQLITE_DRIVERS } from './sqlite.mjs';
 import { median, overhead, seededRandom, verdict } from './stats.mjs';
 
@@ -29,17 +29,6 @@ export const SEARCH_SCENARIOS = [
   { tier: '4 KB', bytes: 4096, index: 'words', against: 'plaintext FTS5 (unicode61)', tokenizer: 'unicode61', shared: true, gated: true },
   { tier: '256 B', bytes: 256, index: 'contains, prefix, words', against: 'plaintext FTS5 (trigram)', tokenizer: 'trigram', shared: false, gated: false },
 ];
-
-/** Distinct texts of `bytes` ASCII bytes: lorem paragraphs cut at a word (the experiments take the 4 KB ones). */
-export function searchTexts(bytes, count) {
-  const f = new Faker({ locale: [en, base] });
-  f.seed(bytes);
-  return Array.from({ length: count }, () => {
-    let s = '';
-    while (s.length < bytes) s += `${f.lorem.paragraph()} `;
-    return s.slice(0, bytes).replace(/\s+\S*$/, '');
-  });
-}
 
 const COLUMNS = 'name, description';
 /** The CMS's content_nodes and its FTS5 table over `columns`, with its triggers (as db.mjs's ddl). */

@@ -71,15 +71,15 @@ function main(dir) {
   if (hot.length < 20) throw new Error(`only ${hot.length} of the addon's functions were named: did the build write its map?`);
   const all = [...hot, ...otherCpus(hot, known)];
   writeFileSync(list, `${all.join('\n')}\n`);
-  step(`wrote link/hot-symbols.txt: ${hot.length} functions that ran, ${all.length - hot.length} of their versions for AVX-512`);
+  step(`wrote link/hot-symbols.txt: ${hot.length} functions that ran, ${all.length - hot.length} of their versions for AVX-512 or VAES`);
 }
 
 /**
  * The versions of the listed kernels that run instead on a CPU with
- * AVX-512, which valgrind does not emulate (so the profile never runs
- * them): simdutf's icelake kernels beside its haswell ones, AWS-LC's
- * AVX-512 GCM functions, and the aes crate's VAES backends (AVX-512 and
- * AVX2) beside the AES-NI one the search tokens ran.
+ * AVX-512 or VAES, which valgrind does not emulate (so the profile never
+ * runs them): simdutf's icelake kernels beside its haswell ones, AWS-LC's
+ * AVX-512 GCM functions, and the aes crate's block encryption with VAES
+ * (with AVX-512, and alone) beside the AES-NI one the search tokens ran.
  */
 function otherCpus(hot, known) {
   const listed = new Set(hot);
@@ -93,7 +93,7 @@ function otherCpus(hot, known) {
     if (awsLc && name.startsWith(awsLc) && name.includes('gcm') && name.endsWith('avx512')) extra.add(name);
   }
   if (hot.some((name) => name.includes('3aes8backends7x86_aes'))) {
-    for (const name of known) if (/3aes8backends11x86_vaes(512|256)/.test(name)) extra.add(name);
+    for (const name of known) if (/3aes8backends11x86_vaes(512|256)12Aes\$LT\$_\$GT\$7encrypt/.test(name)) extra.add(name);
   }
   return [...extra].filter((name) => !listed.has(name));
 }

@@ -26,7 +26,7 @@ import { parseArgs } from 'node:util';
 import { text } from 'drizzle-orm/sqlite-core';
 import { encryptedText, searchIndexColumn } from '@sveltycms/ale/drizzle/sqlite';
 import { contentNodes, row, statements, TENANT } from '../db.mjs';
-import { searchTexts } from '../search.mjs';
+import { searchTexts } from '../search-texts.mjs';
 import { openSqlite } from '../sqlite.mjs';
 import { median, overhead } from '../stats.mjs';
 

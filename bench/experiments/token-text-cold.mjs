@@ -9,7 +9,7 @@
 //   bun bench/experiments/token-text-cold.mjs
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
-import { searchTexts } from '../search.mjs';
+import { searchTexts } from '../search-texts.mjs';
 import { median } from '../stats.mjs';
 
 const { values: flags } = parseArgs({ options: { 'sweep-mb': { type: 'string', default: '4' }, rounds: { type: 'string', default: '7' } } });

@@ -11,7 +11,7 @@
 //   bun bench/experiments/token-text.mjs
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
-import { searchTexts } from '../search.mjs';
+import { searchTexts } from '../search-texts.mjs';
 import { median } from '../stats.mjs';
 
 const { values: flags } = parseArgs({ options: { rounds: { type: 'string', default: '20' } } });
