@@ -112,7 +112,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
       keep(kept, a);
       for (let at = rows.length; found.length < need; at += batch) {
         const more = await ask(a, b, batch, at);
-        for (const [, row] of exact(more, a, b)) if (found.length < need) found.push(row);
+        keep(exact(more, a, b), a);
         if (more.length < batch) return;
       }
       return;
