@@ -4,7 +4,8 @@
 // range index column, on each dialect. Two queries, each against the
 // plaintext way of asking it, median and p95: a BETWEEN of about 100 rows,
 // every row of it; and a first page of 20 rows in value order (ascending or
-// descending, ORDER BY x LIMIT 20). Every encrypted answer is checked
+// descending, ORDER BY x LIMIT 20), and the 20 after a value at a random
+// rank (WHERE x > v ORDER BY x LIMIT 20, or < and DESC). Every encrypted answer is checked
 // against the plaintext one first. Also the index's size per row.
 //
 //   node bench/range-queries.mjs [--rows 100000] [--queries 200] [--dialects sqlite,pg,mysql]
@@ -48,6 +49,7 @@ const DIALECTS = {
       afterLoad: () => s.exec('CREATE INDEX rq_plain_amount ON rq_plain (amount, id)'),
       between: (lo, hi) => s.all(`SELECT id FROM rq_plain WHERE amount BETWEEN ${lo} AND ${hi} ORDER BY id`),
       first: (dir) => s.all(`SELECT id FROM rq_plain WHERE amount IS NOT NULL ORDER BY amount ${dir}, id LIMIT 20`),
+      after: (dir, v) => s.all(`SELECT id FROM rq_plain WHERE amount ${dir === 'ASC' ? '>' : '<'} ? ORDER BY amount ${dir}, id LIMIT 20`, v),
       indexBytes: () => Number(s.all('SELECT SUM(length(amount_range)) AS n FROM rq_enc')[0].n) + Number(s.all('SELECT SUM(length(block)) AS n FROM rq_enc_fts_data')[0].n),
       close: () => {
         s.close();
@@ -79,6 +81,7 @@ const DIALECTS = {
       },
       between: (lo, hi) => client`SELECT id FROM rq_plain WHERE amount BETWEEN ${lo} AND ${hi} ORDER BY id`,
       first: (dir) => client.unsafe(`SELECT id FROM rq_plain WHERE amount IS NOT NULL ORDER BY amount ${dir}, id LIMIT 20`),
+      after: (dir, v) => client.unsafe(`SELECT id FROM rq_plain WHERE amount ${dir === 'ASC' ? '>' : '<'} $1 ORDER BY amount ${dir}, id LIMIT 20`, [v]),
       indexBytes: async () => Number((await client`SELECT (SELECT sum(pg_column_size(amount_range)) FROM rq_enc) + pg_relation_size('rq_enc_amount') AS n`)[0].n),
       close: () => client.end(),
     };
@@ -107,6 +110,7 @@ const DIALECTS = {
       },
       between: (lo, hi) => rows('SELECT id FROM rq_plain WHERE amount BETWEEN ? AND ? ORDER BY id', [lo, hi]),
       first: (dir) => rows(`SELECT id FROM rq_plain WHERE amount IS NOT NULL ORDER BY amount ${dir}, id LIMIT 20`),
+      after: (dir, v) => rows(`SELECT id FROM rq_plain WHERE amount ${dir === 'ASC' ? '>' : '<'} ? ORDER BY amount ${dir}, id LIMIT 20`, [v]),
       indexBytes: async () => Number((await rows('SELECT SUM(LENGTH(amount_range)) AS n FROM rq_enc'))[0].n),
       close: () => pool.end(),
     };
@@ -159,6 +163,22 @@ for (const name of flags.dialects.split(',')) {
             return page.rows;
           },
           plaintext: () => d.first(dir.toUpperCase()),
+          queries: () => page.queries,
+        };
+      },
+      // The next page after a value at a random rank (keyset paging): a page
+      // inside the values, where the first pages above sit at the ends.
+      'order by, 20 after a value': async () => {
+        const dir = rand() < 0.5 ? 'asc' : 'desc';
+        const v = present[Math.floor(rand() * present.length)].amount;
+        let page;
+        return {
+          encrypted: async () => {
+            const within = dir === 'asc' ? d.m.rangeGt(d.enc.amountRange, v) : d.m.rangeLt(d.enc.amountRange, v);
+            page = await d.m.orderedPage((where, limit, offset) => select().where(where).orderBy(asc(d.enc.id)).limit(limit).offset(offset), { column: d.enc.amountRange, value: (r) => r.amount, order: dir, limit: 20, within });
+            return page.rows;
+          },
+          plaintext: () => d.after(dir.toUpperCase(), v),
           queries: () => page.queries,
         };
       },

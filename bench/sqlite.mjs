@@ -13,7 +13,7 @@ export const SYNC_DRIVER = process.versions.bun ? 'bun:sqlite' : 'better-sqlite3
 /**
  * @param {string} file
  * @param {{ wal?: boolean, driver?: string }} [options] driver: one of SQLITE_DRIVERS (default: the CMS's)
- * @returns {Promise<{ db: any, exec: (sql: string) => void, all: (sql: string) => any[], close: () => void, driver: string, sqliteVersion: string }>}
+ * @returns {Promise<{ db: any, exec: (sql: string) => void, all: (sql: string, ...params: any[]) => any[], close: () => void, driver: string, sqliteVersion: string }>}
  */
 export async function openSqlite(file, { wal = true, driver = SQLITE_DRIVERS[0] } = {}) {
   if (!SQLITE_DRIVERS.includes(driver)) throw new Error(`${driver} is not a SQLite driver of ${runtimeName} (${SQLITE_DRIVERS.join(', ')})`);
@@ -22,10 +22,10 @@ export async function openSqlite(file, { wal = true, driver = SQLITE_DRIVERS[0] 
   // bun:sqlite's close() leaves the connection open, a zombie, while any of
   // its statements is unfinalized (sqlite3_close_v2): finalize each here.
   // The other drivers finalize theirs when the database closes.
-  const all = (sql) => {
+  const all = (sql, ...params) => {
     const statement = client.prepare(sql);
     try {
-      return statement.all();
+      return statement.all(...params);
     } finally {
       statement.finalize?.();
     }

@@ -100,9 +100,14 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   const keep = (kept: [bigint, Row][], code: bigint) => {
     for (const [c, row] of kept) if (c === code && found.length < need) found.push(row);
   };
-  /** `narrowed`: how many times in a row the range was narrowed from a sample without splitting. */
-  const walk = async (a: bigint, b: bigint, narrowed = 0): Promise<void> => {
-    const rows = await ask(a, b, batch + 1, 0);
+  /** The codes from the first of `pieces` to the last, which are in this order. */
+  const span = (pieces: [bigint, bigint][]): [bigint, bigint] => {
+    const [first, last] = [pieces[0], pieces[pieces.length - 1]];
+    return descending ? [last[0], first[1]] : [first[0], last[1]];
+  };
+  /** `narrowed`: how many times in a row the range was narrowed from a sample without splitting; `sample`: the range's first rows, when already read. */
+  const walk = async (a: bigint, b: bigint, narrowed = 0, sample?: Row[]): Promise<void> => {
+    const rows = sample ?? (await ask(a, b, batch + 1, 0));
     if (rows.length <= batch) return take(rows, a, b);
     // Too many to sort whole: counted as read, and as refused where the exact test refuses them.
     const kept = exact(rows, a, b);
@@ -161,8 +166,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     if (found.length >= need) return;
     if (pieces.length === 1) return walk(pieces[0][0], pieces[0][1]);
     if (asked) {
-      const [first, last] = [pieces[0], pieces[pieces.length - 1]];
-      const [x, y] = descending ? [last[0], first[1]] : [first[0], last[1]];
+      const [x, y] = span(pieces);
       const rows = await ask(x, y, batch + 1, 0);
       if (rows.length === 0) return;
       if (rows.length <= batch) return take(rows, x, y);
@@ -172,7 +176,26 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     await walkPieces(pieces.slice(0, half));
     await walkPieces(pieces.slice(half));
   };
-  if (lo <= hi) await walk(lo, hi);
+  /**
+   * The range from its near end: the first piece, then the next one, two,
+   * four… (an exponential search). FTS5 and FULLTEXT read every row a query
+   * matches before they sort and limit, so a sample of the whole range
+   * costs as much as the range is large; a page at the range's end, as the
+   * first page of a whole column is, reads that end's rows alone here, at
+   * the price of a few queries that find nothing when the end is empty.
+   * A group too large to sort whole is walked from what it read.
+   */
+  const gallop = async (a: bigint, b: bigint): Promise<void> => {
+    const pieces = split(a, b);
+    if (descending) pieces.reverse();
+    for (let at = 0, size = 1; at < pieces.length && found.length < need; at += size, size *= 2) {
+      const [x, y] = span(pieces.slice(at, at + size));
+      const rows = await ask(x, y, batch + 1, 0);
+      if (rows.length <= batch) take(rows, x, y);
+      else await walk(x, y, 0, rows);
+    }
+  };
+  if (lo <= hi) await gallop(lo, hi);
   page.rows = found.slice(offset, need);
   return page;
 }
