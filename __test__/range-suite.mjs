@@ -207,7 +207,7 @@ export function rangeSuite(d) {
       let order = '';
       for (const field of ['total', 'born']) {
         const page = await mod.withTenant('acme', () =>
-          mod.orderedPage((where, limit, offset) => conn.db.select({ id: t.id, value: t[field] }).from(t).where(where).orderBy(desc(t.id)).limit(limit).offset(offset), { column: rangeOf(t, field), value: (row) => row.value, order: 'desc', limit: 12 }),
+          mod.orderedPage((where, limit, offset) => conn.db.select({ id: t.id, value: t[field] }).from(t).where(where).orderBy(desc(t.id)).limit(limit).offset(offset), { column: rangeOf(t, field), value: (row) => row.value, order: 'desc', limit: 12, batch: 256 }),
         );
         assert.deepEqual(page.rows.map((r) => r.id), rows.slice(-12).reverse().map((r) => r.id));
         // A sample of 257 rows, then the page's 12, after at most 4 empty pieces of the tree (the 1, 1, 2 and 4 asked before the last 8).
@@ -278,6 +278,34 @@ export function rangeSuite(d) {
           assert.deepEqual(page.rows.map((r) => r.id), expected, `${field} ${order}`);
           // A sample of the whole range would be ids 1-9, from the middle.
           assert.deepEqual([page.read, page.queries], [9, 1], `${field} ${order}: rows read and queries`);
+        }
+      }
+    });
+
+    test('a page after a value reads the rows near that bound, a rung of the tree at a time, not a sample of the rest of its node', async () => {
+      const t = d.table(mod, { ring, name: 'range_rungs' });
+      await conn.reset(t);
+      // Around a centre C, in one node of depth 1: ids 1-100 far from it (50 above, 50 below), ids 101-140 next to it (20 above, 20 below).
+      const C = { amount: 1e6, total: 2n ** 40n, born: Date.UTC(2000, 0, 1) };
+      const at = { amount: (k) => C.amount + k / 1024, total: (k) => C.total + BigInt(k), born: (k) => new Date(C.born + k) };
+      const far = { amount: (k) => C.amount + Math.sign(k) * (5e5 + Math.abs(k)), total: (k) => C.total + BigInt(Math.sign(k)) * (2n ** 39n + BigInt(Math.abs(k))), born: (k) => new Date(C.born + Math.sign(k) * (1e11 + Math.abs(k))) };
+      const offsets = [...Array.from({ length: 100 }, (_, i) => ['far', i < 50 ? i + 1 : 49 - i]), ...Array.from({ length: 40 }, (_, i) => ['at', i < 20 ? i + 1 : 19 - i])];
+      const rows = offsets.map(([kind, k], i) => {
+        const value = (field) => (kind === 'far' ? far : at)[field](k);
+        return { id: i + 1, amount: value('amount'), total: value('total'), born: value('born') };
+      });
+      await insert(t, 'acme', rows);
+      const everything = await mod.withTenant('acme', async () => mod.rangeGte(t.totalRange, -(2n ** 63n)));
+      await eventually(() => answer(t, 'total', everything), rows.map((r) => r.id), 'every row visible');
+      const centre = { amount: C.amount, total: C.total, born: new Date(C.born) };
+      for (const field of FIELDS) {
+        for (const [order, bound, expected] of [['asc', 'rangeGt', [101, 102, 103, 104, 105]], ['desc', 'rangeLt', [121, 122, 123, 124, 125]]]) {
+          const within = await mod.withTenant('acme', async () => mod[bound](rangeOf(t, field), centre[field]));
+          const page = await ordered(t, field, { order, limit: 5, batch: 8, within });
+          assert.deepEqual(page.rows.map((r) => r.id), expected, `${field} ${order}`);
+          // The rung that holds the 20 near rows: a sample of 9, then the 5 of the page. The far rows share the first piece
+          // of the tree with them, and come first in fetch's order: a sample of that piece would be far rows.
+          assert.equal(page.read, 14, `${field} ${order}: ${page.read} rows read in ${page.queries} queries`);
         }
       }
     });

@@ -1,8 +1,9 @@
 // Exact order over a range index: the database cannot sort what it cannot
-// read, so the package narrows the range. It asks for the rows of a range;
-// if they are few (at most `batch`), it decrypts and sorts them; if not, it
-// narrows the range to where the page must lie, or splits it where the tree
-// branches and walks the pieces in order, until the page is full. What
+// read, so the package narrows the range. From the range's near end, part
+// by part, it asks for the rows of a part; if they are few (at most
+// `batch`), it decrypts and sorts them; if not, it narrows the part to
+// where the page must lie, or splits it where the tree branches and walks
+// the pieces in order, until the page is full. What
 // comes back equals `ORDER BY value [DESC], <fetch's order> LIMIT … OFFSET …`
 // on the plaintext (docs/search.md, "Ranges and order").
 import type { Column, SQL } from 'drizzle-orm';
@@ -10,7 +11,10 @@ import { codedError } from '../../shared/errors.js';
 import { rangeColumnOf } from '../probe.js';
 import type { RangeValue } from './encoding.js';
 import { boundsOf, codeRange, type RangeCondition } from './operators.js';
-import { MAX_CODE, MIN_CODE, split } from './tree.js';
+import { MAX_CODE, MIN_CODE, nodeOf, split } from './tree.js';
+
+/** The depths of orderedPage's rungs from a bound: each rung up to 256 times wider than the last while they are narrow, 16 times from depth 6 up, where a node can hold many rows. */
+const RUNGS = [12, 10, 8, 6, 5, 4, 3, 2];
 
 export interface OrderedPageOptions<Row> {
   /** The rangeIndexColumn to order by. */
@@ -25,7 +29,7 @@ export interface OrderedPageOptions<Row> {
   offset?: number;
   /** Only rows in this range: a condition from rangeGt() … rangeBetween() on the same column. */
   within?: RangeCondition;
-  /** The most rows one query may bring back to be sorted whole; past it, the range is narrowed or split. Default 256, or twice offset + limit when that is more. */
+  /** The most rows one query may bring back to be sorted whole; past it, the range is narrowed or split. Default 256 (1,024 on PostgreSQL), or twice offset + limit when that is more. */
   batch?: number;
 }
 
@@ -52,13 +56,13 @@ export interface OrderedPage<Row> {
 export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset: number) => Promise<Row[]> | PromiseLike<Row[]>, options: OrderedPageOptions<Row>): Promise<OrderedPage<Row>> {
   const what = 'orderedPage';
   const { column, value, limit } = options ?? ({} as OrderedPageOptions<Row>);
-  const { codec } = rangeColumnOf(column, what);
+  const { codec, sql: dialect } = rangeColumnOf(column, what);
   if (typeof fetch !== 'function') throw codedError('ALE_INVALID_INPUT', `${what}: fetch must run the query, e.g. (where, limit, offset) => db.select().from(t).where(where).orderBy(t.id).limit(limit).offset(offset)`);
   if (typeof value !== 'function') throw codedError('ALE_INVALID_INPUT', `${what}: options.value must give a row's decrypted value, e.g. (row) => row.amount`);
   if (!Number.isInteger(limit) || limit < 1) throw codedError('ALE_INVALID_INPUT', `${what}: options.limit must be a positive integer`);
   const offset = options.offset ?? 0;
   if (!Number.isInteger(offset) || offset < 0) throw codedError('ALE_INVALID_INPUT', `${what}: options.offset must be a whole number`);
-  const batch = options.batch ?? Math.max(256, 2 * (offset + limit));
+  const batch = options.batch ?? Math.max(dialect.orderBatch, 2 * (offset + limit));
   if (!Number.isInteger(batch) || batch < 1) throw codedError('ALE_INVALID_INPUT', `${what}: options.batch must be a positive integer`);
   if (options.order !== undefined && options.order !== 'asc' && options.order !== 'desc') throw codedError('ALE_INVALID_INPUT', `${what}: options.order must be 'asc' or 'desc'`);
   const descending = options.order === 'desc';
@@ -105,9 +109,9 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     const [first, last] = [pieces[0], pieces[pieces.length - 1]];
     return descending ? [last[0], first[1]] : [first[0], last[1]];
   };
-  /** `narrowed`: how many times in a row the range was narrowed from a sample without splitting; `sample`: the range's first rows, when already read. */
-  const walk = async (a: bigint, b: bigint, narrowed = 0, sample?: Row[]): Promise<void> => {
-    const rows = sample ?? (await ask(a, b, batch + 1, 0));
+  /** `narrowed`: how many times in a row the range was narrowed from a sample without splitting. */
+  const walk = async (a: bigint, b: bigint, narrowed = 0): Promise<void> => {
+    const rows = await ask(a, b, batch + 1, 0);
     if (rows.length <= batch) return take(rows, a, b);
     // Too many to sort whole: counted as read, and as refused where the exact test refuses them.
     const kept = exact(rows, a, b);
@@ -177,22 +181,35 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     await walkPieces(pieces.slice(half));
   };
   /**
-   * The range from its near end: the first piece, then the next one, two,
-   * four… (an exponential search). FTS5 and FULLTEXT read every row a query
-   * matches before they sort and limit, so a sample of the whole range
-   * costs as much as the range is large; a page at the range's end, as the
-   * first page of a whole column is, reads that end's rows alone here, at
-   * the price of a few queries that find nothing when the end is empty.
-   * A group too large to sort whole is walked from what it read.
+   * The range from its near end, so that a page there reads the rows near
+   * it rather than a sample of the whole range: FTS5 and FULLTEXT read
+   * every row a query matches before they sort and limit, so a query costs
+   * what its range holds. When the near end is a bound inside the type's
+   * values (the page after a value), the rest of its node at each depth of
+   * RUNGS comes first, a rung at a time; then the pieces where the range
+   * branches, one, then one, two, four… (an exponential search). Each part
+   * is walked. A page at the end costs a few queries that find nothing
+   * (docs/search.md, "Ranges at 100,000 rows").
    */
   const gallop = async (a: bigint, b: bigint): Promise<void> => {
     const pieces = split(a, b);
     if (descending) pieces.reverse();
+    const [first, last] = codec.bounds;
+    if (descending ? b < last : a > first) {
+      let [x, y] = pieces[0];
+      for (const depth of RUNGS) {
+        const [start, end] = nodeOf(descending ? b : a, depth);
+        // A rung that reaches the piece's far end: the rest of the piece is walked below.
+        if (descending ? start <= x : end >= y) break;
+        await (descending ? walk(start, y) : walk(x, end));
+        [x, y] = descending ? [x, start - 1n] : [end + 1n, y];
+        if (found.length >= need) return;
+      }
+      pieces[0] = [x, y];
+    }
     for (let at = 0, size = 1; at < pieces.length && found.length < need; at += size, size *= 2) {
       const [x, y] = span(pieces.slice(at, at + size));
-      const rows = await ask(x, y, batch + 1, 0);
-      if (rows.length <= batch) take(rows, x, y);
-      else await walk(x, y, 0, rows);
+      await walk(x, y);
     }
   };
   if (lo <= hi) await gallop(lo, hi);

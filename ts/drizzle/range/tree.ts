@@ -127,5 +127,11 @@ export function split(lo: bigint, hi: bigint): [bigint, bigint][] {
   return pieces;
 }
 
+/** The first and last codes of the depth-`depth` node holding `code`. */
+export function nodeOf(code: bigint, depth: number): [bigint, bigint] {
+  const start = floor(code, depth);
+  return [start, ceil(start, depth)];
+}
+
 export const MIN_CODE = 0n;
 export const MAX_CODE = U64;
