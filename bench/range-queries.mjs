@@ -29,6 +29,12 @@ const ring = new ale.KeyRing(['bench-secret-0123456789-abcdefghijklmnop']);
 const runtime = process.versions.bun ? `Bun ${process.versions.bun}` : `Node ${process.version}`;
 const on = { collection: 'measures', tenant: 'acme', keyRing: ring };
 
+// The plaintext side's B-trees, one per direction of `ORDER BY amount …, id`:
+// with (amount, id) alone, MariaDB sorts the descending pages (filesort,
+// 14 ms against 0.8 ascending, 2026-12-05), which would flatter the
+// encrypted side.
+const PLAIN_INDEXES = ['CREATE INDEX rq_plain_amount ON rq_plain (amount, id)', 'CREATE INDEX rq_plain_amount_desc ON rq_plain (amount DESC, id)'];
+
 /** The dialects: tables, DDL, the plaintext queries (rows of { id }), and the index's size. */
 const DIALECTS = {
   async sqlite() {
@@ -46,7 +52,7 @@ const DIALECTS = {
       db: s.db,
       enc,
       plain,
-      afterLoad: () => s.exec('CREATE INDEX rq_plain_amount ON rq_plain (amount, id)'),
+      afterLoad: () => PLAIN_INDEXES.forEach((stmt) => s.exec(stmt)),
       between: (lo, hi) => s.all(`SELECT id FROM rq_plain WHERE amount BETWEEN ${lo} AND ${hi} ORDER BY id`),
       first: (dir) => s.all(`SELECT id FROM rq_plain WHERE amount IS NOT NULL ORDER BY amount ${dir}, id LIMIT 20`),
       after: (dir, v) => s.all(`SELECT id FROM rq_plain WHERE amount ${dir === 'ASC' ? '>' : '<'} ? ORDER BY amount ${dir}, id LIMIT 20`, v),
@@ -76,7 +82,7 @@ const DIALECTS = {
       plain,
       afterLoad: async () => {
         for (const stmt of m.searchIndexSql(enc, enc.amountRange, 'rq_enc_amount')) await client.unsafe(stmt);
-        await client.unsafe('CREATE INDEX rq_plain_amount ON rq_plain (amount, id)');
+        for (const stmt of PLAIN_INDEXES) await client.unsafe(stmt);
         await client.unsafe('ANALYZE rq_plain; ANALYZE rq_enc');
       },
       between: (lo, hi) => client`SELECT id FROM rq_plain WHERE amount BETWEEN ${lo} AND ${hi} ORDER BY id`,
@@ -106,7 +112,7 @@ const DIALECTS = {
       plain,
       afterLoad: async () => {
         for (const stmt of m.searchIndexSql(enc, enc.amountRange, 'rq_enc_amount')) await pool.query(stmt);
-        await pool.query('CREATE INDEX rq_plain_amount ON rq_plain (amount, id)');
+        for (const stmt of PLAIN_INDEXES) await pool.query(stmt);
       },
       between: (lo, hi) => rows('SELECT id FROM rq_plain WHERE amount BETWEEN ? AND ? ORDER BY id', [lo, hi]),
       first: (dir) => rows(`SELECT id FROM rq_plain WHERE amount IS NOT NULL ORDER BY amount ${dir}, id LIMIT 20`),

@@ -17,7 +17,7 @@ export const mysqlSearch: SearchSql = {
   },
   // Exact: an excluded word costs a lookup as an included one does.
   coverLimit: 1024,
-  orderBatch: 256,
+  narrowBatch: 256,
   // Words without an operator are optional in boolean mode: a row with any
   // of them matches, unless it has a word marked `-`.
   any: (column, tokens, except) => sql`match(${column}) against(${[...allHex(tokens), ...allHex(except).map((t) => `-${t}`)].join(' ')} in boolean mode)`,

@@ -25,7 +25,7 @@ export const pgSearch: SearchSql = {
   },
   // docs/search.md, "Ranges at 100,000 rows": the planner's choice, measured.
   coverLimit: 16,
-  orderBatch: 1024,
+  narrowBatch: 1024,
   // `&&`, overlap: any element in common, which GIN serves; the exclusion
   // is a filter on the rows it finds.
   any: (column, tokens, except) =>

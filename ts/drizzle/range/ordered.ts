@@ -29,7 +29,7 @@ export interface OrderedPageOptions<Row> {
   offset?: number;
   /** Only rows in this range: a condition from rangeGt() … rangeBetween() on the same column. */
   within?: RangeCondition;
-  /** The most rows one query may bring back to be sorted whole; past it, the range is narrowed or split. Default 256 (1,024 on PostgreSQL), or twice offset + limit when that is more. */
+  /** The most rows one query may bring back to be sorted whole; past it, the range is narrowed or split. Default 256, or twice offset + limit when that is more; on PostgreSQL, 1,024 once the range is narrowed. */
   batch?: number;
 }
 
@@ -62,8 +62,10 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   if (!Number.isInteger(limit) || limit < 1) throw codedError('ALE_INVALID_INPUT', `${what}: options.limit must be a positive integer`);
   const offset = options.offset ?? 0;
   if (!Number.isInteger(offset) || offset < 0) throw codedError('ALE_INVALID_INPUT', `${what}: options.offset must be a whole number`);
-  const batch = options.batch ?? Math.max(dialect.orderBatch, 2 * (offset + limit));
+  const batch = options.batch ?? Math.max(256, 2 * (offset + limit));
   if (!Number.isInteger(batch) || batch < 1) throw codedError('ALE_INVALID_INPUT', `${what}: options.batch must be a positive integer`);
+  // A narrowed range's or a rung's: the dialect's when larger (PostgreSQL's planner, SearchSql.narrowBatch).
+  const narrowBatch = options.batch ?? Math.max(dialect.narrowBatch, batch);
   if (options.order !== undefined && options.order !== 'asc' && options.order !== 'desc') throw codedError('ALE_INVALID_INPUT', `${what}: options.order must be 'asc' or 'desc'`);
   const descending = options.order === 'desc';
   let [lo, hi] = [MIN_CODE, MAX_CODE];
@@ -109,10 +111,10 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     const [first, last] = [pieces[0], pieces[pieces.length - 1]];
     return descending ? [last[0], first[1]] : [first[0], last[1]];
   };
-  /** `narrowed`: how many times in a row the range was narrowed from a sample without splitting. */
-  const walk = async (a: bigint, b: bigint, narrowed = 0): Promise<void> => {
-    const rows = await ask(a, b, batch + 1, 0);
-    if (rows.length <= batch) return take(rows, a, b);
+  /** `narrowed`: how many times in a row the range was narrowed from a sample without splitting; `size`: the most rows to sort whole here. */
+  const walk = async (a: bigint, b: bigint, narrowed = 0, size = batch): Promise<void> => {
+    const rows = await ask(a, b, size + 1, 0);
+    if (rows.length <= size) return take(rows, a, b);
     // Too many to sort whole: counted as read, and as refused where the exact test refuses them.
     const kept = exact(rows, a, b);
     if (a === b) {
@@ -147,12 +149,12 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     if (codes.length >= want && codes[want - 1] === near) return keep(kept, near);
     if (codes.length >= want && narrowed < 2) {
       const edge = codes[want - 1];
-      if (descending ? edge > a : edge < b) return walk(descending ? edge : a, descending ? b : edge, narrowed + 1);
+      if (descending ? edge > a : edge < b) return walk(descending ? edge : a, descending ? b : edge, narrowed + 1, narrowBatch);
       // The edge is the range's far end, a value many rows share: the rows
       // before it, then that value's, which the sample holds enough of (it
       // has `want` rows up to the edge, and the rows before it are at least
       // the ones it has).
-      await (descending ? walk(a + 1n, b, narrowed + 1) : walk(a, b - 1n, narrowed + 1));
+      await (descending ? walk(a + 1n, b, narrowed + 1, narrowBatch) : walk(a, b - 1n, narrowed + 1, narrowBatch));
       return keep(kept, edge);
     }
     // Else along the tree: each piece is a child node's part of the range.
@@ -201,7 +203,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
         const [start, end] = nodeOf(descending ? b : a, depth);
         // A rung that reaches the piece's far end: the rest of the piece is walked below.
         if (descending ? start <= x : end >= y) break;
-        await (descending ? walk(start, y) : walk(x, end));
+        await (descending ? walk(start, y, 0, narrowBatch) : walk(x, end, 0, narrowBatch));
         [x, y] = descending ? [x, start - 1n] : [end + 1n, y];
         if (found.length >= need) return;
       }

@@ -23,14 +23,15 @@ export interface SearchSql {
    */
   coverLimit: number;
   /**
-   * orderedPage()'s default batch: the most rows one of its queries brings
-   * back to sort whole. PostgreSQL plans from the query's LIMIT: for a
-   * small one it walks the primary key when it guesses a range holds many
-   * rows, and reads the whole table when the range is nearly empty; a
-   * larger batch makes it ask the GIN index (docs/search.md, "Ranges at
-   * 100,000 rows").
+   * orderedPage()'s default batch once a range is narrowed (the query of a
+   * rung, or of the part a sample points to), when larger than its batch.
+   * PostgreSQL plans from the query's LIMIT: for a small one it walks the
+   * primary key when it guesses the range holds many rows, which a coarse
+   * cover with an exclusion makes it guess, and reads the whole table when
+   * the range is nearly empty; a larger LIMIT makes it ask the GIN index
+   * (docs/search.md, "Ranges at 100,000 rows").
    */
-  orderBatch: number;
+  narrowBatch: number;
   /** The rows that hold at least one of `tokens` and none of `except` (8 bytes each): a range's candidates under one key. */
   any(column: Column, tokens: Buffer, except: Buffer, codec: IndexCodec): SQL;
 }

@@ -26,7 +26,7 @@ export const sqliteSearch: SearchSql = {
   },
   // Exact: an excluded token costs a lookup (or a scan) as an included one does.
   coverLimit: 1024,
-  orderBatch: 256,
+  narrowBatch: 256,
   any(column, tokens, except, codec) {
     const [hex, out] = [allHex(tokens), allHex(except)];
     if (codec.fts !== undefined) {
