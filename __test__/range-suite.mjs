@@ -184,12 +184,19 @@ export function rangeSuite(d) {
       let most = 0;
       for (const field of FIELDS) {
         for (const order of ['asc', 'desc']) {
-          const expected = [...rows].sort((a, b) => (order === 'asc' ? cmp(a[field], b[field]) : cmp(b[field], a[field])) || a.id - b.id).map((r) => r.id);
-          for (const batch of [1, 3, 8, 50, undefined]) {
-            for (const offset of [0, 7, 45]) {
-              const page = await ordered(t, field, { order, limit: 12, offset, batch });
-              assert.deepEqual(page.rows.map((r) => r.id), expected.slice(offset, offset + 12), `${field} ${order}, batch ${batch}, offset ${offset}`);
-              if (batch === undefined) most = Math.max(most, page.queries);
+          // The whole column, and from a bound inside it (rungs first), the middle row's value: after it, or before it descending.
+          const middle = rows[750][field];
+          const op = order === 'asc' ? 'gt' : 'lt';
+          for (const bound of [undefined, middle]) {
+            const within = bound === undefined ? undefined : await mod.withTenant('acme', async () => OPS[op](rangeOf(t, field), bound));
+            const list = rows.filter((r) => bound === undefined || TESTS[op](r[field], bound));
+            const expected = list.sort((a, b) => (order === 'asc' ? cmp(a[field], b[field]) : cmp(b[field], a[field])) || a.id - b.id).map((r) => r.id);
+            for (const batch of [1, 3, 8, 50, undefined]) {
+              for (const offset of [0, 7, 45]) {
+                const page = await ordered(t, field, { order, limit: 12, offset, batch, within });
+                assert.deepEqual(page.rows.map((r) => r.id), expected.slice(offset, offset + 12), `${field} ${order}, batch ${batch}, offset ${offset}${within ? `, ${op} the middle row's value` : ''}`);
+                if (batch === undefined) most = Math.max(most, page.queries);
+              }
             }
           }
         }
