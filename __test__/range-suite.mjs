@@ -9,6 +9,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
 import { codeOf } from '../dist/esm/drizzle/range/encoding.js';
+import { boundsOf } from '../dist/esm/drizzle/range/operators.js';
 import { asc, desc, sql } from 'drizzle-orm';
 import { ale, OLD_SECRET, SECRET, seeded } from './helpers.mjs';
 import { measures } from './fixtures/measures.mjs';
@@ -63,9 +64,14 @@ export function rangeSuite(d) {
     assert.deepEqual(got, expected, message);
     return again;
   };
+  /** orderedPage over `t` by `field`, in id order; each query it makes must ask for a range that can hold a row. */
   const ordered = (t, field, options, tenant = 'acme') =>
     mod.withTenant(tenant, () =>
-      mod.orderedPage((where, limit, offset) => conn.db.select({ id: t.id, value: t[field] }).from(t).where(where).orderBy(asc(t.id)).limit(limit).offset(offset), {
+      mod.orderedPage((where, limit, offset) => {
+        const { lo, hi } = boundsOf(where);
+        assert.ok(lo <= hi, `orderedPage asked for an empty range (${lo} > ${hi})`);
+        return conn.db.select({ id: t.id, value: t[field] }).from(t).where(where).orderBy(asc(t.id)).limit(limit).offset(offset);
+      }, {
         column: rangeOf(t, field),
         value: (row) => row.value,
         ...options,
@@ -211,17 +217,17 @@ export function rangeSuite(d) {
       // without the bound, each narrowing drops about a batch of rows (docs/search.md, "Ranges and order").
       assert.ok(most <= 40, `${most} queries for one page at the default batch`);
       // fetch ordered the way the page goes (id descending for newest first): the sample is the page's end, found at once.
-      let order = '';
+      const withIt = [];
       for (const field of ['total', 'born']) {
         const page = await mod.withTenant('acme', () =>
           mod.orderedPage((where, limit, offset) => conn.db.select({ id: t.id, value: t[field] }).from(t).where(where).orderBy(desc(t.id)).limit(limit).offset(offset), { column: rangeOf(t, field), value: (row) => row.value, order: 'desc', limit: 12, batch: 256 }),
         );
         assert.deepEqual(page.rows.map((r) => r.id), rows.slice(-12).reverse().map((r) => r.id));
-        // A sample of 257 rows, then the page's 12, after at most 4 empty pieces of the tree (the 1, 1, 2 and 4 asked before the last 8).
+        // A sample of 257 rows, then the page's 12, after at most 4 empty groups of the tree's pieces (1, 1, 2 and 4 before the last 8).
         assert.ok(page.read <= 257 + 12 && page.queries <= 6, `${page.read} rows read in ${page.queries} queries with fetch in the page's order`);
-        order = `${page.queries} queries, ${page.read} rows`;
+        withIt.push(`${field}: ${page.queries} queries, ${page.read} rows`);
       }
-      console.log(`# ${d.name}: at most ${most} queries for a page against fetch's order, ${order} with it`);
+      console.log(`# ${d.name}: at most ${most} queries for a page against fetch's order; with it, ${withIt.join('; ')}`);
     });
 
     test("a page of the type's first or last value, held by more rows than the page, comes from one sample; a far end many rows share, from the sample too", async () => {
@@ -314,6 +320,18 @@ export function rangeSuite(d) {
           // of the tree with them, and come first in fetch's order: a sample of that piece would be far rows.
           assert.equal(page.read, 14, `${field} ${order}: ${page.read} rows read in ${page.queries} queries`);
         }
+      }
+      // A bound whose next code has the digits F, F at depths 11 and 12, and no row in its rung of depth 12: the rungs
+      // of depths 12 and 10 end alike, and the second is not asked for (ordered() refuses an empty range). The page is
+      // in the rung of depth 8: the 20 rows below C, from the lowest.
+      const below = await mod.withTenant('acme', async () => mod.rangeGt(t.totalRange, C.total - 0x1010001n));
+      const skipped = await ordered(t, 'total', { limit: 5, batch: 8, within: below });
+      assert.deepEqual(skipped.rows.map((r) => r.id), [140, 139, 138, 137, 136]);
+      // Past the type's last value: no value can be there, so no query.
+      for (const field of ['amount', 'born']) {
+        const last = { amount: Number.MAX_VALUE, born: new Date(8.64e15) }[field];
+        const beyond = await ordered(t, field, { limit: 5, within: await mod.withTenant('acme', async () => mod.rangeGt(rangeOf(t, field), last)) });
+        assert.deepEqual([beyond.rows, beyond.queries], [[], 0], `${field} past the last value`);
       }
     });
 

@@ -29,7 +29,7 @@ export interface OrderedPageOptions<Row> {
   offset?: number;
   /** Only rows in this range: a condition from rangeGt() … rangeBetween() on the same column. */
   within?: RangeCondition;
-  /** The most rows one query may bring back to be sorted whole; past it, the range is narrowed or split. Default 256, or twice offset + limit when that is more; on PostgreSQL, 1,024 once the range is narrowed. */
+  /** The most rows one query may bring back to be sorted whole; past it, the range is narrowed or split. Default 256, or twice offset + limit when that is more; on PostgreSQL, 1,024 for a rung or a narrowed part. A batch given sets both. */
   batch?: number;
 }
 
@@ -74,6 +74,9 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     if (bounds === undefined || bounds.column !== column) throw codedError('ALE_INVALID_INPUT', `${what}: options.within must be a range condition on the same column`);
     [lo, hi] = [bounds.lo, bounds.hi];
   }
+  // No row has a code beyond the type's first and last values': a range is asked for only as far as a value can be.
+  const [first, last] = codec.bounds;
+  [lo, hi] = [lo > first ? lo : first, hi < last ? hi : last];
   const need = offset + limit;
   const page: OrderedPage<Row> = { rows: [], read: 0, refused: 0, queries: 0 };
   const found: Row[] = [];
@@ -108,8 +111,8 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   };
   /** The codes from the first of `pieces` to the last, which are in this order. */
   const span = (pieces: [bigint, bigint][]): [bigint, bigint] => {
-    const [first, last] = [pieces[0], pieces[pieces.length - 1]];
-    return descending ? [last[0], first[1]] : [first[0], last[1]];
+    const [head, tail] = [pieces[0], pieces[pieces.length - 1]];
+    return descending ? [tail[0], head[1]] : [head[0], tail[1]];
   };
   /** `narrowed`: how many times in a row the range was narrowed from a sample without splitting; `size`: the most rows to sort whole here. */
   const walk = async (a: bigint, b: bigint, narrowed = 0, size = batch): Promise<void> => {
@@ -140,12 +143,11 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     codes.sort((x, y) => (x === y ? 0 : (x < y) !== descending ? -1 : 1));
     // The sample is the range's first rows in fetch's order, so the rows it
     // holds of one value are that value's first rows, in order. When the
-    // `want`-th code is the first a row of the range can have in this order
-    // (the range's near end, or, where the range starts beyond any value of
-    // the type, the type's first value in this order), the sample holds the
-    // page: `want` rows of that value, and none can come before them.
-    const [first, last] = codec.bounds;
-    const near = descending ? (b < last ? b : last) : a > first ? a : first;
+    // `want`-th code is the range's near end, the first a row of it can
+    // have in this order (ranges stop at the type's values), the sample
+    // holds the page: `want` rows of that value, and none can come before
+    // them.
+    const near = descending ? b : a;
     if (codes.length >= want && codes[want - 1] === near) return keep(kept, near);
     if (codes.length >= want && narrowed < 2) {
       const edge = codes[want - 1];
@@ -196,20 +198,21 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   const gallop = async (a: bigint, b: bigint): Promise<void> => {
     const pieces = split(a, b);
     if (descending) pieces.reverse();
-    const [first, last] = codec.bounds;
     if (descending ? b < last : a > first) {
       let [x, y] = pieces[0];
       for (const depth of RUNGS) {
         const [start, end] = nodeOf(descending ? b : a, depth);
         // A rung that reaches the piece's far end: the rest of the piece is walked below.
         if (descending ? start <= x : end >= y) break;
+        // Two depths whose nodes end alike (the bound's digit there is the last or first): nothing between them to ask.
+        if (descending ? start > y : end < x) continue;
         await (descending ? walk(start, y, 0, narrowBatch) : walk(x, end, 0, narrowBatch));
         [x, y] = descending ? [x, start - 1n] : [end + 1n, y];
         if (found.length >= need) return;
       }
       pieces[0] = [x, y];
     }
-    for (let at = 0, size = 1; at < pieces.length && found.length < need; at += size, size *= 2) {
+    for (let at = 0, size = 1; at < pieces.length && found.length < need; at += size, size = at) {
       const [x, y] = span(pieces.slice(at, at + size));
       await walk(x, y);
     }
