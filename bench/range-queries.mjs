@@ -30,9 +30,9 @@ const runtime = process.versions.bun ? `Bun ${process.versions.bun}` : `Node ${p
 const on = { collection: 'measures', tenant: 'acme', keyRing: ring };
 
 // The plaintext side's B-trees, one per direction of `ORDER BY amount …, id`:
-// with (amount, id) alone, MariaDB sorts the descending pages (filesort,
-// 14 ms against 0.8 ascending, 2026-12-05), which would flatter the
-// encrypted side.
+// with (amount, id) alone, MariaDB sorts the rows of a descending page
+// (filesort) where it reads an ascending one off the index, which would
+// flatter the encrypted side (docs/search.md, "Ranges at 100,000 rows").
 const PLAIN_INDEXES = ['CREATE INDEX rq_plain_amount ON rq_plain (amount, id)', 'CREATE INDEX rq_plain_amount_desc ON rq_plain (amount DESC, id)'];
 
 /** The dialects: tables, DDL, the plaintext queries (rows of { id }), and the index's size. */

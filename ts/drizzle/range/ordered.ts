@@ -74,9 +74,8 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     if (bounds === undefined || bounds.column !== column) throw codedError('ALE_INVALID_INPUT', `${what}: options.within must be a range condition on the same column`);
     [lo, hi] = [bounds.lo, bounds.hi];
   }
-  // No row has a code beyond the type's first and last values': a range is asked for only as far as a value can be.
+  // The first and last codes a value of the type can have.
   const [first, last] = codec.bounds;
-  [lo, hi] = [lo > first ? lo : first, hi < last ? hi : last];
   const need = offset + limit;
   const page: OrderedPage<Row> = { rows: [], read: 0, refused: 0, queries: 0 };
   const found: Row[] = [];
@@ -143,11 +142,11 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     codes.sort((x, y) => (x === y ? 0 : (x < y) !== descending ? -1 : 1));
     // The sample is the range's first rows in fetch's order, so the rows it
     // holds of one value are that value's first rows, in order. When the
-    // `want`-th code is the range's near end, the first a row of it can
-    // have in this order (ranges stop at the type's values), the sample
-    // holds the page: `want` rows of that value, and none can come before
-    // them.
-    const near = descending ? b : a;
+    // `want`-th code is the first a row of the range can have in this order
+    // (the range's near end, or, where the range starts beyond any value of
+    // the type, the type's first value in this order), the sample holds the
+    // page: `want` rows of that value, and none can come before them.
+    const near = descending ? (b < last ? b : last) : a > first ? a : first;
     if (codes.length >= want && codes[want - 1] === near) return keep(kept, near);
     if (codes.length >= want && narrowed < 2) {
       const edge = codes[want - 1];
@@ -196,7 +195,12 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
    * (docs/search.md, "Ranges at 100,000 rows").
    */
   const gallop = async (a: bigint, b: bigint): Promise<void> => {
-    const pieces = split(a, b);
+    // Cut where the type's values branch (a date's two pieces, not sixteen),
+    // then out to the range's own ends: codes past the type's values hold
+    // no row, and a whole node of the tree is one token where a cut one is
+    // dozens.
+    const pieces = split(a > first ? a : first, b < last ? b : last);
+    [pieces[0][0], pieces[pieces.length - 1][1]] = [a, b];
     if (descending) pieces.reverse();
     if (descending ? b < last : a > first) {
       let [x, y] = pieces[0];
@@ -217,7 +221,8 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
       await walk(x, y);
     }
   };
-  if (lo <= hi) await gallop(lo, hi);
+  // A range past the type's values holds no row: no query.
+  if (lo <= hi && lo <= last && hi >= first) await gallop(lo, hi);
   page.rows = found.slice(offset, need);
   return page;
 }
