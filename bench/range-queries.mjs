@@ -1,12 +1,13 @@
 // Range and ordered queries at scale (docs/search.md, "Ranges at 100,000
 // rows"): numbers (negatives, fractions, extremes, shared values, NULLs) in
 // a plaintext table with a B-tree index and in an encrypted one with a
-// range index column, on each dialect. Two queries, each against the
+// range index column, on each dialect. Three queries, each against the
 // plaintext way of asking it, median and p95: a BETWEEN of about 100 rows,
-// every row of it; and a first page of 20 rows in value order (ascending or
-// descending, ORDER BY x LIMIT 20), and the 20 after a value at a random
-// rank (WHERE x > v ORDER BY x LIMIT 20, or < and DESC). Every encrypted answer is checked
-// against the plaintext one first. Also the index's size per row.
+// every row of it; a first page of 20 rows in value order (ascending or
+// descending, ORDER BY x LIMIT 20); and the 20 after a value at a random
+// rank (WHERE x > v ORDER BY x LIMIT 20, or < and DESC). Every encrypted
+// answer is checked against the plaintext one first. Also the index's size
+// per row.
 //
 //   node bench/range-queries.mjs [--rows 100000] [--queries 200] [--dialects sqlite,pg,mysql]
 //   bun bench/range-queries.mjs …
@@ -145,6 +146,8 @@ for (const name of flags.dialects.split(',')) {
     const loadS = (Date.now() - t0) / 1000;
     const perRow = (await d.indexBytes()) / ROWS;
     const select = () => d.db.select({ id: d.enc.id, amount: d.enc.amount }).from(d.enc);
+    /** 20 rows in value order, in the direction `dir`, within `within` if given. */
+    const ordered = (dir, within) => d.m.orderedPage((where, limit, offset) => select().where(where).orderBy(asc(d.enc.id)).limit(limit).offset(offset), { column: d.enc.amountRange, value: (r) => r.amount, order: dir, limit: 20, within });
     const kinds = {
       // About 100 rows around a random rank.
       between: async () => {
@@ -165,7 +168,7 @@ for (const name of flags.dialects.split(',')) {
         let page;
         return {
           encrypted: async () => {
-            page = await d.m.orderedPage((where, limit, offset) => select().where(where).orderBy(asc(d.enc.id)).limit(limit).offset(offset), { column: d.enc.amountRange, value: (r) => r.amount, order: dir, limit: 20 });
+            page = await ordered(dir);
             return page.rows;
           },
           plaintext: () => d.first(dir.toUpperCase()),
@@ -181,7 +184,7 @@ for (const name of flags.dialects.split(',')) {
         return {
           encrypted: async () => {
             const within = dir === 'asc' ? d.m.rangeGt(d.enc.amountRange, v) : d.m.rangeLt(d.enc.amountRange, v);
-            page = await d.m.orderedPage((where, limit, offset) => select().where(where).orderBy(asc(d.enc.id)).limit(limit).offset(offset), { column: d.enc.amountRange, value: (r) => r.amount, order: dir, limit: 20, within });
+            page = await ordered(dir, within);
             return page.rows;
           },
           plaintext: () => d.after(dir.toUpperCase(), v),
