@@ -48,6 +48,24 @@ describe('codes keep the order of the values', () => {
       }
     });
   }
+  test('each code is its definition: IEEE 754 bits flipped for numbers, the sign bit flipped for bigints and for dates as milliseconds', () => {
+    const SIGN = 1n << 63n;
+    const bits = (n) => {
+      const b = Buffer.alloc(8);
+      b.writeDoubleBE(n === 0 ? 0 : n);
+      return b.readBigUInt64BE();
+    };
+    const defined = {
+      number: (n) => (bits(n) & SIGN ? bits(n) ^ U64 : bits(n) | SIGN),
+      bigint: (n) => BigInt.asUintN(64, n) ^ SIGN,
+      date: (d) => BigInt.asUintN(64, BigInt(d.getTime())) ^ SIGN,
+    };
+    for (const [type, make] of Object.entries(VALUES)) {
+      for (const v of make()) assert.equal(codeOf(type, v), defined[type](v), `${type} ${String(v)}`);
+    }
+    assert.equal(codeOf('number', -Number.MAX_VALUE), 0x0010_0000_0000_0000n);
+    assert.equal(codeOf('date', new Date(-1)), SIGN - 1n);
+  });
   test('dates before 1970 come first, and -0 is 0', () => {
     assert.ok(codeOf('date', new Date('1969-12-31T23:59:59.999Z')) < codeOf('date', new Date(0)));
     assert.equal(codeOf('number', -0), codeOf('number', 0));
