@@ -22,7 +22,7 @@ import { measures } from '../__test__/fixtures/measures.mjs';
 import { openSqlite } from './sqlite.mjs';
 import { nearestRank, seededRandom } from './stats.mjs';
 
-const { values: flags } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, queries: { type: 'string', default: '200' }, dialects: { type: 'string', default: 'sqlite,pg,mysql' } } });
+const { values: flags } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, queries: { type: 'string', default: '200' }, dialects: { type: 'string', default: 'sqlite,pg,mysql' }, 'random-page-cost': { type: 'string', default: '1.1' } } });
 const ROWS = Number(flags.rows);
 const QUERIES = Number(flags.queries);
 const ale = createRequire(import.meta.url)('../index.js');
@@ -70,13 +70,13 @@ const DIALECTS = {
     const { default: postgres } = await import('postgres');
     const { drizzle } = await import('drizzle-orm/postgres-js');
     const m = await import('@sveltycms/ale/drizzle/pg');
-    const client = postgres(process.env.PG_URL, { max: 2, onnotice: () => {} });
+    const client = postgres(process.env.PG_URL, { max: 2, onnotice: () => {}, connection: { random_page_cost: flags['random-page-cost'] } });
     const enc = pgTable('rq_enc', { id: integer('id').primaryKey(), amount: m.encryptedNumber('amount', on), amountRange: m.rangeIndexColumn('amount_range', { ...on, field: 'amount', type: 'number' }) });
     const plain = pgTable('rq_plain', { id: integer('id').primaryKey(), amount: doublePrecision('amount') });
     for (const stmt of ['DROP TABLE IF EXISTS rq_plain, rq_enc', 'CREATE TABLE rq_plain (id integer PRIMARY KEY, amount double precision)', 'CREATE TABLE rq_enc (id integer PRIMARY KEY, amount text, amount_range bigint[])']) await client.unsafe(stmt);
     const [{ version }] = await client`select current_setting('server_version') as version`;
     return {
-      name: `PostgreSQL ${version} (postgres.js)`,
+      name: `PostgreSQL ${version} (postgres.js, random_page_cost ${flags['random-page-cost']})`,
       m,
       db: drizzle(client),
       enc,
