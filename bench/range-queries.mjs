@@ -9,7 +9,7 @@
 // answer is checked against the plaintext one first. Also the index's size
 // per row.
 //
-//   node bench/range-queries.mjs [--rows 100000] [--queries 200] [--dialects sqlite,pg,mysql]
+//   node bench/range-queries.mjs [--rows 100000] [--queries 200] [--dialects sqlite,pg,mysql] [--values measures|prices]
 //   bun bench/range-queries.mjs …
 // PostgreSQL and MariaDB come from PG_URL and MYSQL_URL (eval "$(scripts/services.sh start)").
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,7 +22,7 @@ import { measures } from '../__test__/fixtures/measures.mjs';
 import { openSqlite } from './sqlite.mjs';
 import { nearestRank, seededRandom } from './stats.mjs';
 
-const { values: flags } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, queries: { type: 'string', default: '200' }, dialects: { type: 'string', default: 'sqlite,pg,mysql' }, 'random-page-cost': { type: 'string', default: '1.1' } } });
+const { values: flags } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, queries: { type: 'string', default: '200' }, dialects: { type: 'string', default: 'sqlite,pg,mysql' }, 'random-page-cost': { type: 'string', default: '1.1' }, values: { type: 'string', default: 'measures' } } });
 const ROWS = Number(flags.rows);
 const QUERIES = Number(flags.queries);
 const ale = createRequire(import.meta.url)('../index.js');
@@ -124,13 +124,27 @@ const DIALECTS = {
   },
 };
 
-const data = measures(ROWS, { seed: 41 });
+/**
+ * The values: `measures`, the range tests' mix, which puts a few percent of
+ * the rows at the type's extremes; or `prices`, every row a price from 0.00
+ * to 10,000.00, bunched in one node of the tree's first depths as real
+ * amounts are (docs/search.md, "Ranges at 100,000 rows").
+ */
+const VALUES = {
+  measures: () => measures(ROWS, { seed: 41 }),
+  prices: () => {
+    const price = seededRandom(41);
+    return Array.from({ length: ROWS }, (_, i) => ({ id: i + 1, amount: Math.round(price() * 1e6) / 100 }));
+  },
+};
+if (!VALUES[flags.values]) throw new Error(`--values must be one of ${Object.keys(VALUES).join(', ')}`);
+const data = VALUES[flags.values]();
 const present = data.filter((r) => r.amount !== null).sort((a, b) => a.amount - b.amount || a.id - b.id);
 const rand = seededRandom(9);
 const ms = (x) => `${(x / 1e6).toFixed(2)} ms`;
 const ids = (rows) => JSON.stringify(rows.map((r) => r.id));
 
-console.log(`${runtime}, ${ROWS.toLocaleString('en-US')} rows, ${QUERIES} queries of each kind\n`);
+console.log(`${runtime}, ${ROWS.toLocaleString('en-US')} rows of ${flags.values}, ${QUERIES} queries of each kind\n`);
 console.log('| dialect | query | encrypted median / p95 | plaintext median / p95 (B-tree) | queries per answer | index per row |');
 console.log('| --- | --- | --- | --- | --- | --- |');
 for (const name of flags.dialects.split(',')) {
