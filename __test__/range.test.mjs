@@ -63,8 +63,21 @@ describe('codes keep the order of the values', () => {
     for (const [type, make] of Object.entries(VALUES)) {
       for (const v of make()) assert.equal(codeOf(type, v), defined[type](v), `${type} ${String(v)}`);
     }
-    assert.equal(codeOf('number', -Number.MAX_VALUE), 0x0010_0000_0000_0000n);
-    assert.equal(codeOf('date', new Date(-1)), SIGN - 1n);
+    // Fixed pairs besides the definition above, so that a change to both cannot move stored tokens unseen.
+    const pairs = [
+      ['number', -Number.MAX_VALUE, 0x0010_0000_0000_0000n],
+      ['number', -1.5, 0x4007_ffff_ffff_ffffn],
+      ['number', -0, 0x8000_0000_0000_0000n],
+      ['number', Number.MIN_VALUE, 0x8000_0000_0000_0001n],
+      ['number', 1e300, 0xfe37_e43c_8800_759cn],
+      ['bigint', -1n, 0x7fff_ffff_ffff_ffffn],
+      ['bigint', 1_234_567_890_123n, 0x8000_011f_71fb_04cbn],
+      ['date', new Date(-8.64e15), 0x7fe1_4df7_3d24_0000n],
+      ['date', new Date(-1), SIGN - 1n],
+      ['date', new Date('1969-07-20T20:17:40Z'), 0x7fff_fffc_b2a1_82a0n],
+      ['date', new Date(8.64e15), 0x801e_b208_c2dc_0000n],
+    ];
+    for (const [type, v, code] of pairs) assert.equal(codeOf(type, v), code, `${type} ${String(v)}`);
   });
   test('dates before 1970 come first, and -0 is 0', () => {
     assert.ok(codeOf('date', new Date('1969-12-31T23:59:59.999Z')) < codeOf('date', new Date(0)));

@@ -39,11 +39,12 @@ export function checkValue(type: RangeType, value: unknown, what: string): Range
   }
 }
 
-// A value's eight bytes while its code is made, shared: a DataView made per
-// call cost ten times the rest of the work, and an ordered page codes every
-// row it reads (docs/performance.md, "Ranges: a value's code"). Big-endian,
-// as DataView's default is, so the first word is the high one. Cleared after
-// each use: a code tells as much as its value.
+// A value's eight bytes while its code is made, one view for every call:
+// making one per call, and flipping bits in BigInt arithmetic, was most of
+// the cost, and an ordered page codes every row it reads (docs/performance.md,
+// "Ranges: a value's code"). Big-endian, as DataView's default is, so the
+// first word is the high one. Cleared after each use: a code tells as much
+// as its value.
 const scratch = new DataView(new ArrayBuffer(8));
 const TOP = 0x8000_0000;
 
