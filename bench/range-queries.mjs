@@ -1,24 +1,27 @@
 // Range and ordered queries at scale (docs/search.md, "Ranges at 100,000
-// rows"): numbers (negatives, fractions, extremes, shared values, NULLs) in
-// a plaintext table with a B-tree index and in an encrypted one with a
-// range index column, on each dialect. Three queries, each against the
-// plaintext way of asking it, median and p95: a BETWEEN of about 100 rows,
-// every row of it; a first page of 20 rows in value order (ascending or
-// descending, ORDER BY x LIMIT 20); and the 20 after a value at a random
-// rank (WHERE x > v ORDER BY x LIMIT 20, or < and DESC). Every encrypted
-// answer is checked against the plaintext one first. Also the index's size
-// per row.
+// rows"): numbers in a plaintext table with a B-tree index and in an
+// encrypted one with a range index column, on each dialect; the values are
+// the range tests' mix (negatives, fractions, extremes, shared values,
+// NULLs) or, with `--values prices`, prices bunched as real amounts are
+// (bench/range-data.mjs). Three queries, each against the plaintext way of
+// asking it, median and p95: a BETWEEN of about 100 rows, every row of it;
+// a first page of 20 rows in value order (ascending or descending, ORDER BY
+// x LIMIT 20); and the 20 after a value at a random rank (WHERE x > v ORDER
+// BY x LIMIT 20, or < and DESC). Every encrypted answer is checked against
+// the plaintext one first. Also the index's size per row.
 //
-//   node bench/range-queries.mjs [--rows 100000] [--queries 200] [--dialects sqlite,pg,mysql] [--values measures|prices]
+//   node bench/range-queries.mjs [--rows 100000] [--queries 200] [--dialects sqlite,pg,mysql]
+//                                [--values measures|prices] [--random-page-cost 1.1]
 //   bun bench/range-queries.mjs …
 // PostgreSQL and MariaDB come from PG_URL and MYSQL_URL (eval "$(scripts/services.sh start)").
+// PostgreSQL's connections set random_page_cost (docs/search.md, "Ranges at 100,000 rows").
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { asc } from 'drizzle-orm';
-import { measures } from '../__test__/fixtures/measures.mjs';
+import { RANGE_CONTEXT, RANGE_SECRET, RANGE_VALUES } from './range-data.mjs';
 import { openSqlite } from './sqlite.mjs';
 import { nearestRank, seededRandom } from './stats.mjs';
 
@@ -26,9 +29,8 @@ const { values: flags } = parseArgs({ options: { rows: { type: 'string', default
 const ROWS = Number(flags.rows);
 const QUERIES = Number(flags.queries);
 const ale = createRequire(import.meta.url)('../index.js');
-const ring = new ale.KeyRing(['bench-secret-0123456789-abcdefghijklmnop']);
 const runtime = process.versions.bun ? `Bun ${process.versions.bun}` : `Node ${process.version}`;
-const on = { collection: 'measures', tenant: 'acme', keyRing: ring };
+const on = { ...RANGE_CONTEXT, keyRing: new ale.KeyRing([RANGE_SECRET]) };
 
 // The plaintext side's B-trees, one per direction of `ORDER BY amount …, id`:
 // with (amount, id) alone, MariaDB sorts the rows of a descending page
@@ -124,21 +126,8 @@ const DIALECTS = {
   },
 };
 
-/**
- * The values: `measures`, the range tests' mix, which puts a few percent of
- * the rows at the type's extremes; or `prices`, every row a price from 0.00
- * to 10,000.00, bunched in one node of the tree's first depths as real
- * amounts are (docs/search.md, "Ranges at 100,000 rows").
- */
-const VALUES = {
-  measures: () => measures(ROWS, { seed: 41 }),
-  prices: () => {
-    const price = seededRandom(41);
-    return Array.from({ length: ROWS }, (_, i) => ({ id: i + 1, amount: Math.round(price() * 1e6) / 100 }));
-  },
-};
-if (!VALUES[flags.values]) throw new Error(`--values must be one of ${Object.keys(VALUES).join(', ')}`);
-const data = VALUES[flags.values]();
+if (!RANGE_VALUES[flags.values]) throw new Error(`--values must be one of ${Object.keys(RANGE_VALUES).join(', ')}`);
+const data = RANGE_VALUES[flags.values](ROWS);
 const present = data.filter((r) => r.amount !== null).sort((a, b) => a.amount - b.amount || a.id - b.id);
 const rand = seededRandom(9);
 const ms = (x) => `${(x / 1e6).toFixed(2)} ms`;

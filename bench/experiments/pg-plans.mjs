@@ -6,9 +6,12 @@
 // random_page_cost. This re-runs ANALYZE `--samples` times and prints, for
 // each direction, the plan and EXPLAIN ANALYZE's execution time.
 //
-// It reads the encrypted table bench/range-queries.mjs leaves behind:
+// It reads the encrypted table bench/range-queries.mjs leaves behind, loaded
+// with its default rows and values, where the first page is one query (with
+// fewer rows or `--values prices` it takes more, and this stops):
 //   node bench/range-queries.mjs --dialects pg --queries 1
 //   node bench/experiments/pg-plans.mjs [--samples 10] [--random-page-cost 4]
+// (4 is PostgreSQL's default; the bench sets 1.1.)
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { asc } from 'drizzle-orm';
@@ -16,14 +19,15 @@ import { integer, pgTable } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { encryptedNumber, orderedPage, rangeIndexColumn } from '@sveltycms/ale/drizzle/pg';
+import { RANGE_CONTEXT, RANGE_SECRET } from '../range-data.mjs';
 
 const { values: flags } = parseArgs({ options: { samples: { type: 'string', default: '10' }, 'random-page-cost': { type: 'string', default: '4' } } });
 if (!process.env.PG_URL) throw new Error('PG_URL is not set: eval "$(scripts/services.sh start)"');
 const ale = createRequire(import.meta.url)('../../index.js');
-// range-queries.mjs's secret and column, so that the tokens are the table's.
-const on = { collection: 'measures', tenant: 'acme', keyRing: new ale.KeyRing(['bench-secret-0123456789-abcdefghijklmnop']) };
+// range-queries.mjs's key and column, so that the tokens are the table's.
+const on = { ...RANGE_CONTEXT, keyRing: new ale.KeyRing([RANGE_SECRET]) };
 const enc = pgTable('rq_enc', { id: integer('id').primaryKey(), amount: encryptedNumber('amount', on), amountRange: rangeIndexColumn('amount_range', { ...on, field: 'amount', type: 'number' }) });
-// One connection, so that the setting holds for every statement.
+// One connection: ANALYZE and each EXPLAIN run in turn.
 const client = postgres(process.env.PG_URL, { max: 1, onnotice: () => {}, connection: { random_page_cost: flags['random-page-cost'] } });
 try {
   const queries = {};
