@@ -15,6 +15,11 @@
 // make straight from a small binding, and nothing else makes while the
 // probe runs: process.getegid(), getuid() and getgid(); bench/footprint.mjs
 // tells the intervals apart by the marker that ends each.
+//
+// With --instrument, callgrind was started with --instr-atstart=no, and the
+// probe switches instrumentation on itself once the warm-up is done
+// (bench/callgrind.mjs says why); it exits with status 3 if it cannot.
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { sqliteTable } from 'drizzle-orm/sqlite-core';
@@ -23,7 +28,7 @@ import { payload } from './micro.mjs';
 import { searchTexts } from './search-texts.mjs';
 
 const { values: flags } = parseArgs({
-  options: { only: { type: 'string' }, line: { type: 'string', default: '4096' }, samples: { type: 'string', default: '15' }, cache: { type: 'string', default: String(16 << 20) } },
+  options: { instrument: { type: 'boolean' }, only: { type: 'string' }, line: { type: 'string', default: '4096' }, samples: { type: 'string', default: '15' }, cache: { type: 'string', default: String(16 << 20) } },
 });
 const line = Number(flags.line);
 const samples = Number(flags.samples);
@@ -101,6 +106,7 @@ for (const [name, op, check] of OPERATIONS) {
     if (!check(i & 63, op(i & 63))) throw new Error(`${name} gave a wrong result`);
   }
 }
+if (flags.instrument) instrumentFromHere();
 for (let round = 0; round < 64; round++) sweep(round);
 const idle = () => undefined;
 for (let round = 0; round < 64; round++) sample(idle, 0, round);
@@ -114,3 +120,18 @@ for (const [, op, check] of OPERATIONS) {
 }
 if (wrong) throw new Error(`${wrong} sampled results were wrong`);
 console.log(JSON.stringify({ operations: OPERATIONS.map(([name]) => name), samples, line }));
+
+/**
+ * Asks callgrind (through callgrind_control, which reaches this process with
+ * vgdb) to instrument from here on. Nothing before this point is measured:
+ * the sweeps below empty the simulated caches before every sample.
+ */
+function instrumentFromHere() {
+  const control = spawnSync('callgrind_control', ['--instr=on', String(process.pid)], { encoding: 'utf8' });
+  // callgrind_control exits 0 even when it finds no such process: what it printed says.
+  const said = `${control.stdout ?? ''}${control.stderr ?? ''}`;
+  if (control.status !== 0 || !/sending command instrumentation on/.test(said) || /error/i.test(said)) {
+    console.error(`callgrind_control could not switch instrumentation on: ${control.error?.message ?? said.trim()}`);
+    process.exit(3);
+  }
+}
