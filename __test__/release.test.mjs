@@ -53,6 +53,8 @@ const platforms = pkg.napi.targets.map((target) => ({ target, ...platformOf(targ
 
 /** The targets scripts/cross-build.sh builds by default. */
 const crossTargets = crossBuild.match(/^all=\(([^)]*)\)/m)?.[1].trim().split(/\s+/) ?? [];
+/** The targets .ci/run cross-builds: one of each kind (scripts/cross-build.sh's arguments there). */
+const ciTargets = read('.ci/run').match(/^scripts\/cross-build\.sh ([^\n#]+)/m)?.[1].trim().split(/\s+/) ?? [];
 /** What scripts/cross-build.sh installs with pip: name → pinned version. */
 const zigPins = Object.fromEntries([...crossBuild.matchAll(/\b(ziglang|cargo-zigbuild)==(\S+)/g)].map((m) => [m[1], m[2]]));
 
@@ -360,7 +362,8 @@ test('the eight tarballs, made as the release makes them', { timeout: 180_000 },
     }
     // .ci/run runs scripts/cross-build.sh before npm test; GitHub's test jobs hold only their own binary.
     if (process.env.CI === 'true' && !process.env.GITHUB_ACTIONS) {
-      for (const t of crossTargets) {
+      assert.ok(ciTargets.length > 0 && ciTargets.every((t) => crossTargets.includes(t)), `.ci/run cross-builds ${ciTargets.join(', ') || 'nothing'}: not targets of scripts/cross-build.sh`);
+      for (const t of ciTargets) {
         const { name } = platformOf(t);
         assert.ok(existsSync(join(root, 'target', 'cross', `ale.${name}.node`)), `CI: no target/cross/ale.${name}.node from scripts/cross-build.sh`);
       }
