@@ -29,15 +29,14 @@ const ONE_THREAD = {
  * too, valgrind 3.19 fired only the first marker's --dump-before.
  *
  * With `late`, instrumentation starts off and the probe switches it on
- * after its warm-up (--instrument). On Node 24.9 importing drizzle-orm
- * parses its package.json's exports map once per module: about 0.6 s
- * natively, and a minute and a half of each run instrumented with the cache
- * simulation; uninstrumented, valgrind runs it a few times slower than
- * native. The instructions of a call come out the same; Node's page counts
- * came out 5 to 9 higher than with instrumentation from the start in one
- * comparison (docs/performance.md), so figures are compared made one way.
- * Where callgrind_control cannot reach the process (the probe exits 3),
- * the run is made again instrumented from the start.
+ * after its warm-up (--instrument): on Node 24.9 importing drizzle-orm
+ * parses its package.json's exports map once per module, which most of an
+ * instrumented run's time went to, and which runs uninstrumented at a few
+ * times native speed. A call's instructions come out the same either way;
+ * Node's page counts did not, so figures are compared made one way only
+ * (docs/performance.md, "Instrumented after the warm-up"). Where
+ * callgrind_control cannot reach the process (the probe exits 3), the run
+ * is made again instrumented from the start.
  */
 export function underCallgrind(runtime, { out, options = [], args = [], env = {}, late = false }) {
   const bin = join(root, 'node_modules', '.bin', runtime);

@@ -19,6 +19,8 @@
 // With --instrument, callgrind was started with --instr-atstart=no, and the
 // probe switches instrumentation on itself once the warm-up is done
 // (bench/callgrind.mjs says why); it exits with status 3 if it cannot.
+// ALE_FOOTPRINT_NO_CONTROL=1 makes it behave as if it could not, to try the
+// fallback.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
@@ -106,7 +108,13 @@ for (const [name, op, check] of OPERATIONS) {
     if (!check(i & 63, op(i & 63))) throw new Error(`${name} gave a wrong result`);
   }
 }
-if (flags.instrument) instrumentFromHere();
+if (flags.instrument) {
+  if (process.env.ALE_FOOTPRINT_NO_CONTROL === '1') {
+    console.error('callgrind_control could not switch instrumentation on: ALE_FOOTPRINT_NO_CONTROL=1');
+    process.exit(3);
+  }
+  instrumentFromHere();
+}
 for (let round = 0; round < 64; round++) sweep(round);
 const idle = () => undefined;
 for (let round = 0; round < 64; round++) sample(idle, 0, round);
@@ -127,11 +135,15 @@ console.log(JSON.stringify({ operations: OPERATIONS.map(([name]) => name), sampl
  * the sweeps below empty the simulated caches before every sample.
  */
 function instrumentFromHere() {
-  const control = spawnSync('callgrind_control', ['--instr=on', String(process.pid)], { encoding: 'utf8' });
+  // vgdb wakes this process, blocked in spawnSync, with ptrace; where ptrace
+  // is refused it retries without end, hence the time limit.
+  const control = spawnSync('callgrind_control', ['--instr=on', String(process.pid)], { encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL' });
   // callgrind_control exits 0 even when it finds no such process: what it printed says.
   const said = `${control.stdout ?? ''}${control.stderr ?? ''}`;
-  if (control.status !== 0 || !/sending command instrumentation on/.test(said) || /error/i.test(said)) {
-    console.error(`callgrind_control could not switch instrumentation on: ${control.error?.message ?? said.trim()}`);
+  const failed = control.error !== undefined || control.status !== 0 || !/sending command instrumentation on/.test(said) || /^Error:/m.test(said);
+  if (failed) {
+    const why = control.error?.message ?? said.trim().replaceAll('\n', '; ');
+    console.error(`callgrind_control could not switch instrumentation on: ${why}`);
     process.exit(3);
   }
 }
