@@ -18,7 +18,7 @@ import * as mysqlMod from '@sveltycms/ale/drizzle/mysql';
 import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
 import { rangeSuite } from './range-suite.mjs';
 import { serverUrl } from './servers.mjs';
-import { inline, oracleDriver, pgDrivers as pgDriversOn } from './fixtures/dialects.mjs';
+import { inline, oracleDrivers, pgDrivers as pgDriversOn } from './fixtures/dialects.mjs';
 
 const FIELDS = { amount: 'number', total: 'bigint', born: 'date' };
 const ENCRYPTED = { number: 'encryptedNumber', bigint: 'encryptedBigint', date: 'encryptedDate' };
@@ -35,7 +35,7 @@ const columns = (m, { ring, keys, fts }, { int, text }) => {
 };
 const indexSql = (mod, table, name) => Object.keys(FIELDS).flatMap((f) => mod.searchIndexSql(table, table[`${f}Range`], `${name}_${f}`));
 
-for (const driver of SQLITE_DRIVERS.filter(oracleDriver)) {
+for (const driver of oracleDrivers(SQLITE_DRIVERS)) {
   rangeSuite({
     name: `sqlite (${driver}, FTS5)`,
     mod: sqliteMod,
@@ -69,7 +69,8 @@ for (const driver of SQLITE_DRIVERS.filter(oracleDriver)) {
 const pgUrl = serverUrl('PG_URL');
 if (pgUrl) {
   const pgDrivers = pgDriversOn(pgUrl);
-  for (const [driver, open] of Object.entries(pgDrivers).filter(([name]) => oracleDriver(name))) {
+  for (const driver of oracleDrivers(Object.keys(pgDrivers))) {
+    const open = pgDrivers[driver];
     rangeSuite({
       name: `pg (${driver}, GIN)`,
       mod: pgMod,

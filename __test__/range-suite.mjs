@@ -198,9 +198,11 @@ export function rangeSuite(d) {
             const list = rows.filter((r) => bound === undefined || TESTS[op](r[field], bound));
             const expected = list.sort((a, b) => (order === 'asc' ? cmp(a[field], b[field]) : cmp(b[field], a[field])) || a.id - b.id).map((r) => r.id);
             for (const batch of [1, 3, 8, 50, undefined]) {
-              // Offset 45 walks 57 rows: in batches of 1 and 3 that was 44% of this test's 13,000 queries, and offset 7
-              // already pages past more rows than such a batch holds.
-              for (const offset of batch < 8 ? [0, 7] : [0, 7, 45]) {
+              // Offset 45 walks 57 rows, in batches of 1 and 3 most of this test's queries; offset 7 already pages past
+              // more rows than such a batch holds. amount keeps it: within the bound its runs of one value are longer
+              // than 19 rows, and only a page at 45 crosses from one run into the next.
+              const small = batch !== undefined && batch < 8;
+              for (const offset of small && field !== 'amount' ? [0, 7] : [0, 7, 45]) {
                 const page = await ordered(t, field, { order, limit: 12, offset, batch, within });
                 assert.deepEqual(page.rows.map((r) => r.id), expected.slice(offset, offset + 12), `${field} ${order}, batch ${batch}, offset ${offset}${within ? `, ${op} the middle row's value` : ''}`);
                 if (batch === undefined) most = Math.max(most, page.queries);

@@ -54,7 +54,8 @@ const platforms = pkg.napi.targets.map((target) => ({ target, ...platformOf(targ
 /** The targets scripts/cross-build.sh builds by default. */
 const crossTargets = crossBuild.match(/^all=\(([^)]*)\)/m)?.[1].trim().split(/\s+/) ?? [];
 /** The targets .ci/run cross-builds: one of each kind (scripts/cross-build.sh's arguments there). */
-const ciTargets = read('.ci/run').match(/^scripts\/cross-build\.sh ([^\n#]+)/m)?.[1].trim().split(/\s+/) ?? [];
+const ciCross = read('.ci/run').match(/^scripts\/cross-build\.sh\b([^\n#]*)/m);
+const ciTargets = ciCross === null ? [] : ciCross[1].trim() === '' ? crossTargets : ciCross[1].trim().split(/\s+/);
 /** What scripts/cross-build.sh installs with pip: name → pinned version. */
 const zigPins = Object.fromEntries([...crossBuild.matchAll(/\b(ziglang|cargo-zigbuild)==(\S+)/g)].map((m) => [m[1], m[2]]));
 

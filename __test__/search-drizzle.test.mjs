@@ -17,7 +17,7 @@ import * as mysqlMod from '@sveltycms/ale/drizzle/mysql';
 import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
 import { searchSuite } from './search-suite.mjs';
 import { serverUrl } from './servers.mjs';
-import { inline, oracleDriver, pgDrivers as pgDriversOn } from './fixtures/dialects.mjs';
+import { inline, oracleDrivers, pgDrivers as pgDriversOn } from './fixtures/dialects.mjs';
 
 /** The search table of every dialect: an id, the tenant, and two encrypted columns with their search tokens, on `ring`, on a tenant key store (`keys`), or on the process-wide ring (neither). */
 const columns = (m, { ring, keys, fts }, { int, text }) => {
@@ -32,7 +32,7 @@ const columns = (m, { ring, keys, fts }, { int, text }) => {
   };
 };
 
-for (const driver of SQLITE_DRIVERS.filter(oracleDriver)) {
+for (const driver of oracleDrivers(SQLITE_DRIVERS)) {
   searchSuite({
     name: `sqlite (${driver}, FTS5)`,
     mod: sqliteMod,
@@ -65,7 +65,8 @@ for (const driver of SQLITE_DRIVERS.filter(oracleDriver)) {
 const pgUrl = serverUrl('PG_URL');
 if (pgUrl) {
   const pgDrivers = pgDriversOn(pgUrl);
-  for (const [driver, open] of Object.entries(pgDrivers).filter(([name]) => oracleDriver(name))) {
+  for (const driver of oracleDrivers(Object.keys(pgDrivers))) {
+    const open = pgDrivers[driver];
     searchSuite({
       name: `pg (${driver}, GIN)`,
       mod: pgMod,

@@ -71,7 +71,7 @@ for (const driver of SQLITE_DRIVERS) {
       for (let i = 0; i < 60; i++) {
         // Words as the package reads them (docs/search.md, "Words"): a street such as "Henry-T.-v.-Böttinger-Str." split
         // at spaces and dots only gave "-Böttinger-Str", whose prefix "-Böt" is no word's, and no row's.
-        const words = live[Math.floor(rand() * live.length)].data.split(/[^\p{L}\p{N}\p{M}]+/u).filter((w) => Array.from(w).length >= 3);
+        const words = live[Math.floor(rand() * live.length)].data.split(/[^\p{Alphabetic}\p{N}\p{M}]+/u).filter((w) => Array.from(w).length >= 3);
         if (words.length === 0) continue;
         const word = words[Math.floor(rand() * words.length)];
         const [kind, query] = [

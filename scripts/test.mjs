@@ -1,7 +1,11 @@
 // The test command (`npm test`): every suite, on every runtime, with counts.
 // Fails when any suite fails or when a runner reports zero tests, so a glob
-// that matches nothing can never pass.
+// that matches nothing can never pass. The two oracle suites run on every
+// driver in the native runs, on SveltyCMS's drivers in the node:crypto
+// runs, and not on Bun's Node-API path (why: at each run below); --full
+// runs them everywhere.
 //   node scripts/test.mjs --only TypeScript   # the suites whose name contains the text
+//   node scripts/test.mjs --full              # the oracle suites in every run, on every driver
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -16,8 +20,11 @@ const jsTests = readdirSync(join(root, '__test__'))
   .map((f) => join('__test__', f));
 
 /** The suites that check every query against a plaintext oracle on each dialect and driver: the longest. */
-const ORACLE_SUITES = ['__test__/range-drizzle.test.mjs', '__test__/search-drizzle.test.mjs'];
+const ORACLE_SUITES = ['range-drizzle.test.mjs', 'search-drizzle.test.mjs'].map((f) => join('__test__', f));
 for (const f of ORACLE_SUITES) if (!jsTests.includes(f)) throw new Error(`${f} is not among the suites`);
+const { values: options } = parseArgs({ options: { only: { type: 'string' }, full: { type: 'boolean' } } });
+/** The node:crypto runs' drivers for the oracle suites (__test__/fixtures/dialects.mjs). */
+const fallbackDrivers = options.full ? 'all' : 'cms';
 
 process.env.ALE_TEST_PANIC_ADDON = join(root, 'target', 'test-panic', 'ale.test-panic.node');
 
@@ -50,33 +57,33 @@ const suites = [
   },
   // The same suites on Bun's Node-API path, which ALE_BUN_PATH=napi keeps
   // (the run above takes the default, bun:ffi), but for the two oracle
-  // suites: 10,000 rows and 1,000 queries per dialect and driver test the
-  // SQL the package builds and what each database answers, which the path
-  // does not change; the calls they make (range and search tokens, columns)
-  // are each tested on this path by the other suites (range, search,
-  // drizzle-*). Five minutes of the run on a 2-core host.
+  // suites: their 10,000 rows and 1,000 queries per dialect and driver test
+  // the SQL the package builds and what each database answers, which the
+  // path does not change; the calls they make (range and search tokens,
+  // columns) are each tested on this path by the other suites (range,
+  // search, drizzle-*). They were the longest part of this run.
   {
-    name: `JS suite on Bun ${run(join(bin, 'bun'), ['--version']).trim()}, ALE_BUN_PATH=napi (all but the oracle suites)`,
+    name: `JS suite on Bun ${run(join(bin, 'bun'), ['--version']).trim()}, ALE_BUN_PATH=napi${options.full ? '' : ' (all but the oracle suites)'}`,
     cmd: join(bin, 'bun'),
-    args: [...bunTest, ...jsTests.filter((f) => !ORACLE_SUITES.includes(f)).map((f) => `./${f}`)],
+    args: [...bunTest, ...jsTests.filter((f) => options.full || !ORACLE_SUITES.includes(f)).map((f) => `./${f}`)],
     env: { ALE_BACKEND: 'native', ALE_BUN_PATH: 'napi' },
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
   // The same suites on the node:crypto fallback (docs/platforms.md, "When
   // no native binary loads"), the oracle suites on the drivers SveltyCMS
-  // uses (__test__/fixtures/dialects.mjs, oracleDriver, says why).
+  // uses (__test__/fixtures/dialects.mjs, oracleDrivers, says why).
   {
     name: `JS suite on Node ${run(join(bin, 'node'), ['--version']).trim()}, ALE_BACKEND=js`,
     cmd: join(bin, 'node'),
     args: ['--test', '--test-reporter=spec', ...jsTests],
-    env: { ALE_BACKEND: 'js', ALE_TEST_DRIVERS: 'cms' },
+    env: { ALE_BACKEND: 'js', ALE_TEST_DRIVERS: fallbackDrivers },
     count: (out) => last(out, /ℹ pass (\d+)[\s\S]*?ℹ fail (\d+)/g),
   },
   {
     name: `JS suite on Bun ${run(join(bin, 'bun'), ['--version']).trim()}, ALE_BACKEND=js`,
     cmd: join(bin, 'bun'),
     args: [...bunTest, ...jsTests.map((f) => `./${f}`)],
-    env: { ALE_BACKEND: 'js', ALE_TEST_DRIVERS: 'cms' },
+    env: { ALE_BACKEND: 'js', ALE_TEST_DRIVERS: fallbackDrivers },
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
   {
@@ -252,7 +259,6 @@ function last(out, re) {
   return m ? { pass: Number(m[1]), fail: Number(m[2]) } : { pass: 0, fail: 0 };
 }
 
-const { values: options } = parseArgs({ options: { only: { type: 'string' } } });
 const chosen = suites.filter((s) => !options.only || s.name.toLowerCase().includes(options.only.toLowerCase()));
 if (chosen.length === 0) {
   console.error(`no suite's name contains "${options.only}"`);
