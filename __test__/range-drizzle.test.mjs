@@ -35,7 +35,7 @@ const columns = (m, { ring, keys, fts }, { int, text }) => {
 };
 const indexSql = (mod, table, name) => Object.keys(FIELDS).flatMap((f) => mod.searchIndexSql(table, table[`${f}Range`], `${name}_${f}`));
 
-for (const driver of oracleDrivers(SQLITE_DRIVERS)) {
+for (const driver of oracleDrivers('sqlite', SQLITE_DRIVERS)) {
   rangeSuite({
     name: `sqlite (${driver}, FTS5)`,
     mod: sqliteMod,
@@ -69,7 +69,7 @@ for (const driver of oracleDrivers(SQLITE_DRIVERS)) {
 const pgUrl = serverUrl('PG_URL');
 if (pgUrl) {
   const pgDrivers = pgDriversOn(pgUrl);
-  for (const driver of oracleDrivers(Object.keys(pgDrivers))) {
+  for (const driver of oracleDrivers('pg', Object.keys(pgDrivers))) {
     const open = pgDrivers[driver];
     rangeSuite({
       name: `pg (${driver}, GIN)`,
@@ -102,7 +102,7 @@ if (pgUrl) {
 }
 
 const mysqlUrl = serverUrl('MYSQL_URL');
-if (mysqlUrl) {
+if (mysqlUrl && oracleDrivers('mysql', ['mysql2']).length > 0) {
   rangeSuite({
     name: 'mysql (MariaDB, mysql2, FULLTEXT)',
     mod: mysqlMod,

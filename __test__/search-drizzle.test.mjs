@@ -32,7 +32,7 @@ const columns = (m, { ring, keys, fts }, { int, text }) => {
   };
 };
 
-for (const driver of oracleDrivers(SQLITE_DRIVERS)) {
+for (const driver of oracleDrivers('sqlite', SQLITE_DRIVERS)) {
   searchSuite({
     name: `sqlite (${driver}, FTS5)`,
     mod: sqliteMod,
@@ -65,7 +65,7 @@ for (const driver of oracleDrivers(SQLITE_DRIVERS)) {
 const pgUrl = serverUrl('PG_URL');
 if (pgUrl) {
   const pgDrivers = pgDriversOn(pgUrl);
-  for (const driver of oracleDrivers(Object.keys(pgDrivers))) {
+  for (const driver of oracleDrivers('pg', Object.keys(pgDrivers))) {
     const open = pgDrivers[driver];
     searchSuite({
       name: `pg (${driver}, GIN)`,
@@ -100,7 +100,7 @@ if (pgUrl) {
 }
 
 const mysqlUrl = serverUrl('MYSQL_URL');
-if (mysqlUrl) {
+if (mysqlUrl && oracleDrivers('mysql', ['mysql2']).length > 0) {
   searchSuite({
     name: 'mysql (MariaDB, mysql2, FULLTEXT)',
     mod: mysqlMod,

@@ -1,9 +1,9 @@
 // The test command (`npm test`): every suite, on every runtime, with counts.
 // Fails when any suite fails or when a runner reports zero tests, so a glob
 // that matches nothing can never pass. The two oracle suites run on every
-// driver in the native runs, on SveltyCMS's drivers in the node:crypto
-// runs, and not on Bun's Node-API path (why: at each run below); --full
-// runs them everywhere.
+// dialect and driver in the native runs, on SQLite through SveltyCMS's
+// driver in the node:crypto runs, and not on Bun's Node-API path (why: at
+// each run below); --full runs them everywhere.
 //   node scripts/test.mjs --only TypeScript   # the suites whose name contains the text
 //   node scripts/test.mjs --full              # the oracle suites in every run, on every driver
 import { spawnSync } from 'node:child_process';
@@ -24,7 +24,7 @@ const ORACLE_SUITES = ['range-drizzle.test.mjs', 'search-drizzle.test.mjs'].map(
 for (const f of ORACLE_SUITES) if (!jsTests.includes(f)) throw new Error(`${f} is not among the suites`);
 const { values: options } = parseArgs({ options: { only: { type: 'string' }, full: { type: 'boolean' } } });
 /** The node:crypto runs' drivers for the oracle suites (__test__/fixtures/dialects.mjs). */
-const fallbackDrivers = options.full ? 'all' : 'cms';
+const fallbackDrivers = options.full ? 'all' : 'sqlite';
 
 process.env.ALE_TEST_PANIC_ADDON = join(root, 'target', 'test-panic', 'ale.test-panic.node');
 
@@ -70,8 +70,9 @@ const suites = [
     count: (out) => ({ pass: lastNumber(out, /^\s*(\d+) pass$/gm), fail: lastNumber(out, /^\s*(\d+) fail$/gm) }),
   },
   // The same suites on the node:crypto fallback (docs/platforms.md, "When
-  // no native binary loads"), the oracle suites on the drivers SveltyCMS
-  // uses (__test__/fixtures/dialects.mjs, oracleDrivers, says why).
+  // no native binary loads"), the oracle suites on SQLite through
+  // SveltyCMS's driver (__test__/fixtures/dialects.mjs, oracleDrivers, says
+  // why).
   {
     name: `JS suite on Node ${run(join(bin, 'node'), ['--version']).trim()}, ALE_BACKEND=js`,
     cmd: join(bin, 'node'),
