@@ -69,7 +69,7 @@ for (const driver of SQLITE_DRIVERS) {
 
       let compared = 0;
       for (let i = 0; i < 60; i++) {
-        // Words as the package reads them (docs/search.md, "Words"): a street such as "Henry-T.-v.-Böttinger-Str." split
+        // Words as the package reads them (docs/search.md, "The scheme"): a street such as "Henry-T.-v.-Böttinger-Str." split
         // at spaces and dots only gave "-Böttinger-Str", whose prefix "-Böt" is no word's, and no row's.
         const words = live[Math.floor(rand() * live.length)].data.split(/[^\p{Alphabetic}\p{N}\p{M}]+/u).filter((w) => Array.from(w).length >= 3);
         if (words.length === 0) continue;
