@@ -41,6 +41,7 @@ for (const driver of oracleDrivers('sqlite', SQLITE_DRIVERS)) {
     mod: sqliteMod,
     table: (m, { ring, keys, name }) => sqliteTable(name, columns(m, { ring, keys, fts: name }, { int: sqliteInteger, text: sqliteText })),
     indexPlan: /VIRTUAL TABLE INDEX/,
+    samples: true,
     async connect() {
       const dir = mkdtempSync(join(tmpdir(), 'ale-range-'));
       const s = await openSqlite(join(dir, 'range.db'), { driver });

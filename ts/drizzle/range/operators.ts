@@ -30,8 +30,12 @@ export function boundsOf(condition: unknown): Bounds | undefined {
   return (condition as { [RANGE]?: Bounds } | null)?.[RANGE];
 }
 
-/** The condition on `column` for codes [lo, hi]; an empty range finds no row. */
-export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string): RangeCondition {
+/**
+ * The condition on `column` for codes [lo, hi]; an empty range finds no
+ * row. With `sample`, where the dialect has one (SearchSql.sample), at most
+ * that many of the index's rows for each key: a subset of the range's rows.
+ */
+export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string, sample?: number): RangeCondition {
   const { codec, sql: dialect } = rangeColumnOf(column, caller);
   const matches = (value: RangeValue | null | undefined) => {
     if (value === null || value === undefined) return false;
@@ -42,7 +46,7 @@ export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string
   if (lo <= hi) {
     const { include, exclude } = codec.cover(lo, hi, dialect.coverLimit);
     where = sql`(${sql.join(
-      include.map((set, i) => dialect.any(column, set, exclude[i], codec)),
+      include.map((set, i) => (sample !== undefined && dialect.sample !== undefined ? dialect.sample(column, set, exclude[i], codec, sample) : dialect.any(column, set, exclude[i], codec))),
       sql` or `,
     )})`;
   }

@@ -16,6 +16,9 @@ import { MAX_CODE, MIN_CODE, nodeOf, split } from './tree.js';
 /** The depths of orderedPage's rungs from a bound: each rung up to 256 times wider than the last while they are narrow, 16 times from depth 6 up, where a node can hold many rows. */
 const RUNGS = [12, 10, 8, 6, 5, 4, 3, 2];
 
+/** How many times in a row a part is narrowed from samples before it is read: each narrowing keeps about `want / batch` of a part whose sample is unrelated to its values, and a sample that follows them keeps nearly all. */
+const MAX_SAMPLES = 8;
+
 export interface OrderedPageOptions<Row> {
   /** The rangeIndexColumn to order by. */
   column: Column;
@@ -91,9 +94,10 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     }
     return kept;
   };
-  const ask = async (a: bigint, b: bigint, n: number, at: number) => {
+  /** Rows of [a, b], or with `sample`, of that many of the index's rows of it. */
+  const ask = async (a: bigint, b: bigint, n: number, at: number, sample?: number) => {
     page.queries++;
-    const rows = await fetch(codeRange(column, a, b, what), n, at);
+    const rows = await fetch(codeRange(column, a, b, what, sample), n, at);
     if (!Array.isArray(rows)) throw codedError('ALE_INVALID_INPUT', `${what}: fetch must resolve to the rows of the query`);
     // More rows than asked for: fetch ignores its limit (or offset), and the pages would repeat rows.
     if (rows.length > n) throw codedError('ALE_INVALID_INPUT', `${what}: fetch returned ${rows.length} rows for a limit of ${n}; apply its limit and offset`);
@@ -108,6 +112,10 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   const keep = (kept: [bigint, Row][], code: bigint) => {
     for (const [c, row] of kept) if (c === code && found.length < need) found.push(row);
   };
+  /** The codes of `kept`, in this order. */
+  const ordered = (kept: [bigint, Row][]) => kept.map(([code]) => code).sort((x, y) => (x === y ? 0 : (x < y) !== descending ? -1 : 1));
+  /** The first code a row of [a, b] can have in this order: the range's near end, or where it starts beyond any value of the type, the type's first value in this order. */
+  const nearOf = (a: bigint, b: bigint) => (descending ? (b < last ? b : last) : a > first ? a : first);
   /** The codes from the first of `pieces` to the last, which are in this order. */
   const span = (pieces: [bigint, bigint][]): [bigint, bigint] => {
     const [head, tail] = [pieces[0], pieces[pieces.length - 1]];
@@ -138,15 +146,13 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     // grow with them (a creation date, newest first), each narrowing drops
     // about a batch of rows, so after two in a row the range is split.
     const want = need - found.length;
-    const codes = kept.map(([code]) => code);
-    codes.sort((x, y) => (x === y ? 0 : (x < y) !== descending ? -1 : 1));
+    const codes = ordered(kept);
     // The sample is the range's first rows in fetch's order, so the rows it
     // holds of one value are that value's first rows, in order. When the
     // `want`-th code is the first a row of the range can have in this order
-    // (the range's near end, or, where the range starts beyond any value of
-    // the type, the type's first value in this order), the sample holds the
-    // page: `want` rows of that value, and none can come before them.
-    const near = descending ? (b < last ? b : last) : a > first ? a : first;
+    // (nearOf), the sample holds the page: `want` rows of that value, and
+    // none can come before them.
+    const near = nearOf(a, b);
     if (codes.length >= want && codes[want - 1] === near) return keep(kept, near);
     if (codes.length >= want && narrowed < 2) {
       const edge = codes[want - 1];
@@ -162,6 +168,46 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     const pieces = split(a, b);
     if (descending) pieces.reverse();
     await walkPieces(pieces, false);
+  };
+  /**
+   * A part that may hold many rows. Where the index can stop at a LIMIT
+   * (SearchSql.sample: FTS5), its first rows there are a sample that costs
+   * what it holds, where reading the part costs every row it has: the part
+   * narrows to where the sample's `want`-th code lies, as walk() narrows,
+   * and is sampled again, until a sample is not full (the part is small)
+   * or says nothing. Then it is walked. The sample is in the index's order,
+   * not fetch's, so it only narrows: a page of one value is read whole.
+   */
+  const sampled = async (a: bigint, b: bigint, times = 0): Promise<void> => {
+    if (dialect.sample === undefined || a === b || times >= MAX_SAMPLES) return walk(a, b, 0, times > 0 ? narrowBatch : batch);
+    const rows = await ask(a, b, batch + 1, 0, batch + 1);
+    const kept = exact(rows, a, b);
+    const want = need - found.length;
+    if (rows.length > batch && kept.length >= want) {
+      const codes = ordered(kept);
+      const edge = codes[want - 1];
+      // The page is `want` rows of that value, the first in fetch's order.
+      if (edge === nearOf(a, b)) return walk(edge, edge, 0, want);
+      const end = wholeNode(edge, codes[Math.min(codes.length, 2 * want) - 1], a, b);
+      if (end !== undefined) return sampled(descending ? end : a, descending ? b : end, times + 1);
+    }
+    return walk(a, b, 0, times > 0 ? narrowBatch : batch);
+  };
+  /**
+   * Where a sample narrows [a, b] to, past its `want`-th code `edge`: out to
+   * the end of the largest node of the tree around it that stops short of
+   * `limit`, a later code of the sample, so the part holds at most about
+   * twice the rows needed and its cover is a few tokens a depth, where a
+   * cut at `edge` itself costs up to fifteen (an FTS5 query pays a lookup
+   * for each). Undefined when that does not narrow the part.
+   */
+  const wholeNode = (edge: bigint, limit: bigint, a: bigint, b: bigint): bigint | undefined => {
+    for (let bits = 64n; bits >= 0n; bits -= 4n) {
+      const mask = (1n << bits) - 1n;
+      const end = descending ? edge & ~mask : edge | mask;
+      if (descending ? end >= limit && end > a : end <= limit && end < b) return end;
+    }
+    return undefined;
   };
   /**
    * Pieces in order, halved: the rows of a half at once when they are few,
@@ -218,7 +264,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     }
     for (let at = 0, size = 1; at < pieces.length && found.length < need; at += size, size = at) {
       const [x, y] = span(pieces.slice(at, at + size));
-      await walk(x, y);
+      await sampled(x, y);
     }
   };
   // A range past the type's values holds no row: no query.

@@ -34,6 +34,14 @@ export interface SearchSql {
   narrowBatch: number;
   /** The rows that hold at least one of `tokens` and none of `except` (8 bytes each): a range's candidates under one key. */
   any(column: Column, tokens: Buffer, except: Buffer, codec: IndexCodec): SQL;
+  /**
+   * At most `n` of the rows `any` finds, the index's first, for
+   * orderedPage() to learn where a range's values lie at the cost of `n`
+   * rows rather than of every row the range holds. Only where the index
+   * stops once it has `n` (FTS5 does; InnoDB's FULLTEXT and a GIN bitmap
+   * find every match first).
+   */
+  sample?(column: Column, tokens: Buffer, except: Buffer, codec: IndexCodec, n: number): SQL;
 }
 
 /**

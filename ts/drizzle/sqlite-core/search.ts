@@ -28,15 +28,29 @@ export const sqliteSearch: SearchSql = {
   coverLimit: 1024,
   narrowBatch: 256,
   any(column, tokens, except, codec) {
+    if (codec.fts !== undefined) return ftsMatch(column, codec.fts, anyToken(tokens, except)).sql;
     const [hex, out] = [allHex(tokens), allHex(except)];
-    if (codec.fts !== undefined) {
-      const anyOf = (list: string[]) => `(${list.map((t) => `"${t}"`).join(' OR ')})`;
-      return ftsMatch(column, codec.fts, out.length === 0 ? anyOf(hex) : `${anyOf(hex)} NOT ${anyOf(out)}`).sql;
-    }
     const found = anyOf(hex.map((t) => sql`instr(${column}, ${t}) > 0`));
     return out.length === 0 ? found : sql`(${found} and not ${anyOf(out.map((t) => sql`instr(${column}, ${t}) > 0`))})`;
   },
+  // FTS5 yields a query's rows one at a time in rowid order, either way, and
+  // stops at the LIMIT; a scan does too. Half from each end: when ids follow
+  // the values (a creation date), one of the two halves is the page's end.
+  sample(column, tokens, except, codec, n) {
+    const table = sql.identifier(getTableName(column.table as Table));
+    const [from, where] =
+      codec.fts === undefined ? [table, sqliteSearch.any(column, tokens, except, codec)] : [sql.identifier(codec.fts), sql`${sql.identifier(codec.fts)} match ${ftsQueryText(column, anyToken(tokens, except))}`];
+    const end = (order: SQL, limit: number) => sql`select rowid from (select rowid from ${from} where ${where} order by rowid ${order} limit ${sql.raw(String(limit))})`;
+    return sql`${table}.rowid in (${end(sql`asc`, Math.ceil(n / 2))} union all ${end(sql`desc`, Math.floor(n / 2))})`;
+  },
 };
+
+/** FTS5's query for rows with any of `tokens` and none of `except`. */
+function anyToken(tokens: Buffer, except: Buffer): string {
+  const [hex, out] = [allHex(tokens), allHex(except)];
+  const anyOf = (list: string[]) => `(${list.map((t) => `"${t}"`).join(' OR ')})`;
+  return out.length === 0 ? anyOf(hex) : `${anyOf(hex)} NOT ${anyOf(out)}`;
+}
 
 /**
  * `a or b or …` as a balanced tree: an exact cover can have a few hundred
@@ -69,9 +83,14 @@ export function ftsQueryOf(where: unknown): FtsQuery | undefined {
   return ftsQueries.get(where as SQL);
 }
 
+/** `query` in `column` only, in FTS5's query language. */
+function ftsQueryText(column: Column, query: string): string {
+  return `"${column.name.replaceAll('"', '""')}" : (${query})`;
+}
+
 /** The rows of `column`'s table that FTS5 table `fts` finds for `query`, in this column only. */
 function ftsMatch(column: Column, fts: string, query: string): { sql: SQL; query: FtsQuery } {
-  const match = `"${column.name.replaceAll('"', '""')}" : (${query})`;
+  const match = ftsQueryText(column, query);
   const [table, searched] = [sql.identifier(fts), getTableName(column.table as Table)];
   return {
     sql: sql`${sql.identifier(searched)}.rowid in (select rowid from ${table} where ${table} match ${match})`,
