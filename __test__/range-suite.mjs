@@ -275,11 +275,9 @@ export function rangeSuite(d) {
           const page = await ordered(t, field, { order: 'desc', limit: 5, offset, batch: 8, within });
           assert.deepEqual(page.rows.map((r) => r.id), expected, `${field}, offset ${offset}`);
           // The 3 rows above, then a sample of 9 of the far end's, which the page takes from: no row is read twice.
-          // Sampled first (d.samples), a far end in a piece of its own (amount's, born's) is sampled before it is read, which
-          // says nothing here: 9 rows more.
-          const read = `${field}, offset ${offset}: ${page.read} rows read, in ${page.queries} queries`;
-          if (d.samples) assert.ok(page.read <= 12 + 9, read);
-          else assert.equal(page.read, 12, read);
+          // Sampled first (d.samples), a far end in a piece of its own (amount's, born's; total's 0 and 1 share a rung) is
+          // sampled before it is read, which says nothing here: 9 rows more.
+          assert.equal(page.read, d.samples && field !== 'total' ? 12 + 9 : 12, `${field}, offset ${offset}: ${page.read} rows read, in ${page.queries} queries`);
         }
       }
     });

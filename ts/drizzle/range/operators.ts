@@ -32,8 +32,9 @@ export function boundsOf(condition: unknown): Bounds | undefined {
 
 /**
  * The condition on `column` for codes [lo, hi]; an empty range finds no
- * row. With `sample`, where the dialect has one (SearchSql.sample), at most
- * that many of the index's rows for each key: a subset of the range's rows.
+ * row. With `sample`, where the column's index has a sampler
+ * (SearchSql.sampler), at most that many of the index's rows for each key:
+ * a subset of the range's rows.
  */
 export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string, sample?: number): RangeCondition {
   const { codec, sql: dialect } = rangeColumnOf(column, caller);
@@ -45,8 +46,9 @@ export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string
   let where = sql`1 = 0`;
   if (lo <= hi) {
     const { include, exclude } = codec.cover(lo, hi, dialect.coverLimit);
+    const sampler = sample === undefined ? undefined : dialect.sampler?.(codec);
     where = sql`(${sql.join(
-      include.map((set, i) => (sample !== undefined && dialect.sample !== undefined ? dialect.sample(column, set, exclude[i], codec, sample) : dialect.any(column, set, exclude[i], codec))),
+      include.map((set, i) => (sampler !== undefined && sample !== undefined ? sampler(column, set, exclude[i], sample) : dialect.any(column, set, exclude[i], codec))),
       sql` or `,
     )})`;
   }

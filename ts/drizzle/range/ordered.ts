@@ -3,20 +3,21 @@
 // by part, it asks for the rows of a part; if they are few (at most
 // `batch`), it decrypts and sorts them; if not, it narrows the part to
 // where the page must lie, or splits it where the tree branches and walks
-// the pieces in order, until the page is full. What
-// comes back equals `ORDER BY value [DESC], <fetch's order> LIMIT … OFFSET …`
+// the pieces in order, until the page is full. Where the index stops at a
+// LIMIT (FTS5), a part is sampled before it is read, and narrowed from the
+// sample while it is large. What comes back equals `ORDER BY value [DESC], <fetch's order> LIMIT … OFFSET …`
 // on the plaintext (docs/search.md, "Ranges and order").
 import type { Column, SQL } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
 import { rangeColumnOf } from '../probe.js';
 import type { RangeValue } from './encoding.js';
 import { boundsOf, codeRange, type RangeCondition } from './operators.js';
-import { MAX_CODE, MIN_CODE, nodeOf, split } from './tree.js';
+import { DEPTH, MAX_CODE, MIN_CODE, nodeOf, split } from './tree.js';
 
 /** The depths of orderedPage's rungs from a bound: each rung up to 256 times wider than the last while they are narrow, 16 times from depth 6 up, where a node can hold many rows. */
 const RUNGS = [12, 10, 8, 6, 5, 4, 3, 2];
 
-/** How many times in a row a part is narrowed from samples before it is read: each narrowing keeps about `want / batch` of a part whose sample is unrelated to its values, and a sample that follows them keeps nearly all. */
+/** How many times in a row a part is narrowed from samples before it is read: each narrowing keeps one to two times `want / batch` of a part whose sample is unrelated to its values, and a sample that follows them keeps nearly all. */
 const MAX_SAMPLES = 8;
 
 export interface OrderedPageOptions<Row> {
@@ -62,15 +63,18 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   const { codec, sql: dialect } = rangeColumnOf(column, what);
   if (typeof fetch !== 'function') throw codedError('ALE_INVALID_INPUT', `${what}: fetch must run the query, e.g. (where, limit, offset) => db.select().from(t).where(where).orderBy(t.id).limit(limit).offset(offset)`);
   if (typeof value !== 'function') throw codedError('ALE_INVALID_INPUT', `${what}: options.value must give a row's decrypted value, e.g. (row) => row.amount`);
-  if (!Number.isInteger(limit) || limit < 1) throw codedError('ALE_INVALID_INPUT', `${what}: options.limit must be a positive integer`);
+  // Safe integers: they are written into the SQL as digits.
+  if (!Number.isSafeInteger(limit) || limit < 1) throw codedError('ALE_INVALID_INPUT', `${what}: options.limit must be a positive integer`);
   const offset = options.offset ?? 0;
-  if (!Number.isInteger(offset) || offset < 0) throw codedError('ALE_INVALID_INPUT', `${what}: options.offset must be a whole number`);
+  if (!Number.isSafeInteger(offset) || offset < 0) throw codedError('ALE_INVALID_INPUT', `${what}: options.offset must be a whole number`);
   const batch = options.batch ?? Math.max(256, 2 * (offset + limit));
-  if (!Number.isInteger(batch) || batch < 1) throw codedError('ALE_INVALID_INPUT', `${what}: options.batch must be a positive integer`);
+  if (!Number.isSafeInteger(batch) || batch < 1) throw codedError('ALE_INVALID_INPUT', `${what}: options.batch must be a positive integer`);
   // A narrowed range's or a rung's: the dialect's when larger (PostgreSQL's planner, SearchSql.narrowBatch).
   const narrowBatch = options.batch ?? Math.max(dialect.narrowBatch, batch);
   if (options.order !== undefined && options.order !== 'asc' && options.order !== 'desc') throw codedError('ALE_INVALID_INPUT', `${what}: options.order must be 'asc' or 'desc'`);
   const descending = options.order === 'desc';
+  // Whether this column's index gives a sample for the price of its rows (SearchSql.sampler).
+  const samples = dialect.sampler?.(codec) !== undefined;
   let [lo, hi] = [MIN_CODE, MAX_CODE];
   if (options.within !== undefined) {
     const bounds = boundsOf(options.within);
@@ -171,7 +175,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   };
   /**
    * A part that may hold many rows. Where the index can stop at a LIMIT
-   * (SearchSql.sample: FTS5), its first rows there are a sample that costs
+   * (SearchSql.sampler: FTS5), its first and last rows are a sample that costs
    * what it holds, where reading the part costs every row it has: the part
    * narrows to where the sample's `want`-th code lies, as walk() narrows,
    * and is sampled again, until a sample is not full (the part is small)
@@ -179,7 +183,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
    * not fetch's, so it only narrows: a page of one value is read whole.
    */
   const sampled = async (a: bigint, b: bigint, times = 0): Promise<void> => {
-    if (dialect.sample === undefined || a === b || times >= MAX_SAMPLES) return walk(a, b, 0, times > 0 ? narrowBatch : batch);
+    if (!samples || a === b || times >= MAX_SAMPLES) return walk(a, b, 0, times > 0 ? narrowBatch : batch);
     const rows = await ask(a, b, batch + 1, 0, batch + 1);
     const kept = exact(rows, a, b);
     const want = need - found.length;
@@ -195,17 +199,18 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   };
   /**
    * Where a sample narrows [a, b] to, past its `want`-th code `edge`: out to
-   * the end of the largest node of the tree around it that stops short of
-   * `limit`, a later code of the sample, so the part holds at most about
-   * twice the rows needed and its cover is a few tokens a depth, where a
-   * cut at `edge` itself costs up to fifteen (an FTS5 query pays a lookup
-   * for each). Undefined when that does not narrow the part.
+   * the far end of the largest node of the tree around it that does not
+   * pass `limit`, a later code of the sample, so the part holds about twice
+   * the rows needed at most (more where rows tie at `limit`) and its cover
+   * is a few tokens a depth, where a cut at `edge` itself costs up to
+   * fifteen (an FTS5 query pays a lookup for each). Undefined when that
+   * does not narrow the part.
    */
   const wholeNode = (edge: bigint, limit: bigint, a: bigint, b: bigint): bigint | undefined => {
-    for (let bits = 64n; bits >= 0n; bits -= 4n) {
-      const mask = (1n << bits) - 1n;
-      const end = descending ? edge & ~mask : edge | mask;
-      if (descending ? end >= limit && end > a : end <= limit && end < b) return end;
+    for (let depth = 0; depth <= DEPTH; depth++) {
+      const [start, end] = nodeOf(edge, depth);
+      const cut = descending ? start : end;
+      if (descending ? cut >= limit && cut > a : cut <= limit && cut < b) return cut;
     }
     return undefined;
   };

@@ -35,13 +35,14 @@ export interface SearchSql {
   /** The rows that hold at least one of `tokens` and none of `except` (8 bytes each): a range's candidates under one key. */
   any(column: Column, tokens: Buffer, except: Buffer, codec: IndexCodec): SQL;
   /**
-   * At most `n` of the rows `any` finds, the index's first, for
-   * orderedPage() to learn where a range's values lie at the cost of `n`
-   * rows rather than of every row the range holds. Only where the index
-   * stops once it has `n` (FTS5 does; InnoDB's FULLTEXT and a GIN bitmap
-   * find every match first).
+   * For orderedPage() to learn where a range's values lie at the cost of
+   * `n` rows rather than of every row the range holds: the condition for at
+   * most `n` of the rows `any` finds (the index's first and last, half
+   * each), where the index of a column with `codec` stops once it has them.
+   * FTS5 does; InnoDB's FULLTEXT and a GIN bitmap find every match first,
+   * and a scan without FTS5 may have no rowid to sample by: undefined.
    */
-  sample?(column: Column, tokens: Buffer, except: Buffer, codec: IndexCodec, n: number): SQL;
+  sampler?(codec: IndexCodec): ((column: Column, tokens: Buffer, except: Buffer, n: number) => SQL) | undefined;
 }
 
 /**

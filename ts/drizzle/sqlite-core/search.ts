@@ -34,14 +34,18 @@ export const sqliteSearch: SearchSql = {
     return out.length === 0 ? found : sql`(${found} and not ${anyOf(out.map((t) => sql`instr(${column}, ${t}) > 0`))})`;
   },
   // FTS5 yields a query's rows one at a time in rowid order, either way, and
-  // stops at the LIMIT; a scan does too. Half from each end: when ids follow
-  // the values (a creation date), one of the two halves is the page's end.
-  sample(column, tokens, except, codec, n) {
-    const table = sql.identifier(getTableName(column.table as Table));
-    const [from, where] =
-      codec.fts === undefined ? [table, sqliteSearch.any(column, tokens, except, codec)] : [sql.identifier(codec.fts), sql`${sql.identifier(codec.fts)} match ${ftsQueryText(column, anyToken(tokens, except))}`];
-    const end = (order: SQL, limit: number) => sql`select rowid from (select rowid from ${from} where ${where} order by rowid ${order} limit ${sql.raw(String(limit))})`;
-    return sql`${table}.rowid in (${end(sql`asc`, Math.ceil(n / 2))} union all ${end(sql`desc`, Math.floor(n / 2))})`;
+  // stops at the LIMIT. Half from each end: when ids follow the values (a
+  // creation date), one of the two halves is the page's end. Without FTS5
+  // the column is scanned, and the table may have no rowid: no sample.
+  sampler(codec) {
+    const { fts } = codec;
+    if (fts === undefined) return undefined;
+    return (column, tokens, except, n) => {
+      const [table, index] = [sql.identifier(getTableName(column.table as Table)), sql.identifier(fts)];
+      const match = ftsQueryText(column, anyToken(tokens, except));
+      const end = (order: SQL, limit: number) => sql`select rowid from (select rowid from ${index} where ${index} match ${match} order by rowid ${order} limit ${limit})`;
+      return sql`${table}.rowid in (${end(sql`asc`, Math.ceil(n / 2))} union all ${end(sql`desc`, Math.floor(n / 2))})`;
+    };
   },
 };
 
