@@ -229,9 +229,10 @@ export function rangeSuite(d) {
         );
         assert.deepEqual(page.rows.map((r) => r.id), rows.slice(-12).reverse().map((r) => r.id));
         // A sample of 257 rows, then the page's 12, after at most 4 empty groups of the tree's pieces (1, 1, 2 and 4 before the last 8).
-        // Sampled first (d.samples), each group is a sample and, when it is not full, a read: the sample's newest half is the
-        // page's end, and the part it narrows to holds at most twice the page (24 rows), sampled and then read.
-        const [readBound, queryBound] = d.samples ? [257 + 2 * 24, 2 * 4 + 3] : [257 + 12, 6];
+        // Sampled first (d.samples), each group is a sample of 8 rows for each of the page's 12, and one (97), and when it is
+        // not full, a read: the sample's newest half is the page's end, and the part it narrows to holds at most twice the
+        // page (24 rows), sampled and then read.
+        const [readBound, queryBound] = d.samples ? [97 + 2 * 24, 2 * 4 + 3] : [257 + 12, 6];
         assert.ok(page.read <= readBound && page.queries <= queryBound, `${page.read} rows read in ${page.queries} queries with fetch in the page's order`);
         withIt.push(`${field}: ${page.queries} queries, ${page.read} rows`);
       }

@@ -20,6 +20,9 @@ const RUNGS = [12, 10, 8, 6, 5, 4, 3, 2];
 /** How many times in a row a part is narrowed from samples before it is read: each narrowing keeps one to two times `want / batch` of a part whose sample is unrelated to its values, and a sample that follows them keeps nearly all. */
 const MAX_SAMPLES = 8;
 
+/** A sample's rows for each row the page still needs (at most a batch): each narrowing then keeps a quarter of a part or less, and a page of one value costs a few times its rows. */
+const SAMPLE_SHARE = 8;
+
 export interface OrderedPageOptions<Row> {
   /** The rangeIndexColumn to order by. */
   column: Column;
@@ -184,10 +187,11 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
    */
   const sampled = async (a: bigint, b: bigint, times = 0): Promise<void> => {
     if (!samples || a === b || times >= MAX_SAMPLES) return walk(a, b, 0, times > 0 ? narrowBatch : batch);
-    const rows = await ask(a, b, batch + 1, 0, batch + 1);
-    const kept = exact(rows, a, b);
     const want = need - found.length;
-    if (rows.length > batch && kept.length >= want) {
+    const size = Math.min(batch, SAMPLE_SHARE * want);
+    const rows = await ask(a, b, size + 1, 0, size + 1);
+    const kept = exact(rows, a, b);
+    if (rows.length > size && kept.length >= want) {
       const codes = ordered(kept);
       const edge = codes[want - 1];
       // The page is `want` rows of that value, the first in fetch's order.
