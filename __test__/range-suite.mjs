@@ -33,7 +33,7 @@ const cmp = (a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
  * @param {RegExp} [d.indexPlan]  what the plan of a range query shows when the index serves it
  * @param {boolean} [d.concurrentReads]  false: the index shows a committed change a moment late (InnoDB FULLTEXT)
  * @param {boolean} [d.workers]  the dialect has a job table, so reindexSearch can run with workers
- * @param {boolean} [d.samples]  orderedPage samples a piece of the tree before it reads it (SearchSql.sample: FTS5)
+ * @param {boolean} [d.samples]  orderedPage samples a piece of the tree before it reads it (SearchSql.sampler: FTS5)
  */
 export function rangeSuite(d) {
   const { mod } = d;

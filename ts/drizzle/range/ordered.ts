@@ -17,10 +17,10 @@ import { DEPTH, MAX_CODE, MIN_CODE, nodeOf, split } from './tree.js';
 /** The depths of orderedPage's rungs from a bound: each rung up to 256 times wider than the last while they are narrow, 16 times from depth 6 up, where a node can hold many rows. */
 const RUNGS = [12, 10, 8, 6, 5, 4, 3, 2];
 
-/** How many times in a row a part is narrowed from samples before it is read: each narrowing keeps one to two times `want / batch` of a part whose sample is unrelated to its values, and a sample that follows them keeps nearly all. */
+/** How many samples in a row a part may take before it is read: each narrowing keeps one to two times the sample's share of the rows needed (SAMPLE_SHARE) of a part whose sample is unrelated to its values, and a sample that follows them keeps nearly all. */
 const MAX_SAMPLES = 8;
 
-/** A sample's rows for each row the page still needs (at most a batch): each narrowing then keeps a quarter of a part or less, and a page of one value costs a few times its rows. */
+/** A sample's rows for each row the page still needs (at most a batch): each narrowing then keeps an eighth to a quarter of a part, and a page of one value costs a few times its rows. */
 const SAMPLE_SHARE = 8;
 
 export interface OrderedPageOptions<Row> {
@@ -66,7 +66,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   const { codec, sql: dialect } = rangeColumnOf(column, what);
   if (typeof fetch !== 'function') throw codedError('ALE_INVALID_INPUT', `${what}: fetch must run the query, e.g. (where, limit, offset) => db.select().from(t).where(where).orderBy(t.id).limit(limit).offset(offset)`);
   if (typeof value !== 'function') throw codedError('ALE_INVALID_INPUT', `${what}: options.value must give a row's decrypted value, e.g. (row) => row.amount`);
-  // Safe integers: they are written into the SQL as digits.
+  // Safe integers: offset + limit, twice it and the sample's size must stay exact.
   if (!Number.isSafeInteger(limit) || limit < 1) throw codedError('ALE_INVALID_INPUT', `${what}: options.limit must be a positive integer`);
   const offset = options.offset ?? 0;
   if (!Number.isSafeInteger(offset) || offset < 0) throw codedError('ALE_INVALID_INPUT', `${what}: options.offset must be a whole number`);
