@@ -5,8 +5,9 @@
 // where the page must lie, or splits it where the tree branches and walks
 // the pieces in order, until the page is full. Where the index stops at a
 // LIMIT (FTS5), a part is sampled before it is read, and narrowed from the
-// sample while it is large. What comes back equals `ORDER BY value [DESC], <fetch's order> LIMIT … OFFSET …`
-// on the plaintext (docs/search.md, "Ranges and order").
+// sample while it is large. What comes back equals
+// `ORDER BY value [DESC], <fetch's order> LIMIT … OFFSET …` on the
+// plaintext (docs/search.md, "Ranges and order").
 import type { Column, SQL } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
 import { rangeColumnOf } from '../probe.js';
