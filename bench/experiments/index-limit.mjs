@@ -7,8 +7,8 @@
 // 257), or with the LIMIT inside the subquery (a derived table on MariaDB,
 // which refuses a LIMIT in an IN subquery), and on SQLite as orderedPage
 // samples (the index's first 129 and last 128 rows, `UNION ALL`); the same
-// for 200 words that each a hundredth of the rows hold, and for 200 that no
-// row holds. Every query's row count is checked; the forms of a case run in
+// for 200 terms, each of the 100 words that a hundredth of the rows hold
+// twice (every row matches), and for 200 words that no row holds. Every query's row count is checked; the forms of a case run in
 // turn within each of `--repeat` rounds; median and p95, in ms.
 //
 //   node bench/experiments/index-limit.mjs [--repeat 20] [--dialects sqlite,mysql]
@@ -26,7 +26,7 @@ const hundredths = Array.from({ length: 200 }, (_, i) => `bbbb${i % 100}x`);
 const nowhere = Array.from({ length: 200 }, (_, i) => `dddd${i}x`);
 const cases = [
   ['every row (3 words)', every, 257],
-  ['every row (200 words)', hundredths, 257],
+  ['every row (200 terms, 100 words)', hundredths, 257],
   ['no row (200 words)', nowhere, 0],
 ];
 

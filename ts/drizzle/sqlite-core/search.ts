@@ -52,8 +52,8 @@ export const sqliteSearch: SearchSql = {
 /** FTS5's query for rows with any of `tokens` and none of `except`. */
 function anyToken(tokens: Buffer, except: Buffer): string {
   const [hex, out] = [allHex(tokens), allHex(except)];
-  const anyOf = (list: string[]) => `(${list.map((t) => `"${t}"`).join(' OR ')})`;
-  return out.length === 0 ? anyOf(hex) : `${anyOf(hex)} NOT ${anyOf(out)}`;
+  const either = (list: string[]) => `(${list.map((t) => `"${t}"`).join(' OR ')})`;
+  return out.length === 0 ? either(hex) : `${either(hex)} NOT ${either(out)}`;
 }
 
 /**
