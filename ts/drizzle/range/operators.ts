@@ -30,13 +30,17 @@ export function boundsOf(condition: unknown): Bounds | undefined {
   return (condition as { [RANGE]?: Bounds } | null)?.[RANGE];
 }
 
+/** How orderedPage() asks for a part: `sample`, where the column's index has a sampler (SearchSql.sampler), at most that many of the index's rows for each key; `narrowed`, a part expected to hold few rows (SearchSql.narrowed). */
+export interface PartOptions {
+  sample?: number;
+  narrowed?: boolean;
+}
+
 /**
  * The condition on `column` for codes [lo, hi]; an empty range finds no
- * row. With `sample`, where the column's index has a sampler
- * (SearchSql.sampler), at most that many of the index's rows for each key:
- * a subset of the range's rows.
+ * row. With `part.sample`, a subset of the range's rows.
  */
-export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string, sample?: number): RangeCondition {
+export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string, part: PartOptions = {}): RangeCondition {
   const { codec, sql: dialect } = rangeColumnOf(column, caller);
   const matches = (value: RangeValue | null | undefined) => {
     if (value === null || value === undefined) return false;
@@ -45,12 +49,15 @@ export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string
   };
   let where = sql`1 = 0`;
   if (lo <= hi) {
-    const { include, exclude } = codec.cover(lo, hi, dialect.coverLimit);
+    const narrowed = part.narrowed === true ? dialect.narrowed : undefined;
+    const { include, exclude } = codec.cover(lo, hi, narrowed?.coverLimit ?? dialect.coverLimit);
+    const { sample } = part;
     const sampler = sample === undefined ? undefined : dialect.sampler?.(codec);
     where = sql`(${sql.join(
       include.map((set, i) => (sampler !== undefined && sample !== undefined ? sampler(column, set, exclude[i], sample) : dialect.any(column, set, exclude[i], codec))),
       sql` or `,
     )})`;
+    if (narrowed !== undefined) where = narrowed.where(column, where);
   }
   Object.defineProperty(where, RANGE, { value: { column, lo, hi } satisfies Bounds });
   return Object.assign(where, { matches }) as RangeCondition;

@@ -12,7 +12,7 @@ import type { Column, SQL } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
 import { rangeColumnOf } from '../probe.js';
 import type { RangeValue } from './encoding.js';
-import { boundsOf, codeRange, type RangeCondition } from './operators.js';
+import { boundsOf, codeRange, type PartOptions, type RangeCondition } from './operators.js';
 import { DEPTH, MAX_CODE, MIN_CODE, nodeOf, split } from './tree.js';
 
 /** The depths of orderedPage's rungs from a bound: each rung up to 256 times wider than the last while they are narrow, 16 times from depth 6 up, where a node can hold many rows. */
@@ -102,10 +102,10 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     }
     return kept;
   };
-  /** Rows of [a, b], or with `sample`, of that many of the index's rows of it. */
-  const ask = async (a: bigint, b: bigint, n: number, at: number, sample?: number) => {
+  /** Rows of [a, b], or with `part.sample`, of that many of the index's rows of it. */
+  const ask = async (a: bigint, b: bigint, n: number, at: number, part?: PartOptions) => {
     page.queries++;
-    const rows = await fetch(codeRange(column, a, b, what, sample), n, at);
+    const rows = await fetch(codeRange(column, a, b, what, part), n, at);
     if (!Array.isArray(rows)) throw codedError('ALE_INVALID_INPUT', `${what}: fetch must resolve to the rows of the query`);
     // More rows than asked for: fetch ignores its limit (or offset), and the pages would repeat rows.
     if (rows.length > n) throw codedError('ALE_INVALID_INPUT', `${what}: fetch returned ${rows.length} rows for a limit of ${n}; apply its limit and offset`);
@@ -129,9 +129,13 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     const [head, tail] = [pieces[0], pieces[pieces.length - 1]];
     return descending ? [tail[0], head[1]] : [head[0], tail[1]];
   };
-  /** `narrowed`: how many times in a row the range was narrowed from a sample without splitting; `size`: the most rows to sort whole here. */
-  const walk = async (a: bigint, b: bigint, narrowed = 0, size = batch): Promise<void> => {
-    const rows = await ask(a, b, size + 1, 0);
+  /**
+   * `narrowed`: how many times in a row the range was narrowed from a sample
+   * without splitting; `size`: the most rows to sort whole here; `close`: a
+   * narrowed part or a rung, expected to hold few rows (SearchSql.narrowed).
+   */
+  const walk = async (a: bigint, b: bigint, narrowed = 0, size = batch, close = false): Promise<void> => {
+    const rows = await ask(a, b, size + 1, 0, { narrowed: close });
     if (rows.length <= size) return take(rows, a, b);
     // Too many to sort whole: counted as read, and as refused where the exact test refuses them.
     const kept = exact(rows, a, b);
@@ -140,7 +144,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
       // order is theirs, and the rows just read are its first.
       keep(kept, a);
       for (let at = rows.length; found.length < need; at += batch) {
-        const more = await ask(a, b, batch, at);
+        const more = await ask(a, b, batch, at, { narrowed: close });
         keep(exact(more, a, b), a);
         if (more.length < batch) return;
       }
@@ -164,12 +168,12 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     if (codes.length >= want && codes[want - 1] === near) return keep(kept, near);
     if (codes.length >= want && narrowed < 2) {
       const edge = codes[want - 1];
-      if (descending ? edge > a : edge < b) return walk(descending ? edge : a, descending ? b : edge, narrowed + 1, narrowBatch);
+      if (descending ? edge > a : edge < b) return walk(descending ? edge : a, descending ? b : edge, narrowed + 1, narrowBatch, true);
       // The edge is the range's far end, a value many rows share: the rows
       // before it, then that value's, which the sample holds enough of (it
       // has `want` rows up to the edge, and the rows before it are at least
       // the ones it has).
-      await (descending ? walk(a + 1n, b, narrowed + 1, narrowBatch) : walk(a, b - 1n, narrowed + 1, narrowBatch));
+      await (descending ? walk(a + 1n, b, narrowed + 1, narrowBatch, true) : walk(a, b - 1n, narrowed + 1, narrowBatch, true));
       return keep(kept, edge);
     }
     // Else along the tree: each piece is a child node's part of the range.
@@ -187,10 +191,10 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
    * not fetch's, so it only narrows: a page of one value is read whole.
    */
   const sampled = async (a: bigint, b: bigint, times = 0): Promise<void> => {
-    if (!samples || a === b || times >= MAX_SAMPLES) return walk(a, b, 0, times > 0 ? narrowBatch : batch);
+    if (!samples || a === b || times >= MAX_SAMPLES) return walk(a, b, 0, times > 0 ? narrowBatch : batch, times > 0);
     const want = need - found.length;
     const size = Math.min(batch, SAMPLE_SHARE * want);
-    const rows = await ask(a, b, size + 1, 0, size + 1);
+    const rows = await ask(a, b, size + 1, 0, { sample: size + 1 });
     const kept = exact(rows, a, b);
     if (rows.length > size && kept.length >= want) {
       const codes = ordered(kept);
@@ -200,7 +204,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
       const end = wholeNode(edge, codes[Math.min(codes.length, 2 * want) - 1], a, b);
       if (end !== undefined) return sampled(descending ? end : a, descending ? b : end, times + 1);
     }
-    return walk(a, b, 0, times > 0 ? narrowBatch : batch);
+    return walk(a, b, 0, times > 0 ? narrowBatch : batch, times > 0);
   };
   /**
    * Where a sample narrows [a, b] to, past its `want`-th code `edge`: out to
@@ -266,7 +270,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
         if (descending ? start <= x : end >= y) break;
         // Two depths whose nodes end alike (the bound's digit there is the last or first): nothing between them to ask.
         if (descending ? start > y : end < x) continue;
-        await (descending ? walk(start, y, 0, narrowBatch) : walk(x, end, 0, narrowBatch));
+        await (descending ? walk(start, y, 0, narrowBatch, true) : walk(x, end, 0, narrowBatch, true));
         [x, y] = descending ? [x, start - 1n] : [end + 1n, y];
         if (found.length >= need) return;
       }
