@@ -2,8 +2,9 @@
 // 64-bit integer), found with `@>` (contains every element), which a GIN
 // index serves: `index('…').using('gin', t.nameSearch)` in drizzle-kit, or
 // searchIndexSql().
-import { sql, getTableName, Table, type Column, type SQL } from 'drizzle-orm';
+import { sql, getTableName, type Column, type SQL, type Table } from 'drizzle-orm';
 import { searchColumn } from '../probe.js';
+import { EXACT_COVER_MAX } from '../range/tree.js';
 import { hexTokens, type SearchSql } from '../search/sql.js';
 
 /** Tokens as a bigint[] literal. */
@@ -26,7 +27,7 @@ export const pgSearch: SearchSql = {
   // docs/search.md, "Ranges at 100,000 rows": the planner's choice, measured.
   coverLimit: 16,
   narrowBatch: 1024,
-  narrowed: { coverLimit: 1024, where: addressesFirst },
+  narrowed: { coverLimit: EXACT_COVER_MAX, where: addressesFirst },
   // `&&`, overlap: any element in common, which GIN serves; the exclusion
   // is a filter on the rows it finds.
   any: (column, tokens, except) =>
@@ -35,28 +36,30 @@ export const pgSearch: SearchSql = {
 
 /**
  * A narrowed part's condition as the rows' addresses, collected first:
- * `ctid = any(array(select ctid … where condition))`. A query with `ORDER BY
- * id LIMIT n` and the condition as it is may be planned as a walk of the
- * primary key that stops at n matches, which reads the whole table when the
- * planner guesses many rows where there are few: it multiplies a coarse
- * cover's and its exclusion's shares as if they were independent, and puts
- * each token outside its common list at one share, so a part of 209 rows
- * was guessed at 30,337 and took 435 ms. The subquery has no LIMIT to plan
- * for: with the exact cover it asks the GIN index (1.4 ms), and the outer
- * query reads those rows by address (docs/search.md, "Ranges at 100,000
- * rows"). The subquery reads the table under the name the query uses, so
- * the condition's columns are its own.
+ * `ctid = any(array(select ctid … where condition))`. A query with `ORDER
+ * BY id LIMIT n` and the condition as it is may be planned as a walk of
+ * the primary key that stops at n matches, which reads the whole table
+ * when the planner guesses many rows where there are few: it multiplies a
+ * coarse cover's and its exclusion's shares as if they were independent,
+ * and gives each token outside its common list one share. The subquery has
+ * no LIMIT to plan for, and with the exact cover it asks the GIN index; the
+ * outer query reads those rows by address (docs/search.md, "Narrowed parts
+ * on PostgreSQL"). The column's qualifier names the same table inside the
+ * subquery as outside, so its condition is the subquery's own.
+ *
+ * Only for a column of a table as drizzle declares it: a column of an
+ * alias(), a view or a subquery comes through a proxy that looks alike for
+ * all three, and a view or a subquery has no ctid, so those are asked as
+ * they are. A ctid is unique within one table: on a partitioned table the
+ * outer query may also read rows of other partitions at the same address,
+ * which the exact test refuses: checking the condition again there cost
+ * as much as the rest of the query (same section of docs/search.md).
  */
 function addressesFirst(column: Column, condition: SQL): SQL {
+  // drizzle-orm's own registered symbol (table.js), which its types keep internal.
+  if ((column.table as unknown as Record<symbol, unknown>)[Symbol.for('drizzle:IsAlias')] !== false) return condition;
   const table = column.table;
-  // A table made by drizzle's alias(): the subquery reads the table itself
-  // under the alias. Table.Symbol is internal to drizzle-orm's types, not to
-  // its code (an alias proxy answers IsAlias and Name with the alias).
-  const names = (Table as unknown as { Symbol: Record<'IsAlias' | 'Schema' | 'OriginalName', symbol> }).Symbol;
-  const own = table as unknown as Record<symbol, string | boolean | undefined>;
-  const schema = own[names.Schema] as string | undefined;
-  const from = own[names.IsAlias] === true ? sql`${schema === undefined ? sql`` : sql`${sql.identifier(schema)}.`}${sql.identifier(own[names.OriginalName] as string)} as ${table}` : sql`${table}`;
-  return sql`${table}.ctid = any(array(select ${table}.ctid from ${from} where ${condition}))`;
+  return sql`${table}.ctid = any(array(select ${table}.ctid from ${table} where ${condition}))`;
 }
 
 /**

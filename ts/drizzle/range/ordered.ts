@@ -82,7 +82,8 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   let [lo, hi] = [MIN_CODE, MAX_CODE];
   if (options.within !== undefined) {
     const bounds = boundsOf(options.within);
-    if (bounds === undefined || bounds.column !== column) throw codedError('ALE_INVALID_INPUT', `${what}: options.within must be a range condition on the same column`);
+    // The same column by its codec: drizzle's alias() hands out a new proxy of a column at each read.
+    if (bounds === undefined || rangeColumnOf(bounds.column, what).codec !== codec) throw codedError('ALE_INVALID_INPUT', `${what}: options.within must be a range condition on the same column`);
     [lo, hi] = [bounds.lo, bounds.hi];
   }
   // The first and last codes a value of the type can have.

@@ -133,5 +133,8 @@ export function nodeOf(code: bigint, depth: number): [bigint, bigint] {
   return [start, ceil(start, depth)];
 }
 
+/** The most nodes an exact cover has: at each depth from 16 to 2, up to 15 at either end of the range (the rest is whole parents), and at depth 1 up to all 16. */
+export const EXACT_COVER_MAX = 2 * 15 * (DEPTH - 1) + 16;
+
 export const MIN_CODE = 0n;
 export const MAX_CODE = U64;

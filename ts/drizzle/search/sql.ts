@@ -29,18 +29,16 @@ export interface SearchSql {
    * primary key when it guesses the range holds many rows, which a coarse
    * cover with an exclusion makes it guess, and reads the whole table when
    * the range is nearly empty; a larger LIMIT makes it ask the GIN index
-   * (docs/search.md, "Ranges at 100,000 rows"). Such parts now collect
-   * their addresses first (`narrowed`), whose subquery has no LIMIT; the
-   * batch was not measured again since.
+   * (docs/search.md, "Ranges at 100,000 rows").
    */
   narrowBatch: number;
   /**
    * How to ask for a narrowed part or a rung, where the rows are expected to
-   * be few, when not as any other range: with the cover this exact up to
+   * be few, when not as any other range: with a cover of at most
    * `coverLimit` tokens, and its condition wrapped by `where`. PostgreSQL
-   * collects the rows' addresses first, so that the query's LIMIT cannot
-   * lead the planner to walk the primary key (docs/search.md, "Ranges at
-   * 100,000 rows").
+   * asks the exact cover and collects the rows' addresses first, so that
+   * the query's LIMIT cannot lead the planner to walk the primary key
+   * (docs/search.md, "Narrowed parts on PostgreSQL").
    */
   narrowed?: { coverLimit: number; where(column: Column, condition: SQL): SQL };
   /** The rows that hold at least one of `tokens` and none of `except` (8 bytes each): a range's candidates under one key. */
