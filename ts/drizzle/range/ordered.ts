@@ -180,7 +180,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     // Else along the tree: each piece is a child node's part of the range.
     const pieces = split(a, b);
     if (descending) pieces.reverse();
-    await walkPieces(pieces, false);
+    await walkPieces(pieces, false, close);
   };
   /**
    * A part that may hold many rows. Where the index can stop at a LIMIT
@@ -228,21 +228,22 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
    * Pieces in order, halved: the rows of a half at once when they are few,
    * none at all when it is empty, which skips its pieces in one query
    * instead of one each (data often sits in one or two of a node's 16
-   * children). `asked`: the caller already knows the whole is too large.
+   * children). `asked`: the caller already knows the whole is too large;
+   * `close`: the pieces split a narrowed part or a rung, as walk()'s.
    */
-  const walkPieces = async (pieces: [bigint, bigint][], asked = true): Promise<void> => {
+  const walkPieces = async (pieces: [bigint, bigint][], asked = true, close = false): Promise<void> => {
     if (found.length >= need) return;
-    if (pieces.length === 1) return walk(pieces[0][0], pieces[0][1]);
+    if (pieces.length === 1) return walk(pieces[0][0], pieces[0][1], 0, batch, close);
     if (asked) {
       const [x, y] = span(pieces);
-      const rows = await ask(x, y, batch + 1, 0);
+      const rows = await ask(x, y, batch + 1, 0, { narrowed: close });
       if (rows.length === 0) return;
       if (rows.length <= batch) return take(rows, x, y);
       page.read += rows.length;
     }
     const half = pieces.length >> 1;
-    await walkPieces(pieces.slice(0, half));
-    await walkPieces(pieces.slice(half));
+    await walkPieces(pieces.slice(0, half), true, close);
+    await walkPieces(pieces.slice(half), true, close);
   };
   /**
    * The range from its near end, so that a page there reads the rows near
