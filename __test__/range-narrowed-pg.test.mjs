@@ -1,14 +1,19 @@
 // orderedPage's narrowed parts and rungs on PostgreSQL (SearchSql.narrowed):
-// asked with their exact cover, the rows' addresses collected first by a
-// subquery that reads the table under the name the page's query gives it.
-// A table in a schema and one without, and an alias() of the first, which
-// is asked as it is (a view or a subquery comes through the same kind of
-// proxy and has no ctid). Bunched values (prices, each held by three rows)
+// asked with their exact cover for the rows' primary keys first, by a
+// subquery that names the table and its own columns. A table in a schema
+// and one without, the first through drizzle's relational queries too
+// (which alias the table), and an alias() of it, which is asked as any
+// other range, coarse cover included (a view or a subquery comes through
+// the same kind of proxy, whose table the subquery could not name). A
+// table whose ids follow its values, read newest first, narrows from a
+// sample against the page's order and is asked as any other range too. Bunched values (prices, each held by three rows)
 // make the pages narrow; every page is checked against the plaintext
 // order, on both drivers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { asc } from 'drizzle-orm';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
 import { alias, integer, pgSchema, pgTable } from 'drizzle-orm/pg-core';
 import { encryptedNumber, orderedPage, rangeGt, rangeIndexColumn, withTenant } from '@sveltycms/ale/drizzle/pg';
 import { pgDrivers, oracleDrivers } from './fixtures/dialects.mjs';
@@ -24,12 +29,19 @@ const columns = () => ({
 });
 const inSchema = pgSchema('ale_narrowed').table('prices', columns());
 const plain = pgTable('ale_narrowed_prices', columns());
-// Prices from 0.00 to 30.97 in a scattered id order, each held by three rows.
-const values = Array.from({ length: ROWS }, (_, i) => Math.round(((i * 7919) % 1000) * 3.1) / 100);
-const ADDRESSES = '.ctid = any(array(select ';
+// Prices from 0.00 to 30.97, each held by three rows: in sorted order by
+// id in `plain`, shuffled (a seeded Fisher-Yates) in `inSchema`.
+const sorted = Array.from({ length: ROWS }, (_, i) => Math.round(Math.floor(i / 3) * 3.1) / 100);
+const shuffled = [...sorted];
+for (let i = ROWS - 1, seed = 7; i > 0; i--) {
+  seed = (seed * 1103515245 + 12345) % 2147483648;
+  const j = seed % (i + 1);
+  [shuffled[i], shuffled[j]] = [shuffled[j], shuffled[i]];
+}
+const KEYS_FIRST = '"id" = any(array(select "id" from ';
 
-/** The ids of the plaintext page: `ORDER BY amount [DESC], id LIMIT 20 OFFSET offset`, of the rows above `above`. */
-function oracle(order, offset, above) {
+/** The ids of the plaintext page of `values` (by id): `ORDER BY amount [DESC], id LIMIT 20 OFFSET offset`, of the rows above `above`. */
+function oracle(values, order, offset, above) {
   const sign = order === 'asc' ? 1 : -1;
   return values
     .map((v, i) => [v, i + 1])
@@ -42,7 +54,7 @@ function oracle(order, offset, above) {
 const url = serverUrl('PG_URL');
 const drivers = url === null ? {} : pgDrivers(url);
 for (const driver of oracleDrivers('pg', Object.keys(drivers))) {
-  test(`orderedPage's narrowed parts and rungs on PostgreSQL (${driver}): addresses first for a table in a schema or not, an alias asked as it is, pages equal the plaintext order`, async () => {
+  test(`orderedPage's narrowed parts and rungs on PostgreSQL (${driver}): keys first for a table in a schema, through relational queries too, as any other range for an alias or ids that follow the values, pages equal the plaintext order`, async () => {
     const { db, query, end } = drivers[driver]();
     const drop = async () => {
       await query('DROP SCHEMA IF EXISTS ale_narrowed CASCADE');
@@ -53,23 +65,28 @@ for (const driver of oracleDrivers('pg', Object.keys(drivers))) {
       await query('CREATE SCHEMA ale_narrowed');
       for (const name of ['ale_narrowed.prices', 'ale_narrowed_prices']) await query(`CREATE TABLE ${name} (id integer PRIMARY KEY, amount text, amount_range bigint[])`);
       await withTenant('acme', async () => {
-        for (const t of [inSchema, plain]) {
+        for (const [t, values] of [[inSchema, shuffled], [plain, sorted]]) {
           for (let at = 0; at < ROWS; at += 500) await db.insert(t).values(values.slice(at, at + 500).map((v, i) => ({ id: at + i + 1, amount: v, amountRange: v })));
         }
       });
+      // The relational API: `prices` is read as "ale_narrowed"."prices" "prices".
+      const relational = (driver === 'postgres.js' ? drizzlePostgresJs : drizzlePg)(db.$client, { schema: { prices: inSchema } });
+      const select = (table) => (where, limit, at) => db.select({ id: table.id, amount: table.amount }).from(table).where(where).orderBy(asc(table.id)).limit(limit).offset(at);
+      // [name, table, its values by id, fetch's query, how its narrowed parts are asked: the table's name, or 'coarse', or 'follows']
       const cases = [
-        ['a table in a schema', inSchema, 'from "ale_narrowed"."prices" where'],
-        ['a table', plain, 'from "ale_narrowed_prices" where'],
-        ['an alias', alias(inSchema, 'p'), undefined],
+        ['a table in a schema', inSchema, shuffled, select(inSchema), '"ale_narrowed"."prices"'],
+        ['a relational query', inSchema, shuffled, (where, limit, offset) => relational.query.prices.findMany({ columns: { id: true, amount: true }, where, limit, offset, orderBy: (t, { asc: up }) => [up(t.id)] }), '"ale_narrowed"."prices"'],
+        ['an alias', alias(inSchema, 'p'), shuffled, undefined, 'coarse'],
+        ['a table whose ids follow its values', plain, sorted, select(plain), 'follows'],
       ];
-      for (const [name, table, from] of cases) {
+      for (const [name, table, values, query, how] of cases) {
         for (const order of ['asc', 'desc']) {
           // Without a bound the page narrows; above a value (ascending), it starts with the bound's rungs.
           for (const [offset, above] of [[0, undefined], [37, undefined], [0, 12.4]]) {
             const sent = [];
             const fetch = (where, limit, at) => {
-              const q = db.select({ id: table.id, amount: table.amount }).from(table).where(where).orderBy(asc(table.id)).limit(limit).offset(at);
-              sent.push(q.toSQL().sql);
+              const q = (query ?? select(table))(where, limit, at);
+              sent.push(q.toSQL());
               return q;
             };
             const bounded = above !== undefined && order === 'asc';
@@ -80,26 +97,47 @@ for (const driver of oracleDrivers('pg', Object.keys(drivers))) {
             const what = `${name}, ${order}, offset ${offset}${bounded ? `, above ${above}` : ''}`;
             assert.deepEqual(
               page.rows.map((r) => r.id),
-              oracle(order, offset, bounded ? above : undefined),
+              oracle(values, order, offset, bounded ? above : undefined),
               what,
             );
-            const addressed = sent.filter((q) => q.includes(ADDRESSES));
-            if (from === undefined) {
-              assert.equal(addressed.length, 0, `${what}: an alias is asked as it is`);
+            const keyed = sent.filter((q) => q.sql.includes(KEYS_FIRST));
+            if (how === 'follows') {
+              // Newest first, the sample is the oldest rows: the narrowing keeps nearly all, and the database's walk stops at the batch.
+              if (order === 'desc') assert.equal(keyed.length, 0, `${what}: a sample against the page's order, asked as any other range`);
               continue;
             }
-            // 3,000 rows and a batch of 64: the page is found in a narrowed part or a rung.
-            assert.ok(addressed.length > 0, `${what}: no part asked by address in ${page.queries} queries`);
-            for (const q of addressed) {
-              assert.ok(q.includes(from), `${what}: the subquery reads the table itself: ${q.slice(0, 200)}`);
-              assert.ok(!q.includes(' and not '), `${what}: a part asked by address has an exact cover, no exclusion`);
+            if (how === 'coarse') {
+              assert.equal(keyed.length, 0, `${what}: an alias is asked as any other range`);
+              // Its cover stays coarse: at most 16 tokens looked up (pgSearch.coverLimit); the exclusion's are a filter.
+              let looked = 0;
+              for (const q of sent) {
+                for (const [, not, n] of q.sql.matchAll(/(not )?(?:"\w+"\.)*"amount_range" && \$(\d+)/g)) {
+                  if (not !== undefined) continue;
+                  looked++;
+                  assert.ok(String(q.params[Number(n) - 1]).split(',').length <= 16, `${what}: more than 16 tokens looked up`);
+                }
+              }
+              assert.equal(looked, page.queries, `${what}: one lookup a query`);
+              continue;
             }
+            // 3,000 rows in a random order and a batch of 64: the page is found in a narrowed part or a rung.
+            assert.ok(keyed.length > 0, `${what}: no part asked by key in ${page.queries} queries`);
+            for (const q of keyed) {
+              assert.ok(q.sql.includes(`${KEYS_FIRST}${how} where "amount_range" && `), `${what}: the subquery reads the table itself: ${q.sql.slice(0, 300)}`);
+              assert.ok(!q.sql.includes(' and not '), `${what}: a part asked by key has an exact cover, no exclusion`);
+            }
+            // Once a part is narrowed, what follows is inside it (its pieces included), asked the same way.
+            const first = sent.findIndex((q) => q.sql.includes(KEYS_FIRST));
+            assert.ok(sent.slice(first).every((q) => q.sql.includes(KEYS_FIRST)), `${what}: a query after a narrowed part is not asked by key`);
           }
         }
       }
     } finally {
-      await drop();
-      await end();
+      try {
+        await drop();
+      } finally {
+        await end();
+      }
     }
   });
 }

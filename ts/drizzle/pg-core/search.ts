@@ -3,6 +3,7 @@
 // index serves: `index('…').using('gin', t.nameSearch)` in drizzle-kit, or
 // searchIndexSql().
 import { sql, getTableName, type Column, type SQL, type Table } from 'drizzle-orm';
+import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import { searchColumn } from '../probe.js';
 import { EXACT_COVER_MAX } from '../range/tree.js';
 import { hexTokens, type SearchSql } from '../search/sql.js';
@@ -27,39 +28,57 @@ export const pgSearch: SearchSql = {
   // docs/search.md, "Ranges at 100,000 rows": the planner's choice, measured.
   coverLimit: 16,
   narrowBatch: 1024,
-  narrowed: { coverLimit: EXACT_COVER_MAX, where: addressesFirst },
-  // `&&`, overlap: any element in common, which GIN serves; the exclusion
-  // is a filter on the rows it finds.
-  any: (column, tokens, except) =>
-    except.length === 0 ? sql`${column} && ${arrayLiteral(tokens)}::bigint[]` : sql`(${column} && ${arrayLiteral(tokens)}::bigint[] and not ${column} && ${arrayLiteral(except)}::bigint[])`,
+  narrowed: keysFirst,
+  any: (column, tokens, except) => overlap(column, tokens, except),
 };
 
 /**
- * A narrowed part's condition as the rows' addresses, collected first:
- * `ctid = any(array(select ctid … where condition))`. A query with `ORDER
- * BY id LIMIT n` and the condition as it is may be planned as a walk of
- * the primary key that stops at n matches, which reads the whole table
- * when the planner guesses many rows where there are few: it multiplies a
+ * `&&`, overlap: any element in common, which GIN serves; the exclusion is
+ * a filter on the rows it finds. `column` as a Column, or as SQL naming it.
+ */
+function overlap(column: Column | SQL, tokens: Buffer, except: Buffer): SQL {
+  return except.length === 0 ? sql`${column} && ${arrayLiteral(tokens)}::bigint[]` : sql`(${column} && ${arrayLiteral(tokens)}::bigint[] and not ${column} && ${arrayLiteral(except)}::bigint[])`;
+}
+
+/**
+ * A narrowed part's exact cover, asked for the rows' primary keys first:
+ * `id = any(array(select id … where cover))`. A query with `ORDER BY id
+ * LIMIT n` and the condition as it is may be planned as a walk of the
+ * primary key that stops at n matches, which reads the whole table when
+ * the planner guesses many rows where there are few: it multiplies a
  * coarse cover's and its exclusion's shares as if they were independent,
  * and gives each token outside its common list one share. The subquery has
  * no LIMIT to plan for, and with the exact cover it asks the GIN index; the
- * outer query reads those rows by address (docs/search.md, "Narrowed parts
- * on PostgreSQL"). The column's qualifier names the same table inside the
- * subquery as outside, so its condition is the subquery's own.
+ * outer query finds those rows by key (docs/search.md, "Narrowed parts on
+ * PostgreSQL").
  *
- * Only for a column of a table as drizzle declares it: a column of an
- * alias(), a view or a subquery comes through a proxy that looks alike for
- * all three, and a view or a subquery has no ctid, so those are asked as
- * they are. A ctid is unique within one table: on a partitioned table the
- * outer query may also read rows of other partitions at the same address,
- * which the exact test refuses: checking the condition again there cost
- * as much as the rest of the query (same section of docs/search.md).
+ * The subquery names its columns without a table, so they are its own
+ * however the outer query names the table (drizzle's relational queries
+ * alias it); the outer query names the key as a column, which drizzle
+ * renders under that name. For a table as drizzle declares it, with a
+ * primary key of one column: a column of an alias(), a view or a subquery
+ * comes through a proxy that looks alike for all three, whose table the
+ * subquery could not name, so those, and tables keyed otherwise, are asked
+ * as any other range, coarse cover included.
  */
-function addressesFirst(column: Column, condition: SQL): SQL {
+function keysFirst(column: Column): { coverLimit: number; where(include: Buffer[], exclude: Buffer[]): SQL } | undefined {
+  const table = column.table as PgTable;
   // drizzle-orm's own registered symbol (table.js), which its types keep internal.
-  if ((column.table as unknown as Record<symbol, unknown>)[Symbol.for('drizzle:IsAlias')] !== false) return condition;
-  const table = column.table;
-  return sql`${table}.ctid = any(array(select ${table}.ctid from ${table} where ${condition}))`;
+  if ((table as unknown as Record<symbol, unknown>)[Symbol.for('drizzle:IsAlias')] !== false) return undefined;
+  const keys = getTableConfig(table).columns.filter((c) => c.primary);
+  // A name drizzle took from the property may be renamed by the db's `casing`, which the subquery would not know: only one either casing keeps.
+  const named = (c: Column) => !c.keyAsName || /^[a-z0-9]+$/.test(c.name);
+  if (keys.length !== 1 || !named(keys[0]) || !named(column)) return undefined;
+  const [key] = keys;
+  const own = sql`${sql.identifier(column.name)}`;
+  return {
+    coverLimit: EXACT_COVER_MAX,
+    where: (include, exclude) =>
+      sql`${key} = any(array(select ${sql.identifier(key.name)} from ${table} where ${sql.join(
+        include.map((set, i) => overlap(own, set, exclude[i])),
+        sql` or `,
+      )}))`,
+  };
 }
 
 /**

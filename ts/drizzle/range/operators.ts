@@ -49,15 +49,17 @@ export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string
   };
   let where = sql`1 = 0`;
   if (lo <= hi) {
-    const narrowed = part.narrowed === true ? dialect.narrowed : undefined;
+    const narrowed = part.narrowed === true ? dialect.narrowed?.(column) : undefined;
     const { include, exclude } = codec.cover(lo, hi, narrowed?.coverLimit ?? dialect.coverLimit);
     const { sample } = part;
     const sampler = sample === undefined ? undefined : dialect.sampler?.(codec);
-    where = sql`(${sql.join(
-      include.map((set, i) => (sampler !== undefined && sample !== undefined ? sampler(column, set, exclude[i], sample) : dialect.any(column, set, exclude[i], codec))),
-      sql` or `,
-    )})`;
-    if (narrowed !== undefined) where = narrowed.where(column, where);
+    where =
+      narrowed !== undefined
+        ? narrowed.where(include, exclude)
+        : sql`(${sql.join(
+            include.map((set, i) => (sampler !== undefined && sample !== undefined ? sampler(column, set, exclude[i], sample) : dialect.any(column, set, exclude[i], codec))),
+            sql` or `,
+          )})`;
   }
   Object.defineProperty(where, RANGE, { value: { column, lo, hi } satisfies Bounds });
   return Object.assign(where, { matches }) as RangeCondition;

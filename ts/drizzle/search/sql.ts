@@ -33,14 +33,15 @@ export interface SearchSql {
    */
   narrowBatch: number;
   /**
-   * How to ask for a narrowed part or a rung, where the rows are expected to
-   * be few, when not as any other range: with a cover of at most
-   * `coverLimit` tokens, and its condition wrapped by `where`. PostgreSQL
-   * asks the exact cover and collects the rows' addresses first, so that
-   * the query's LIMIT cannot lead the planner to walk the primary key
-   * (docs/search.md, "Narrowed parts on PostgreSQL").
+   * How to ask for a narrowed part or a rung of `column`, where the rows
+   * are expected to be few, when not as any other range (undefined): with
+   * a cover of at most `coverLimit` tokens, and the condition `where`
+   * builds from its sets (as `any` takes them). PostgreSQL asks the exact
+   * cover for the rows' primary keys first, so that the query's LIMIT
+   * cannot lead the planner to walk the primary key (docs/search.md,
+   * "Narrowed parts on PostgreSQL").
    */
-  narrowed?: { coverLimit: number; where(column: Column, condition: SQL): SQL };
+  narrowed?(column: Column): { coverLimit: number; where(include: Buffer[], exclude: Buffer[]): SQL } | undefined;
   /** The rows that hold at least one of `tokens` and none of `except` (8 bytes each): a range's candidates under one key. */
   any(column: Column, tokens: Buffer, except: Buffer, codec: IndexCodec): SQL;
   /**
