@@ -40,6 +40,21 @@ function overlap(column: Column | SQL, tokens: Buffer, except: Buffer): SQL {
   return except.length === 0 ? sql`${column} && ${arrayLiteral(tokens)}::bigint[]` : sql`(${column} && ${arrayLiteral(tokens)}::bigint[] and not ${column} && ${arrayLiteral(except)}::bigint[])`;
 }
 
+/** Each table's primary key of one column, or null: getTableConfig runs the table's extra-config callback at every call. */
+const KEYS = new WeakMap<PgTable, Column | null>();
+
+/** The column of `table`'s primary key, declared on the column or as primaryKey() of one column; undefined for none or several. */
+function keyOf(table: PgTable): Column | undefined {
+  let key = KEYS.get(table);
+  if (key === undefined) {
+    const { columns, primaryKeys } = getTableConfig(table);
+    const keys = [...columns.filter((c) => c.primary), ...primaryKeys.map((k) => (k.columns.length === 1 ? k.columns[0] : null))];
+    key = keys.length === 1 ? keys[0] : null;
+    KEYS.set(table, key);
+  }
+  return key ?? undefined;
+}
+
 /**
  * A narrowed part's exact cover, asked for the rows' primary keys first:
  * `id = any(array(select id … where cover))`. A query with `ORDER BY id
@@ -59,17 +74,18 @@ function overlap(column: Column | SQL, tokens: Buffer, except: Buffer): SQL {
  * primary key of one column: a column of an alias(), a view or a subquery
  * comes through a proxy that looks alike for all three, whose table the
  * subquery could not name, so those, and tables keyed otherwise, are asked
- * as any other range, coarse cover included.
+ * as any other range, coarse cover included. The declared key is trusted:
+ * a key that the database does not keep unique and not null would let the
+ * subquery bring more rows or fewer.
  */
 function keysFirst(column: Column): { coverLimit: number; where(include: Buffer[], exclude: Buffer[]): SQL } | undefined {
   const table = column.table as PgTable;
   // drizzle-orm's own registered symbol (table.js), which its types keep internal.
   if ((table as unknown as Record<symbol, unknown>)[Symbol.for('drizzle:IsAlias')] !== false) return undefined;
-  const keys = getTableConfig(table).columns.filter((c) => c.primary);
+  const key = keyOf(table);
   // A name drizzle took from the property may be renamed by the db's `casing`, which the subquery would not know: only one either casing keeps.
   const named = (c: Column) => !c.keyAsName || /^[a-z0-9]+$/.test(c.name);
-  if (keys.length !== 1 || !named(keys[0]) || !named(column)) return undefined;
-  const [key] = keys;
+  if (key === undefined || !named(key) || !named(column)) return undefined;
   const own = sql`${sql.identifier(column.name)}`;
   return {
     coverLimit: EXACT_COVER_MAX,

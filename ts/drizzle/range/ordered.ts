@@ -169,8 +169,8 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     if (codes.length >= want && codes[want - 1] === near) return keep(kept, near);
     if (codes.length >= want && narrowed < 2) {
       const edge = codes[want - 1];
-      // A part whose rows follow the values in fetch's order is read as any other range.
-      const few = !follows(kept);
+      // A sample whose order runs against the page's narrows the part little: it is read as any other range.
+      const few = !against(kept);
       if (descending ? edge > a : edge < b) return walk(descending ? edge : a, descending ? b : edge, narrowed + 1, narrowBatch, few);
       // The edge is the range's far end, a value many rows share: the rows
       // before it, then that value's, which the sample holds enough of (it
@@ -185,22 +185,21 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     await walkPieces(pieces, false, close);
   };
   /**
-   * Whether fetch's order follows the values in `kept`, a sample in fetch's
-   * order, either way: nine in ten of its neighbours that differ are in one
-   * order (ids that grow with the values, as a creation date's). The part
-   * is then best read as any other range, in fetch's order, which the
-   * database walks and stops at the batch: with the page's order, the
-   * part's first rows are the page; against it, the narrowing keeps nearly
-   * all of the part, which a query that collects the rows' keys first
-   * (SearchSql.narrowed) would read whole.
+   * Whether fetch's order runs against the page's in `kept`, a sample in
+   * fetch's order: nine in ten of its neighbours that differ, and at least
+   * 16 of them, are in the other order (ids that grow with the values,
+   * newest first). The narrowing then keeps nearly all of the part, which a
+   * query that collects the rows' keys first (SearchSql.narrowed) would
+   * read whole, where the database's walk in fetch's order stops at the
+   * batch.
    */
-  const follows = (kept: [bigint, Row][]) => {
-    let [up, down] = [0, 0];
+  const against = (kept: [bigint, Row][]) => {
+    let [along, counter] = [0, 0];
     for (let i = 1; i < kept.length; i++) {
       const [x, y] = [kept[i - 1][0], kept[i][0]];
-      if (x !== y) x < y ? up++ : down++;
+      if (x !== y) (x < y) !== descending ? along++ : counter++;
     }
-    return up + down > 0 && (up >= 9 * down || down >= 9 * up);
+    return counter >= 16 && counter >= 9 * along;
   };
   /**
    * A part that may hold many rows. Where the index can stop at a LIMIT
