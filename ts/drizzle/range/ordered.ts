@@ -191,7 +191,8 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
    * newest first). The narrowing then keeps nearly all of the part, which a
    * query that collects the rows' keys first (SearchSql.narrowed) would
    * read whole, where the database's walk in fetch's order stops at the
-   * batch.
+   * batch. Fewer than 16 changes of value (values that tie in long runs)
+   * show no order either way.
    */
   const against = (kept: [bigint, Row][]) => {
     let [along, counter] = [0, 0];
