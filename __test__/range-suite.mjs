@@ -299,19 +299,12 @@ export function rangeSuite(d) {
       // Each column's FULLTEXT index shows the rows on its own (InnoDB): wait for the amounts' too.
       const amounts = await mod.withTenant('acme', async () => mod.rangeGte(t.amountRange, -Number.MAX_VALUE));
       await eventually(() => answer(t, 'amount', amounts), rows.map((r) => r.id), 'every amount visible');
-      // And each end's rows through the end's own tokens, which the pages ask for (a CI run on MariaDB read a
-      // descending page of total without ids 201-220 after the waits above).
-      const ids = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
-      for (const field of ['amount', 'total']) {
-        const range = field === 'amount' ? t.amountRange : t.totalRange;
-        const [top, bottom] = await mod.withTenant('acme', async () => [mod.rangeGte(range, ends[field][1]), mod.rangeLte(range, ends[field][0])]);
-        await eventually(() => answer(t, field, top), ids(201, 220), `${field}: the last value's rows visible`);
-        await eventually(() => answer(t, field, bottom), ids(221, 240), `${field}: the first value's rows visible`);
-      }
       for (const field of ['amount', 'total']) {
         for (const [order, expected] of [['desc', [201, 202, 203, 204, 205]], ['asc', [221, 222, 223, 224, 225]]]) {
-          const page = await ordered(t, field, { order, limit: 5, batch: 8 });
-          assert.deepEqual(page.rows.map((r) => r.id), expected, `${field} ${order}`);
+          // InnoDB's FULLTEXT can show a row through one token before another (the waits above passed, and a page
+          // then missed ids 201-220): the page is asked again while it differs, as `answer` is.
+          let page;
+          await eventually(async () => (page = await ordered(t, field, { order, limit: 5, batch: 8 })).rows.map((r) => r.id), expected, `${field} ${order}`);
           // A sample of the whole range would be ids 1-9, from the middle. Sampled first (d.samples), the index's
           // first and last rows of the piece, then the page's 5 rows of the value, the first in fetch's order, and one more.
           assert.deepEqual([page.read, page.queries], d.samples ? [9 + 6, 2] : [9, 1], `${field} ${order}: rows read and queries`);
