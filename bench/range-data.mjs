@@ -23,3 +23,14 @@ export const RANGE_VALUES = {
     return Array.from({ length: rows }, (_, i) => ({ id: i + 1, amount: Math.round(price() * 1e6) / 100 }));
   },
 };
+
+/**
+ * `rows` renumbered in value order (ties as they were, NULLs last), as a
+ * creation date's ids are: a page newest first then reads the rows fetch,
+ * ordered by id, gives last (docs/search.md, "Newest first where the ids
+ * follow the values").
+ */
+export function idsFollowingValues(rows) {
+  const order = [...rows].sort((x, y) => (x.amount === null) - (y.amount === null) || x.amount - y.amount || x.id - y.id);
+  return order.map((r, i) => ({ id: i + 1, amount: r.amount }));
+}

@@ -3,7 +3,8 @@
 // encrypted one with a range index column, on each dialect; the values are
 // the range tests' mix (negatives, fractions, extremes, shared values,
 // NULLs) or, with `--values prices`, prices bunched as real amounts are
-// (bench/range-data.mjs). Three queries, each against the plaintext way of
+// (bench/range-data.mjs); with `--ids values`, ids follow the values, as a
+// creation date's do, so a descending page is newest first. Three queries, each against the plaintext way of
 // asking it, median and p95: a BETWEEN of about 100 rows, every row of it;
 // a first page of 20 rows in value order (ascending or descending, ORDER BY
 // x LIMIT 20); and the 20 after a value at a random rank (WHERE x > v ORDER
@@ -11,7 +12,7 @@
 // the plaintext one first. Also the index's size per row.
 //
 //   node bench/range-queries.mjs [--rows 100000] [--queries 200] [--dialects sqlite,pg,mysql]
-//                                [--values measures|prices] [--random-page-cost 1.1]
+//                                [--values measures|prices] [--ids random|values] [--random-page-cost 1.1]
 //   bun bench/range-queries.mjs …
 // PostgreSQL and MariaDB come from PG_URL and MYSQL_URL (eval "$(scripts/services.sh start)").
 // PostgreSQL's connections set random_page_cost (docs/search.md, "Ranges at 100,000 rows").
@@ -21,11 +22,11 @@ import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { asc } from 'drizzle-orm';
-import { RANGE_CONTEXT, RANGE_SECRET, RANGE_VALUES } from './range-data.mjs';
+import { idsFollowingValues, RANGE_CONTEXT, RANGE_SECRET, RANGE_VALUES } from './range-data.mjs';
 import { openSqlite } from './sqlite.mjs';
 import { nearestRank, seededRandom } from './stats.mjs';
 
-const { values: flags } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, queries: { type: 'string', default: '200' }, dialects: { type: 'string', default: 'sqlite,pg,mysql' }, 'random-page-cost': { type: 'string', default: '1.1' }, values: { type: 'string', default: 'measures' } } });
+const { values: flags } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, queries: { type: 'string', default: '200' }, dialects: { type: 'string', default: 'sqlite,pg,mysql' }, 'random-page-cost': { type: 'string', default: '1.1' }, values: { type: 'string', default: 'measures' }, ids: { type: 'string', default: 'random' } } });
 const ROWS = Number(flags.rows);
 const QUERIES = Number(flags.queries);
 const ale = createRequire(import.meta.url)('../index.js');
@@ -127,13 +128,14 @@ const DIALECTS = {
 };
 
 if (!RANGE_VALUES[flags.values]) throw new Error(`--values must be one of ${Object.keys(RANGE_VALUES).join(', ')}`);
-const data = RANGE_VALUES[flags.values](ROWS);
+if (flags.ids !== 'random' && flags.ids !== 'values') throw new Error('--ids must be random or values');
+const data = flags.ids === 'values' ? idsFollowingValues(RANGE_VALUES[flags.values](ROWS)) : RANGE_VALUES[flags.values](ROWS);
 const present = data.filter((r) => r.amount !== null).sort((a, b) => a.amount - b.amount || a.id - b.id);
 const rand = seededRandom(9);
 const ms = (x) => `${(x / 1e6).toFixed(2)} ms`;
 const ids = (rows) => JSON.stringify(rows.map((r) => r.id));
 
-console.log(`${runtime}, ${ROWS.toLocaleString('en-US')} rows of ${flags.values}, ${QUERIES} queries of each kind\n`);
+console.log(`${runtime}, ${ROWS.toLocaleString('en-US')} rows of ${flags.values}${flags.ids === 'values' ? ' (ids in value order)' : ''}, ${QUERIES} queries of each kind\n`);
 console.log('| dialect | query | encrypted median / p95 | plaintext median / p95 (B-tree) | queries per answer | index per row |');
 console.log('| --- | --- | --- | --- | --- | --- |');
 for (const name of flags.dialects.split(',')) {
