@@ -76,6 +76,8 @@ if (pgUrl) {
       name: `pg (${driver}, GIN)`,
       mod: pgMod,
       workers: true,
+      // SearchSql.ends: the rows at both ends of the primary key.
+      ends: true,
       table: (m, { ring, keys, name }) => pgTable(`${name}_${driver.replace(/\W/g, '')}`, columns(m, { ring, keys }, { int: pgInteger, text: pgText })),
       indexPlan: /Bitmap Index Scan on range_measures\w*_amount/,
       async connect() {
@@ -108,6 +110,7 @@ if (mysqlUrl && oracleDrivers('mysql', ['mysql2']).length > 0) {
     name: 'mysql (MariaDB, mysql2, FULLTEXT)',
     mod: mysqlMod,
     workers: true,
+    ends: true,
     // InnoDB's FULLTEXT index shows a committed change to other connections a moment late (docs/search.md, "Per dialect").
     concurrentReads: false,
     table: (m, { ring, keys, name }) => mysqlTable(name, columns(m, { ring, keys }, { int: mysqlInt, text: (n) => varchar(n, { length: 64 }) })),

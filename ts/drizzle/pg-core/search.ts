@@ -3,8 +3,9 @@
 // index serves: `index('…').using('gin', t.nameSearch)` in drizzle-kit, or
 // searchIndexSql().
 import { sql, getTableName, type Column, type SQL, type Table } from 'drizzle-orm';
-import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
+import { getTableConfig } from 'drizzle-orm/pg-core';
 import { searchColumn } from '../probe.js';
+import { tableKey, type KeyConfig } from '../range/table-key.js';
 import { EXACT_COVER_MAX } from '../range/tree.js';
 import { hexTokens, type SearchSql } from '../search/sql.js';
 
@@ -29,6 +30,7 @@ export const pgSearch: SearchSql = {
   coverLimit: 16,
   narrowBatch: 1024,
   narrowed: keysFirst,
+  ends: keyEnds,
   any: (column, tokens, except) => overlap(column, tokens, except),
 };
 
@@ -40,20 +42,15 @@ function overlap(column: Column | SQL, tokens: Buffer, except: Buffer): SQL {
   return except.length === 0 ? sql`${column} && ${arrayLiteral(tokens)}::bigint[]` : sql`(${column} && ${arrayLiteral(tokens)}::bigint[] and not ${column} && ${arrayLiteral(except)}::bigint[])`;
 }
 
-/** Each table's primary key of one column, or null: getTableConfig runs the table's extra-config callback at every call. */
-const KEYS = new WeakMap<PgTable, Column | null>();
+/** The key of `column`'s table for a subquery (range/table-key.ts). */
+const keyed = (column: Column) => tableKey(column, getTableConfig as (table: Table) => KeyConfig);
 
-/** The column of `table`'s primary key, declared on the column or as primaryKey() of one column; undefined for none or several. */
-function keyOf(table: PgTable): Column | undefined {
-  let key = KEYS.get(table);
-  if (key === undefined) {
-    const { columns, primaryKeys } = getTableConfig(table);
-    const keys = [...columns.filter((c) => c.primary), ...primaryKeys.map((k) => (k.columns.length === 1 ? k.columns[0] : null))];
-    key = keys.length === 1 ? keys[0] : null;
-    KEYS.set(table, key);
-  }
-  return key ?? undefined;
-}
+/** `include` less `exclude` (one set under each key), on the subquery's own column. */
+const anyOf = (own: SQL, include: Buffer[], exclude: Buffer[]) =>
+  sql.join(
+    include.map((set, i) => overlap(own, set, exclude[i])),
+    sql` or `,
+  );
 
 /**
  * A narrowed part's exact cover, asked for the rows' primary keys first:
@@ -67,33 +64,41 @@ function keyOf(table: PgTable): Column | undefined {
  * outer query finds those rows by key (docs/search.md, "Narrowed parts on
  * PostgreSQL").
  *
- * The subquery names its columns without a table, so they are its own
- * however the outer query names the table (drizzle's relational queries
- * alias it); the outer query names the key as a column, which drizzle
- * renders under that name. For a table as drizzle declares it, with a
- * primary key of one column: a column of an alias(), a view or a subquery
- * comes through a proxy that looks alike for all three, whose table the
- * subquery could not name, so those, and tables keyed otherwise, are asked
- * as any other range, coarse cover included. The declared key is trusted:
- * a key that the database does not keep unique and not null would let the
- * subquery bring more rows or fewer.
+ * The subquery names its columns without a table; the outer query names
+ * the key as a column, which drizzle renders under that name. Tables that
+ * tableKey() cannot name are asked as any other range, coarse cover
+ * included.
  */
 function keysFirst(column: Column): { coverLimit: number; where(include: Buffer[], exclude: Buffer[]): SQL } | undefined {
-  const table = column.table as PgTable;
-  // drizzle-orm's own registered symbol (table.js), which its types keep internal.
-  if ((table as unknown as Record<symbol, unknown>)[Symbol.for('drizzle:IsAlias')] !== false) return undefined;
-  const key = keyOf(table);
-  // A name drizzle took from the property may be renamed by the db's `casing`, which the subquery would not know: only one either casing keeps.
-  const named = (c: Column) => !c.keyAsName || /^[a-z0-9]+$/.test(c.name);
-  if (key === undefined || !named(key) || !named(column)) return undefined;
-  const own = sql`${sql.identifier(column.name)}`;
+  const at = keyed(column);
+  if (at === undefined) return undefined;
+  const { table, key, id, own } = at;
   return {
     coverLimit: EXACT_COVER_MAX,
-    where: (include, exclude) =>
-      sql`${key} = any(array(select ${sql.identifier(key.name)} from ${table} where ${sql.join(
-        include.map((set, i) => overlap(own, set, exclude[i])),
-        sql` or `,
-      )}))`,
+    where: (include, exclude) => sql`${key} = any(array(select ${id} from ${table} where ${anyOf(own, include, exclude)}))`,
+  };
+}
+
+/**
+ * A part's rows with the least and the greatest keys, up to `n` (half
+ * each): `id = any(array((select id … order by id limit ⌈n/2⌉) union all
+ * (… order by id desc limit ⌊n/2⌋)))`. Each half walks the primary key
+ * from its end and stops at its LIMIT, as the first rows of a part in
+ * fetch's order do, so a part whose rows are most of the table costs what
+ * the sample holds. When the ids grow with the values and a page goes
+ * newest first, the sample of fetch's first rows holds the oldest, and
+ * this one's second half the page's end (docs/search.md, "Newest first
+ * where the ids follow the values"). The same tables as keysFirst; the
+ * coarse cover, which a walk tests on each row it reads.
+ */
+function keyEnds(column: Column): { coverLimit: number; where(include: Buffer[], exclude: Buffer[], n: number): SQL } | undefined {
+  const at = keyed(column);
+  if (at === undefined) return undefined;
+  const { table, key, id, own } = at;
+  const end = (include: Buffer[], exclude: Buffer[], order: SQL, limit: number) => sql`(select ${id} from ${table} where ${anyOf(own, include, exclude)} order by ${id} ${order} limit ${limit})`;
+  return {
+    coverLimit: pgSearch.coverLimit,
+    where: (include, exclude, n) => sql`${key} = any(array(${end(include, exclude, sql`asc`, Math.ceil(n / 2))} union all ${end(include, exclude, sql`desc`, Math.floor(n / 2))}))`,
   };
 }
 

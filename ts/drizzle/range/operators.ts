@@ -30,10 +30,11 @@ export function boundsOf(condition: unknown): Bounds | undefined {
   return (condition as { [RANGE]?: Bounds } | null)?.[RANGE];
 }
 
-/** How orderedPage() asks for a part: `sample`, where the column's index has a sampler (SearchSql.sampler), at most that many of the index's rows for each key; `narrowed`, a part expected to hold few rows (SearchSql.narrowed). */
+/** How orderedPage() asks for a part: `sample`, where the column's index has a sampler (SearchSql.sampler), at most that many of the index's rows for each key; `narrowed`, a part expected to hold few rows (SearchSql.narrowed); `ends`, at most that many rows from both ends of the table's key (SearchSql.ends, where the dialect has it). */
 export interface PartOptions {
   sample?: number;
   narrowed?: boolean;
+  ends?: number;
 }
 
 /**
@@ -50,16 +51,16 @@ export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string
   let where = sql`1 = 0`;
   if (lo <= hi) {
     const narrowed = part.narrowed === true ? dialect.narrowed?.(column) : undefined;
-    const { include, exclude } = codec.cover(lo, hi, narrowed?.coverLimit ?? dialect.coverLimit);
+    const ends = part.ends === undefined ? undefined : dialect.ends?.(column);
+    const { include, exclude } = codec.cover(lo, hi, (ends ?? narrowed)?.coverLimit ?? dialect.coverLimit);
     const { sample } = part;
     const sampler = sample === undefined ? undefined : dialect.sampler?.(codec);
-    where =
-      narrowed !== undefined
-        ? narrowed.where(include, exclude)
-        : sql`(${sql.join(
-            include.map((set, i) => (sampler !== undefined && sample !== undefined ? sampler(column, set, exclude[i], sample) : dialect.any(column, set, exclude[i], codec))),
-            sql` or `,
-          )})`;
+    if (ends !== undefined && part.ends !== undefined) where = ends.where(include, exclude, part.ends);
+    else if (narrowed !== undefined) where = narrowed.where(include, exclude);
+    else {
+      const each = include.map((set, i) => (sampler !== undefined && sample !== undefined ? sampler(column, set, exclude[i], sample) : dialect.any(column, set, exclude[i], codec)));
+      where = sql`(${sql.join(each, sql` or `)})`;
+    }
   }
   Object.defineProperty(where, RANGE, { value: { column, lo, hi } satisfies Bounds });
   return Object.assign(where, { matches }) as RangeCondition;

@@ -5,7 +5,9 @@
 // where the page must lie, or splits it where the tree branches and walks
 // the pieces in order, until the page is full. Where the index stops at a
 // LIMIT (FTS5), a part is sampled before it is read, and narrowed from the
-// sample while it is large. What comes back equals
+// sample while it is large; where fetch's first rows run against the
+// page's order (ids that grow with the values, newest first), the part's
+// rows at both ends of the table's key narrow it. What comes back equals
 // `ORDER BY value [DESC], <fetch's order> LIMIT … OFFSET …` on the
 // plaintext (docs/search.md, "Ranges and order").
 import type { Column, SQL } from 'drizzle-orm';
@@ -79,6 +81,8 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   const descending = options.order === 'desc';
   // Whether this column's index gives a sample for the price of its rows (SearchSql.sampler).
   const samples = dialect.sampler?.(codec) !== undefined;
+  // Whether the column's table can be asked for the rows at both ends of its key (SearchSql.ends).
+  const ends = dialect.ends?.(column) !== undefined;
   let [lo, hi] = [MIN_CODE, MAX_CODE];
   if (options.within !== undefined) {
     const bounds = boundsOf(options.within);
@@ -88,6 +92,12 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   }
   // The first and last codes a value of the type can have.
   const [first, last] = codec.bounds;
+  // Whether the page starts at the type's end: no row lies beyond a part
+  // but the ones the page has found (fewer than it needs), so a walk of the
+  // key from the end where the part's near rows are, when the ids follow
+  // the values, reads few others (SearchSql.ends). Past a bound (a page
+  // after a value), that walk would read every row beyond it first.
+  const open = descending ? hi >= last : lo <= first;
   const need = offset + limit;
   const page: OrderedPage<Row> = { rows: [], read: 0, refused: 0, queries: 0 };
   const found: Row[] = [];
@@ -171,6 +181,17 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
       const edge = codes[want - 1];
       // A sample whose order runs against the page's narrows the part little: it is read as any other range.
       const few = !against(kept);
+      if (!few && ends && open) {
+        // Unless the part's rows at both ends of the table's key narrow it
+        // further: when the ids grow with the values, the page's end is the
+        // newest rows (SearchSql.ends). They are not fetch's first rows,
+        // so they only narrow, as the sampler's do. Each half holds `want`
+        // rows at least, which a batch given below twice the page may not.
+        const n = Math.max(size, 2 * want);
+        const other = ordered(exact(await ask(a, b, n, 0, { ends: n }), a, b));
+        const closer = other[want - 1];
+        if (other.length >= want && (descending ? closer > edge : closer < edge)) return walk(descending ? closer : a, descending ? b : closer, narrowed + 1, narrowBatch, true);
+      }
       if (descending ? edge > a : edge < b) return walk(descending ? edge : a, descending ? b : edge, narrowed + 1, narrowBatch, few);
       // The edge is the range's far end, a value many rows share: the rows
       // before it, then that value's, which the sample holds enough of (it

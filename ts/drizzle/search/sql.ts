@@ -42,6 +42,19 @@ export interface SearchSql {
    * "Narrowed parts on PostgreSQL").
    */
   narrowed?(column: Column): { coverLimit: number; where(include: Buffer[], exclude: Buffer[]): SQL } | undefined;
+  /**
+   * For orderedPage() when fetch's first rows run against the page's order
+   * (ids that grow with the values, newest first): the condition for at
+   * most `n` of a part's rows, half with the least primary keys and half
+   * with the greatest, from a cover of at most `coverLimit` tokens a key
+   * (as `narrowed`'s). PostgreSQL and MariaDB walk the primary key from
+   * both ends, testing each row, which costs what the sample holds where
+   * the part's rows are at those ends. Undefined where the column's table
+   * cannot be asked that way (range/table-key.ts): orderedPage() then
+   * narrows from fetch's first rows alone. SQLite has none: its sampler
+   * takes both ends of its index already.
+   */
+  ends?(column: Column): { coverLimit: number; where(include: Buffer[], exclude: Buffer[], n: number): SQL } | undefined;
   /** The rows that hold at least one of `tokens` and none of `except` (8 bytes each): a range's candidates under one key. */
   any(column: Column, tokens: Buffer, except: Buffer, codec: IndexCodec): SQL;
   /**

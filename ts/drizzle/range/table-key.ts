@@ -1,0 +1,51 @@
+// The primary key of a range column's table, for the dialects' subqueries
+// that ask the table for keys (SearchSql.narrowed, SearchSql.ends): which
+// column it is, and the names a subquery writes without a table, so that
+// they are its own however the outer query names the table (drizzle's
+// relational queries alias it).
+import { sql, type Column, type SQL, type Table } from 'drizzle-orm';
+
+/** What a dialect's getTableConfig() gives that this file reads. */
+export interface KeyConfig {
+  columns: Column[];
+  primaryKeys: { columns: Column[] }[];
+}
+
+/** A table as a subquery names it: the table, its key column, and the key's and the range column's own names. */
+export interface TableKey {
+  table: Table;
+  key: Column;
+  id: SQL;
+  own: SQL;
+}
+
+/** Each table's primary key of one column, or null: getTableConfig runs the table's extra-config callback at every call. */
+const KEYS = new WeakMap<Table, Column | null>();
+
+/**
+ * The key of `column`'s table, declared on a column or as primaryKey() of
+ * one column, with `config`, the dialect's getTableConfig(). Undefined for
+ * a key of several columns or none, and for a column of an alias(), a view
+ * or a subquery: drizzle gives all three a proxy that looks alike, whose
+ * table a subquery could not name. Also undefined when the key's or the
+ * column's name came from its property and the db's `casing` could rename
+ * it, which the subquery would not know. The declared key is trusted: one
+ * the database does not keep unique and not null would let a subquery
+ * bring more rows or fewer.
+ */
+export function tableKey(column: Column, config: (table: Table) => KeyConfig): TableKey | undefined {
+  const table = column.table;
+  // drizzle-orm's own registered symbol (table.js), which its types keep internal.
+  if ((table as unknown as Record<symbol, unknown>)[Symbol.for('drizzle:IsAlias')] !== false) return undefined;
+  let key = KEYS.get(table);
+  if (key === undefined) {
+    const { columns, primaryKeys } = config(table);
+    const keys = [...columns.filter((c) => c.primary), ...primaryKeys.map((k) => (k.columns.length === 1 ? k.columns[0] : null))];
+    key = keys.length === 1 ? keys[0] : null;
+    KEYS.set(table, key);
+  }
+  // Only names either casing keeps.
+  const named = (c: Column) => !c.keyAsName || /^[a-z0-9]+$/.test(c.name);
+  if (key === null || !named(key) || !named(column)) return undefined;
+  return { table, key, id: sql`${sql.identifier(key.name)}`, own: sql`${sql.identifier(column.name)}` };
+}
