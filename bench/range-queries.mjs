@@ -4,15 +4,16 @@
 // the range tests' mix (negatives, fractions, extremes, shared values,
 // NULLs) or, with `--values prices`, prices bunched as real amounts are
 // (bench/range-data.mjs); with `--ids values`, ids follow the values, as a
-// creation date's do, so a descending page is newest first. Three queries, each against the plaintext way of
-// asking it, median and p95: a BETWEEN of about 100 rows, every row of it;
-// a first page of 20 rows in value order (ascending or descending, ORDER BY
-// x LIMIT 20); and the 20 after a value at a random rank (WHERE x > v ORDER
-// BY x LIMIT 20, or < and DESC). Every encrypted answer is checked against
-// the plaintext one first. Also the index's size per row.
+// creation date's do, so a descending page is newest first. Three
+// queries, each against the plaintext way of asking it, median and p95: a
+// BETWEEN of about 100 rows, every row of it; a first page of 20 rows in
+// value order (ascending or descending, ORDER BY x LIMIT 20); and the 20
+// after a value at a random rank (WHERE x > v ORDER BY x LIMIT 20, or <
+// and DESC). Every encrypted answer is checked against the plaintext one
+// first. Also the index's size per row.
 //
 //   node bench/range-queries.mjs [--rows 100000] [--queries 200] [--dialects sqlite,pg,mysql]
-//                                [--values measures|prices] [--ids random|values] [--random-page-cost 1.1]
+//                                [--values measures|prices] [--ids insertion|values] [--random-page-cost 1.1]
 //   bun bench/range-queries.mjs …
 // PostgreSQL and MariaDB come from PG_URL and MYSQL_URL (eval "$(scripts/services.sh start)").
 // PostgreSQL's connections set random_page_cost (docs/search.md, "Ranges at 100,000 rows").
@@ -26,7 +27,7 @@ import { idsFollowingValues, RANGE_CONTEXT, RANGE_SECRET, RANGE_VALUES } from '.
 import { openSqlite } from './sqlite.mjs';
 import { nearestRank, seededRandom } from './stats.mjs';
 
-const { values: flags } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, queries: { type: 'string', default: '200' }, dialects: { type: 'string', default: 'sqlite,pg,mysql' }, 'random-page-cost': { type: 'string', default: '1.1' }, values: { type: 'string', default: 'measures' }, ids: { type: 'string', default: 'random' } } });
+const { values: flags } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, queries: { type: 'string', default: '200' }, dialects: { type: 'string', default: 'sqlite,pg,mysql' }, 'random-page-cost': { type: 'string', default: '1.1' }, values: { type: 'string', default: 'measures' }, ids: { type: 'string', default: 'insertion' } } });
 const ROWS = Number(flags.rows);
 const QUERIES = Number(flags.queries);
 const ale = createRequire(import.meta.url)('../index.js');
@@ -128,7 +129,7 @@ const DIALECTS = {
 };
 
 if (!RANGE_VALUES[flags.values]) throw new Error(`--values must be one of ${Object.keys(RANGE_VALUES).join(', ')}`);
-if (flags.ids !== 'random' && flags.ids !== 'values') throw new Error('--ids must be random or values');
+if (flags.ids !== 'insertion' && flags.ids !== 'values') throw new Error('--ids must be insertion (the order the values were made in) or values');
 const data = flags.ids === 'values' ? idsFollowingValues(RANGE_VALUES[flags.values](ROWS)) : RANGE_VALUES[flags.values](ROWS);
 const present = data.filter((r) => r.amount !== null).sort((a, b) => a.amount - b.amount || a.id - b.id);
 const rand = seededRandom(9);

@@ -5,8 +5,8 @@
 import { sql, getTableName, type Column, type SQL, type Table } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/mysql-core';
 import { hexWords } from '../../shared/hex-words.js';
-import { tableKey, type KeyConfig } from '../range/table-key.js';
-import { allHex, hexTokens, type SearchSql } from '../search/sql.js';
+import { bothEnds, tableKey, type KeyConfig } from '../range/table-key.js';
+import { allHex, hexTokens, type EndsQuery, type SearchSql } from '../search/sql.js';
 
 export const mysqlSearch: SearchSql = {
   type: 'mediumtext',
@@ -31,9 +31,9 @@ export const mysqlSearch: SearchSql = {
  * column's text, row by row: a token is 16 hex digits between spaces, so a
  * hit of `instr` is the whole token.
  */
-function inText(own: SQL, include: Buffer[], exclude: Buffer[]): SQL {
+function inText(rangeName: SQL, include: Buffer[], exclude: Buffer[]): SQL {
   const any = (tokens: Buffer) => sql`(${sql.join(
-    allHex(tokens).map((t) => sql`instr(${own}, ${t}) > 0`),
+    allHex(tokens).map((t) => sql`instr(${rangeName}, ${t}) > 0`),
     sql` or `,
   )})`;
   const each = include.map((set, i) => (exclude[i].length === 0 ? any(set) : sql`(${any(set)} and not ${any(exclude[i])})`));
@@ -43,27 +43,23 @@ function inText(own: SQL, include: Buffer[], exclude: Buffer[]): SQL {
 /**
  * A part's rows with the least and the greatest keys, up to `n` (half
  * each): `id in (select id from ((select id … order by id limit ⌈n/2⌉)
- * union all (… order by id desc limit ⌊n/2⌋)) as ale_ends)`, the nesting
- * MariaDB and MySQL need for a LIMIT under IN. Each half walks the primary
- * key from its end, testing each row's text (inText) with the coarse
- * cover, and stops at its LIMIT: FULLTEXT would find every row of the part
- * first, at about 5 µs a row, which is what the sample saves when the part
- * is most of the table (docs/search.md, "Newest first where the ids follow
- * the values"). For the tables range/table-key.ts can name.
+ * union all (… order by id desc limit ⌊n/2⌋)) as ale_ends)` (bothEnds),
+ * nested so because MariaDB and MySQL refuse a LIMIT directly under IN
+ * (checked on MariaDB only). Each half walks the primary key from its end,
+ * testing each row's text (inText) with the coarse cover, and stops at its
+ * LIMIT, where FULLTEXT would find every row of the part first: a part that
+ * is most of the table costs what the sample holds (docs/search.md, "Newest
+ * first where the ids follow the values"). For the tables tableKey() can
+ * name.
  */
-function keyEnds(column: Column): { coverLimit: number; where(include: Buffer[], exclude: Buffer[], n: number): SQL } | undefined {
+function keyEnds(column: Column): EndsQuery | undefined {
   // mysql-core declares its columns apart from drizzle-orm's Column, which they are at run time.
   const at = tableKey(column, getTableConfig as unknown as (table: Table) => KeyConfig);
   if (at === undefined) return undefined;
-  const { table, key, id, own } = at;
-  const end = (test: SQL, order: SQL, limit: number) => sql`(select ${id} from ${table} where ${test} order by ${id} ${order} limit ${limit})`;
   return {
-    // A walk tests each row it reads against every token of the cover and its exclusion.
+    // A walk tests each row it reads against every token of the cover and its exclusion: as few as PostgreSQL's.
     coverLimit: 16,
-    where(include, exclude, n) {
-      const test = inText(own, include, exclude);
-      return sql`${key} in (select ${id} from (${end(test, sql`asc`, Math.ceil(n / 2))} union all ${end(test, sql`desc`, Math.floor(n / 2))}) as ale_ends)`;
-    },
+    where: (include, exclude, n) => sql`${at.key} in (select ${at.id} from (${bothEnds(at, inText(at.rangeName, include, exclude), n)}) as ale_ends)`,
   };
 }
 

@@ -5,9 +5,9 @@
 import { sql, getTableName, type Column, type SQL, type Table } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { searchColumn } from '../probe.js';
-import { tableKey, type KeyConfig } from '../range/table-key.js';
+import { bothEnds, tableKey, type KeyConfig } from '../range/table-key.js';
 import { EXACT_COVER_MAX } from '../range/tree.js';
-import { hexTokens, type SearchSql } from '../search/sql.js';
+import { hexTokens, type EndsQuery, type SearchSql } from '../search/sql.js';
 
 /** Tokens as a bigint[] literal. */
 function arrayLiteral(tokens: Buffer): string {
@@ -45,10 +45,10 @@ function overlap(column: Column | SQL, tokens: Buffer, except: Buffer): SQL {
 /** The key of `column`'s table for a subquery (range/table-key.ts). */
 const keyed = (column: Column) => tableKey(column, getTableConfig as (table: Table) => KeyConfig);
 
-/** `include` less `exclude` (one set under each key), on the subquery's own column. */
-const anyOf = (own: SQL, include: Buffer[], exclude: Buffer[]) =>
+/** `include` less `exclude` (one set under each key), on the column as the subquery names it. */
+const anyOf = (rangeName: SQL, include: Buffer[], exclude: Buffer[]) =>
   sql.join(
-    include.map((set, i) => overlap(own, set, exclude[i])),
+    include.map((set, i) => overlap(rangeName, set, exclude[i])),
     sql` or `,
   );
 
@@ -72,33 +72,33 @@ const anyOf = (own: SQL, include: Buffer[], exclude: Buffer[]) =>
 function keysFirst(column: Column): { coverLimit: number; where(include: Buffer[], exclude: Buffer[]): SQL } | undefined {
   const at = keyed(column);
   if (at === undefined) return undefined;
-  const { table, key, id, own } = at;
+  const { table, key, id, rangeName } = at;
   return {
     coverLimit: EXACT_COVER_MAX,
-    where: (include, exclude) => sql`${key} = any(array(select ${id} from ${table} where ${anyOf(own, include, exclude)}))`,
+    where: (include, exclude) => sql`${key} = any(array(select ${id} from ${table} where ${anyOf(rangeName, include, exclude)}))`,
   };
 }
 
 /**
  * A part's rows with the least and the greatest keys, up to `n` (half
  * each): `id = any(array((select id … order by id limit ⌈n/2⌉) union all
- * (… order by id desc limit ⌊n/2⌋)))`. Each half walks the primary key
- * from its end and stops at its LIMIT, as the first rows of a part in
- * fetch's order do, so a part whose rows are most of the table costs what
- * the sample holds. When the ids grow with the values and a page goes
- * newest first, the sample of fetch's first rows holds the oldest, and
- * this one's second half the page's end (docs/search.md, "Newest first
- * where the ids follow the values"). The same tables as keysFirst; the
- * coarse cover, which a walk tests on each row it reads.
+ * (… order by id desc limit ⌊n/2⌋)))` (bothEnds). Where the planner walks
+ * the primary key for each half, the walk stops at its LIMIT, as the first
+ * rows of a part in fetch's order do, so a part whose rows are most of the
+ * table costs what the sample holds; where it guesses the part small, it
+ * may take the GIN index and sort, which costs what the part holds. When
+ * the ids grow with the values and a page goes newest first, the sample of
+ * fetch's first rows holds the oldest, and this one's second half the
+ * page's end (docs/search.md, "Newest first where the ids follow the
+ * values"). The same tables as keysFirst; the coarse cover, which a walk
+ * tests on each row it reads.
  */
-function keyEnds(column: Column): { coverLimit: number; where(include: Buffer[], exclude: Buffer[], n: number): SQL } | undefined {
+function keyEnds(column: Column): EndsQuery | undefined {
   const at = keyed(column);
   if (at === undefined) return undefined;
-  const { table, key, id, own } = at;
-  const end = (include: Buffer[], exclude: Buffer[], order: SQL, limit: number) => sql`(select ${id} from ${table} where ${anyOf(own, include, exclude)} order by ${id} ${order} limit ${limit})`;
   return {
     coverLimit: pgSearch.coverLimit,
-    where: (include, exclude, n) => sql`${key} = any(array(${end(include, exclude, sql`asc`, Math.ceil(n / 2))} union all ${end(include, exclude, sql`desc`, Math.floor(n / 2))}))`,
+    where: (include, exclude, n) => sql`${at.key} = any(array(${bothEnds(at, anyOf(at.rangeName, include, exclude), n)}))`,
   };
 }
 

@@ -39,7 +39,7 @@ export interface PartOptions {
 
 /**
  * The condition on `column` for codes [lo, hi]; an empty range finds no
- * row. With `part.sample`, a subset of the range's rows.
+ * row. With `part.sample` or `part.ends`, a subset of the range's rows.
  */
 export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string, part: PartOptions = {}): RangeCondition {
   const { codec, sql: dialect } = rangeColumnOf(column, caller);
@@ -55,6 +55,7 @@ export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string
     const { include, exclude } = codec.cover(lo, hi, (ends ?? narrowed)?.coverLimit ?? dialect.coverLimit);
     const { sample } = part;
     const sampler = sample === undefined ? undefined : dialect.sampler?.(codec);
+    // (`part.ends` is set whenever `ends` is; the test tells TypeScript.)
     if (ends !== undefined && part.ends !== undefined) where = ends.where(include, exclude, part.ends);
     else if (narrowed !== undefined) where = narrowed.where(include, exclude);
     else {

@@ -92,7 +92,8 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   }
   // The first and last codes a value of the type can have.
   const [first, last] = codec.bounds;
-  // Whether the page starts at the type's end: no row lies beyond a part
+  // Whether the page's near end is the type's first or last value (no
+  // `within` bound, or one on its far side): no row lies beyond a part
   // but the ones the page has found (fewer than it needs), so a walk of the
   // key from the end where the part's near rows are, when the ids follow
   // the values, reads few others (SearchSql.ends). Past a bound (a page
@@ -185,8 +186,10 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
         // Unless the part's rows at both ends of the table's key narrow it
         // further: when the ids grow with the values, the page's end is the
         // newest rows (SearchSql.ends). They are not fetch's first rows,
-        // so they only narrow, as the sampler's do. Each half holds `want`
-        // rows at least, which a batch given below twice the page may not.
+        // so they only narrow, as the sampler's do, and the part they narrow
+        // to is asked as one narrowed from fetch's sample is. Each half
+        // holds `want` rows at least, which a batch given below twice the
+        // page may not.
         const n = Math.max(size, 2 * want);
         const other = ordered(exact(await ask(a, b, n, 0, { ends: n }), a, b));
         const closer = other[want - 1];

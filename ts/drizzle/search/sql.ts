@@ -47,14 +47,15 @@ export interface SearchSql {
    * (ids that grow with the values, newest first): the condition for at
    * most `n` of a part's rows, half with the least primary keys and half
    * with the greatest, from a cover of at most `coverLimit` tokens a key
-   * (as `narrowed`'s). PostgreSQL and MariaDB walk the primary key from
-   * both ends, testing each row, which costs what the sample holds where
-   * the part's rows are at those ends. Undefined where the column's table
-   * cannot be asked that way (range/table-key.ts): orderedPage() then
-   * narrows from fetch's first rows alone. SQLite has none: its sampler
-   * takes both ends of its index already.
+   * (as `narrowed`'s). PostgreSQL and MariaDB ask for walks of the primary
+   * key from both ends that test each row (range/table-key.ts, bothEnds),
+   * which cost what the sample holds where the part's rows are at those
+   * ends and the database walks the key. Undefined where the column's table
+   * cannot be asked that way (range/table-key.ts, tableKey): orderedPage()
+   * then narrows from fetch's first rows alone. SQLite has none: its
+   * sampler takes both ends of its index already.
    */
-  ends?(column: Column): { coverLimit: number; where(include: Buffer[], exclude: Buffer[], n: number): SQL } | undefined;
+  ends?(column: Column): EndsQuery | undefined;
   /** The rows that hold at least one of `tokens` and none of `except` (8 bytes each): a range's candidates under one key. */
   any(column: Column, tokens: Buffer, except: Buffer, codec: IndexCodec): SQL;
   /**
@@ -66,6 +67,12 @@ export interface SearchSql {
    * and a scan without FTS5 may have no rowid to sample by: undefined.
    */
   sampler?(codec: IndexCodec): ((column: Column, tokens: Buffer, except: Buffer, n: number) => SQL) | undefined;
+}
+
+/** SearchSql.ends's query: the cover's size, and the condition for at most `n` rows from its sets (as `any` takes them). */
+export interface EndsQuery {
+  coverLimit: number;
+  where(include: Buffer[], exclude: Buffer[], n: number): SQL;
 }
 
 /**
