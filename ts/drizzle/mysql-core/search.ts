@@ -2,11 +2,11 @@
 // `mediumtext` column (a 4 KB value's trigrams pass `text`'s 64 KB), found
 // with MATCH … AGAINST in boolean mode, which needs the column's FULLTEXT
 // index (searchIndexSql(); drizzle-kit cannot declare one).
-import { sql, getTableName, type Column, type SQL, type Table } from 'drizzle-orm';
+import { sql, getTableName, type Column, type Table } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/mysql-core';
 import { hexWords } from '../../shared/hex-words.js';
 import { bothEnds, tableKey, type KeyConfig } from '../range/table-key.js';
-import { allHex, hexTokens, type EndsQuery, type SearchSql } from '../search/sql.js';
+import { allHex, hexTokens, inText, type EndsQuery, type SearchSql } from '../search/sql.js';
 
 export const mysqlSearch: SearchSql = {
   type: 'mediumtext',
@@ -27,20 +27,6 @@ export const mysqlSearch: SearchSql = {
 };
 
 /**
- * Rows that hold a token of a set and none of its exclusion, tested in the
- * column's text, row by row: a token is 16 hex digits between spaces, so a
- * hit of `instr` is the whole token.
- */
-function inText(rangeName: SQL, include: Buffer[], exclude: Buffer[]): SQL {
-  const any = (tokens: Buffer) => sql`(${sql.join(
-    allHex(tokens).map((t) => sql`instr(${rangeName}, ${t}) > 0`),
-    sql` or `,
-  )})`;
-  const each = include.map((set, i) => (exclude[i].length === 0 ? any(set) : sql`(${any(set)} and not ${any(exclude[i])})`));
-  return sql`(${sql.join(each, sql` or `)})`;
-}
-
-/**
  * A part's rows with the least and the greatest keys, up to `n` (half
  * each): `id in (select id from ((select id … order by id limit ⌈n/2⌉)
  * union all (… order by id desc limit ⌊n/2⌋)) as ale_ends)` (bothEnds),
@@ -59,7 +45,13 @@ function keyEnds(column: Column): EndsQuery | undefined {
   return {
     // A walk tests each row it reads against every token of the cover and its exclusion: as few as PostgreSQL's.
     coverLimit: 16,
-    where: (include, exclude, n) => sql`${at.key} in (select ${at.id} from (${bothEnds(at, inText(at.rangeName, include, exclude), n)}) as ale_ends)`,
+    where: (include, exclude, n) => {
+      const test = sql.join(
+        include.map((set, i) => inText(at.rangeName, set, exclude[i])),
+        sql` or `,
+      );
+      return sql`${at.key} in (select ${at.id} from (${bothEnds(at, sql`(${test})`, n)}) as ale_ends)`;
+    },
   };
 }
 

@@ -7,7 +7,7 @@ import { getTableConfig } from 'drizzle-orm/pg-core';
 import { searchColumn } from '../probe.js';
 import { bothEnds, tableKey, type KeyConfig } from '../range/table-key.js';
 import { EXACT_COVER_MAX } from '../range/tree.js';
-import { hexTokens, type EndsQuery, type SearchSql } from '../search/sql.js';
+import { hexTokens, type EndsQuery, type NarrowedQuery, type SearchSql } from '../search/sql.js';
 
 /** Tokens as a bigint[] literal. */
 function arrayLiteral(tokens: Buffer): string {
@@ -69,7 +69,7 @@ const anyOf = (rangeName: SQL, include: Buffer[], exclude: Buffer[]) =>
  * tableKey() cannot name are asked as any other range, coarse cover
  * included.
  */
-function keysFirst(column: Column): { coverLimit: number; where(include: Buffer[], exclude: Buffer[]): SQL } | undefined {
+function keysFirst(column: Column): NarrowedQuery | undefined {
   const at = keyed(column);
   if (at === undefined) return undefined;
   const { table, key, id, rangeName } = at;

@@ -1,6 +1,6 @@
 // How a dialect stores search tokens and asks for them (sqlite-core,
 // pg-core and mysql-core each give one), and the helpers they share.
-import type { Column, SQL } from 'drizzle-orm';
+import { sql, type Column, type SQL } from 'drizzle-orm';
 import type { IndexCodec } from '../index-codec.js';
 
 export interface SearchSql {
@@ -41,7 +41,7 @@ export interface SearchSql {
    * cannot lead the planner to walk the primary key (docs/search.md,
    * "Narrowed parts on PostgreSQL").
    */
-  narrowed?(column: Column): { coverLimit: number; where(include: Buffer[], exclude: Buffer[]): SQL } | undefined;
+  narrowed?(column: Column): NarrowedQuery | undefined;
   /**
    * For orderedPage() when fetch's first rows run against the page's order
    * (ids that grow with the values, newest first): the condition for at
@@ -67,6 +67,12 @@ export interface SearchSql {
    * and a scan without FTS5 may have no rowid to sample by: undefined.
    */
   sampler?(codec: IndexCodec): ((column: Column, tokens: Buffer, except: Buffer, n: number) => SQL) | undefined;
+}
+
+/** SearchSql.narrowed's query: the cover's size, and the condition for the rows of its sets (as `any` takes them). */
+export interface NarrowedQuery {
+  coverLimit: number;
+  where(include: Buffer[], exclude: Buffer[]): SQL;
 }
 
 /** SearchSql.ends's query: the cover's size, and the condition for at most `n` rows from its sets (as `any` takes them). */
@@ -100,4 +106,27 @@ export function allHex(tokens: Buffer): string[] {
   const out: string[] = [];
   for (let at = 0; at < tokens.length; at += 8) out.push(tokens.toString('hex', at, at + 8));
   return out;
+}
+
+/**
+ * Rows whose text `column` (tokens as 16 hex digits between spaces, so a
+ * hit of `instr` is a whole token) holds one of `tokens` and none of
+ * `except`, tested row by row: SQLite without FTS5, and the walks of
+ * MariaDB's SearchSql.ends.
+ */
+export function inText(column: Column | SQL, tokens: Buffer, except: Buffer): SQL {
+  const has = (list: string[]) => anyOf(list.map((t) => sql`instr(${column}, ${t}) > 0`));
+  const out = allHex(except);
+  return out.length === 0 ? has(allHex(tokens)) : sql`(${has(allHex(tokens))} and not ${has(out)})`;
+}
+
+/**
+ * `a or b or …` as a balanced tree: an exact cover can have a few hundred
+ * terms a key, and a flat chain is as deep as it is long, against SQLite's
+ * limit of 1,000 on an expression's depth.
+ */
+function anyOf(terms: SQL[]): SQL {
+  if (terms.length === 1) return sql`(${terms[0]})`;
+  const half = terms.length >> 1;
+  return sql`(${anyOf(terms.slice(0, half))} or ${anyOf(terms.slice(half))})`;
 }

@@ -3,7 +3,7 @@
 // it, with the triggers that keep it), else by scanning the column.
 import { sql, getTableName, type Column, type SQL, type Table } from 'drizzle-orm';
 import { hexWords } from '../../shared/hex-words.js';
-import { allHex, hexTokens, type SearchSql } from '../search/sql.js';
+import { allHex, hexTokens, inText, type SearchSql } from '../search/sql.js';
 
 export const sqliteSearch: SearchSql = {
   type: 'text',
@@ -29,9 +29,7 @@ export const sqliteSearch: SearchSql = {
   narrowBatch: 256,
   any(column, tokens, except, codec) {
     if (codec.fts !== undefined) return ftsMatch(column, codec.fts, anyToken(tokens, except)).sql;
-    const [hex, out] = [allHex(tokens), allHex(except)];
-    const found = anyOf(hex.map((t) => sql`instr(${column}, ${t}) > 0`));
-    return out.length === 0 ? found : sql`(${found} and not ${anyOf(out.map((t) => sql`instr(${column}, ${t}) > 0`))})`;
+    return inText(column, tokens, except);
   },
   // FTS5 yields a query's rows one at a time in rowid order, either way, and
   // stops at the LIMIT. Half from each end: when ids follow the values (a
@@ -54,17 +52,6 @@ function anyToken(tokens: Buffer, except: Buffer): string {
   const [hex, out] = [allHex(tokens), allHex(except)];
   const either = (list: string[]) => `(${list.map((t) => `"${t}"`).join(' OR ')})`;
   return out.length === 0 ? either(hex) : `${either(hex)} NOT ${either(out)}`;
-}
-
-/**
- * `a or b or …` as a balanced tree: an exact cover can have a few hundred
- * terms a key, and a flat chain is as deep as it is long, against SQLite's
- * limit of 1,000 on an expression's depth.
- */
-function anyOf(terms: SQL[]): SQL {
-  if (terms.length === 1) return sql`(${terms[0]})`;
-  const half = terms.length >> 1;
-  return sql`(${anyOf(terms.slice(0, half))} or ${anyOf(terms.slice(half))})`;
 }
 
 /** What a search condition on a column with `fts` asks that FTS5 table: searchHits() drives a page from it. */
