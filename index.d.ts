@@ -26,8 +26,9 @@ export declare class KeyRing {
   get ivLength(): 12 | 16
   /**
    * The tokens of range-tree `nodes` (9 bytes each: a prefix length in
-   * bits, then the prefix) in this context, sorted and distinct, 8 bytes
-   * each. `ALE_INVALID_INPUT` for a malformed node or more than 1,024.
+   * bits, or a spot tree's level and length from 0x80 up, then the
+   * prefix) in this context, sorted and distinct, 8 bytes each.
+   * `ALE_INVALID_INPUT` for a malformed node or more than 1,024.
    */
   rangeTokens(nodes: Uint8Array, tenantId: string, collectionId: string, fieldName: string, options?: RangeOptions): Buffer
   /**

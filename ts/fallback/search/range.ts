@@ -1,6 +1,7 @@
 // Range tokens as crates/core/src/search/range.rs makes them: each node of
-// the range tree (9 bytes: a prefix length in bits, then the prefix) is a
-// gram of kind 'r', and the tokens come back sorted and distinct.
+// the range tree (9 bytes: a prefix length in bits, or a spot tree's level
+// and length from 0x80 up, then the prefix) is a gram of kind 'r', and the
+// tokens come back sorted and distinct.
 import { invalidInput } from '../errors.js';
 import type { Ring } from '../ring.js';
 import { sortedSet } from './index.js';
@@ -17,11 +18,12 @@ function readNodes(bytes: Uint8Array): Uint8Array[] {
   const nodes: Uint8Array[] = [];
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let at = 0; at < bytes.length; at += NODE_LEN) {
-    const bits = bytes[at];
+    // A spot tree's node keeps its prefix length in the low nibble (crates/core/src/search/range.rs).
+    const bits = bytes[at] & 0x80 ? ((bytes[at] & 0x0f) + 1) * 4 : bytes[at];
     const code = view.getBigUint64(at + 1);
     const below = bits >= 64 ? 0n : (1n << BigInt(64 - bits)) - 1n;
     if (bits === 0 || bits > 64 || bits % 4 !== 0 || (code & below) !== 0n) {
-      throw invalidInput('a node is a prefix length of 4 to 64 bits, a multiple of 4, and the code with the bits below it cleared');
+      throw invalidInput("a node is a prefix length of 4 to 64 bits, a multiple of 4 (or a spot tree's level and length), and the code with the bits below it cleared");
     }
     nodes.push(bytes.subarray(at, at + NODE_LEN));
   }
