@@ -78,6 +78,8 @@ if (pgUrl) {
       workers: true,
       // SearchSql.ends: the rows at both ends of the primary key.
       ends: true,
+      // SearchSql.spots: a large part's spots asked first.
+      spots: true,
       table: (m, { ring, keys, name }) => pgTable(`${name}_${driver.replace(/\W/g, '')}`, columns(m, { ring, keys }, { int: pgInteger, text: pgText })),
       indexPlan: /Bitmap Index Scan on range_measures\w*_amount/,
       async connect() {
@@ -111,6 +113,7 @@ if (mysqlUrl && oracleDrivers('mysql', ['mysql2']).length > 0) {
     mod: mysqlMod,
     workers: true,
     ends: true,
+    spots: true,
     // InnoDB's FULLTEXT index shows a committed change to other connections a moment late (docs/search.md, "Per dialect").
     concurrentReads: false,
     table: (m, { ring, keys, name }) => mysqlTable(name, columns(m, { ring, keys }, { int: mysqlInt, text: (n) => varchar(n, { length: 64 }) })),

@@ -9,6 +9,8 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
 import { codeOf } from '../dist/esm/drizzle/range/encoding.js';
+import { spotLevel } from '../dist/esm/drizzle/range/spots.js';
+import { pathNodes } from '../dist/esm/drizzle/range/tree.js';
 import { boundsOf } from '../dist/esm/drizzle/range/operators.js';
 import { and, asc, desc, lte, sql } from 'drizzle-orm';
 import { ale, OLD_SECRET, SECRET, seeded } from './helpers.mjs';
@@ -49,6 +51,9 @@ export function rangeSuite(d) {
     for (let at = 0; at < list.length; at += 250) await mod.withTenant(tenant, () => conn.db.insert(t).values(rowsOf(tenant, list.slice(at, at + 250))));
   };
   const rangeOf = (t, field) => t[`${field}Range`];
+  const TYPES = { amount: 'number', total: 'bigint', born: 'date' };
+  /** The spot level (range/spots.ts) of a value of `field` in tenant acme, as the column's codec finds it. */
+  const levelOf = (field, v) => spotLevel(ring.rangeTokens(pathNodes(codeOf(TYPES[field], v)), 'acme', 'measures', field));
   /** Rows `where` finds on `t`, in id order, that pass its exact test: their ids. */
   const answer = async (t, field, where, tenant = 'acme') => {
     const got = await mod.withTenant(tenant, () => conn.db.select({ id: t.id, value: t[field] }).from(t).where(where).orderBy(asc(t.id)));
@@ -259,8 +264,9 @@ export function rangeSuite(d) {
           const expected = order === 'desc' ? [1, 2, 3, 4, 5] : [21, 22, 23, 24, 25];
           assert.deepEqual(page.rows.map((r) => r.id), expected, `${field} ${order}`);
           // The end's piece of the tree is asked first (a date's end shares its piece with the dates between): one sample of 9.
-          // Sampled first (d.samples): the index's first and last rows of the piece, then the page's 5 and one more.
-          assert.deepEqual([page.read, page.queries], d.samples ? [9 + 6, 2] : [9, 1], `${field} ${order}: rows read and queries`);
+          // Sampled first (d.samples): the index's first and last rows of the piece, then the page's 5 and one more. With
+          // spots (d.spots), the range's spots first, a query that finds few rows (no spot among them, as a rule, then none).
+          assert.deepEqual([page.read - page.spots, page.queries], d.samples ? [9 + 6, 2] : d.spots ? [9, 2] : [9, 1], `${field} ${order}: rows read and queries`);
         }
       }
       // The far end: ids 61-80 hold a value, 81-83 the next one up, 84-90 one past the range. Newest first within the two:
@@ -295,6 +301,7 @@ export function rangeSuite(d) {
       }
       const newest = (field, list) => [...list].sort((a, b) => cmp(b[field], a[field]) || a.id - b.id).map((r) => r.id);
       const counts = [];
+      let endsAsked = 0;
       // [offset, batch, a bound: below ('lt', on the page's near side) or from ('gte', its far side) the middle row's value, fetch's own condition]
       const cases = [[0], [37], [0, 64], [0, undefined, 'lt'], [0, undefined, 'gte'], [0, undefined, undefined, 'own']];
       for (const field of FIELDS) {
@@ -317,14 +324,81 @@ export function rangeSuite(d) {
           // The sample from both ends of the key (SearchSql.ends): its second half walks the key from the newest row.
           const fromEnds = sent.filter((q) => /order by [`"]id[`"] desc limit/.test(q)).length;
           if (d.ends && op !== 'lt') {
-            assert.equal(fromEnds, 1, `${what}: one sample from both ends of the key`);
-            // The sample, the one from both ends, the part it narrows to and a few pieces near the type's end that hold nothing.
-            assert.ok(page.queries <= 8, `${what}: ${page.queries} queries`);
+            // Unless the range's spots narrow the part first (SearchSql.spots): where none of its values is a spot of the
+            // census's level, exactly one.
+            const census = d.spots && list.some((r) => levelOf(field, r[field]) >= 3);
+            if (census) assert.ok(fromEnds <= 1, `${what}: ${fromEnds} samples from both ends of the key`);
+            else assert.equal(fromEnds, 1, `${what}: one sample from both ends of the key`);
+            endsAsked += fromEnds;
+            // The spots, the sample, the one from both ends, the part it narrows to and a few pieces near the type's end that hold nothing.
+            assert.ok(page.queries <= 9, `${what}: ${page.queries} queries`);
           } else assert.equal(fromEnds, 0, `${what}: a walk of the key from its end${op === 'lt' ? ' past a bound' : ''}`);
           counts.push(page.queries);
         }
       }
-      console.log(`# ${d.name}: newest first, ${Math.min(...counts)} to ${Math.max(...counts)} queries a page`);
+      console.log(`# ${d.name}: newest first, ${Math.min(...counts)} to ${Math.max(...counts)} queries a page, ${endsAsked} samples from both ends of the key`);
+    });
+
+    test('values bunched together: the range\'s spots narrow a part that holds every row (PostgreSQL, MariaDB); every page equals the oracle', async () => {
+      const t = d.table(mod, { ring, name: 'range_spots' });
+      await conn.reset(t);
+      // 3,000 amounts from 500 to 1,500 (one piece of the tree), ids in no order, and 20 more of them spots of level 3
+      // (range/spots.ts: about one in 4,096, found by trying), so that the census finds some, as it would among 100,000.
+      const rand = seeded('range spots');
+      const values = new Set();
+      let spots = 0;
+      while (values.size < 3000 || spots < 20) {
+        const v = 500 + Math.floor(rand() * 1_000_000) / 1000;
+        if (values.has(v)) continue;
+        if (levelOf('amount', v) >= 3) spots++, values.add(v);
+        else if (values.size < 3000 + spots) values.add(v);
+      }
+      const ids = [...values].map((_, i) => i + 1).sort(() => rand() - 0.5);
+      const rows = [...values].map((amount, i) => ({ id: ids[i], amount, total: null, born: null }));
+      await insert(t, 'acme', rows);
+      const all = await mod.withTenant('acme', async () => mod.rangeBetween(t.amountRange, 500, 1500));
+      await eventually(() => answer(t, 'amount', all), rows.map((r) => r.id).sort((a, b) => a - b), 'every amount visible');
+      // Then 300 rows of one more value of level 3 or more: the census's level holds more than it takes (256), and the level
+      // above is asked, whose spots are few or none.
+      const heavy = (() => {
+        for (;;) {
+          const v = 500 + Math.floor(rand() * 1_000_000) / 1000;
+          if (!values.has(v) && levelOf('amount', v) >= 3) return v;
+        }
+      })();
+      for (const round of ['spread', 'one value held by 300 rows']) {
+        if (round !== 'spread') {
+          const more = Array.from({ length: 300 }, (_, i) => ({ id: 4001 + i, amount: heavy, total: null, born: null }));
+          await insert(t, 'acme', more);
+          rows.push(...more);
+          await eventually(() => answer(t, 'amount', all), rows.map((r) => r.id).sort((a, b) => a - b), 'every amount visible');
+        }
+        const codes = rows.map((r) => codeOf('number', r.amount));
+        for (const order of ['asc', 'desc']) {
+          const sorted = [...rows].sort((a, b) => (order === 'asc' ? a.amount - b.amount : b.amount - a.amount) || a.id - b.id).map((r) => r.id);
+          // The default batch, and batches small enough that the part narrows to level 1's spots; offsets past several of them.
+          for (const [offset, batch] of [[0], [37], [0, 16], [150, 16], [0, 64]]) {
+            const widest = [];
+            const page = await mod.withTenant('acme', () =>
+              mod.orderedPage((where, limit, at) => {
+                // How many rows each query that reads a part (not its spots) could find.
+                const { lo, hi, spot } = boundsOf(where);
+                if (spot === undefined) widest.push(codes.filter((c) => lo <= c && c <= hi).length);
+                return conn.db.select({ id: t.id, value: t.amount }).from(t).where(where).orderBy(asc(t.id)).limit(limit).offset(at);
+              }, { column: t.amountRange, value: (row) => row.value, order, limit: 20, offset, batch }),
+            );
+            const what = `${round}: ${order}, offset ${offset}, batch ${batch ?? 'default'}`;
+            assert.deepEqual(page.rows.map((r) => r.id), sorted.slice(offset, offset + 20), what);
+            if (!d.spots) assert.equal(page.spots, 0, `${what}: no spots asked`);
+            else if (round === 'spread') {
+              // The census's 20-odd spots first; then no query over more than a few times the rows the page needs, where
+              // without the spots the first would be the whole piece (3,020 rows), and the ones after it halves of it.
+              assert.ok(page.spots >= 20, `${what}: ${page.spots} spot rows`);
+              assert.ok(Math.max(...widest) <= 1000, `${what}: a query over ${Math.max(...widest)} rows, in ${page.queries} queries`);
+            } else assert.ok(page.spots > 256, `${what}: the census's level holds more than it takes: ${page.spots} spot rows`);
+          }
+        }
+      }
     });
 
     test("a page at an end of the range reads that end's piece of the tree, not a sample of the whole range, even when fetch gives the end's rows last", async () => {
@@ -351,7 +425,8 @@ export function rangeSuite(d) {
           await eventually(async () => (page = await ordered(t, field, { order, limit: 5, batch: 8 })).rows.map((r) => r.id), expected, `${field} ${order}`);
           // A sample of the whole range would be ids 1-9, from the middle. Sampled first (d.samples), the index's
           // first and last rows of the piece, then the page's 5 rows of the value, the first in fetch's order, and one more.
-          assert.deepEqual([page.read, page.queries], d.samples ? [9 + 6, 2] : [9, 1], `${field} ${order}: rows read and queries`);
+          // With spots (d.spots), the range's spots first.
+          assert.deepEqual([page.read - page.spots, page.queries], d.samples ? [9 + 6, 2] : d.spots ? [9, 2] : [9, 1], `${field} ${order}: rows read and queries`);
         }
       }
     });
@@ -555,7 +630,12 @@ export function rangeSuite(d) {
       const report = (await mod.searchLeakage(conn.db, { table, key: table.id, index: table.bornRange, tenant: { column: table.tenantId } })).find((r) => r.tenant === 'acme');
       const present = acme.filter((r) => r.born !== null);
       assert.equal(report.indexed, present.length);
-      assert.equal(report.maxPerRow, 16, "a value's path: 16 nodes");
+      // A value's path is 16 nodes; where the dialect asks spots (d.spots), one value in 16 is one (range/spots.ts), which
+      // stores its path again in each spot tree of its level.
+      assert.equal(report.medianPerRow, 16, "a value's path: 16 nodes");
+      if (d.spots) assert.ok(report.maxPerRow > 16 && report.maxPerRow % 16 === 0 && report.maxPerRow <= 16 * 7, `the most a spot stores: ${report.maxPerRow}`);
+      else assert.equal(report.maxPerRow, 16, 'no spots stored');
+      assert.match(report.summary, /16 for most values, and 16 more for each level of a spot/);
       assert.ok(report.topTokenShare > 0.5, 'the top of the tree is shared by most rows');
       assert.ok(report.warnings.some((w) => w.code === 'ALE_LEAK_COMMON_TOKEN'));
       // Rows share their whole set when they share the deepest node, the code itself: equal dates.

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { ale, SECRET, OLD_SECRET, seeded } from './helpers.mjs';
 import { checkValue, codeOf, textOf, valueOf } from '../dist/esm/drizzle/range/encoding.js';
 import { cover, pathNodes, split } from '../dist/esm/drizzle/range/tree.js';
+import { SPOT_LEVELS, spotLevel, spotNodes, withSpots } from '../dist/esm/drizzle/range/spots.js';
 
 const require = createRequire(import.meta.url);
 const js = require('../dist/cjs/fallback/index.js');
@@ -26,6 +27,18 @@ const u64 = () => (BigInt(int(2 ** 32)) << 32n) | BigInt(int(2 ** 32));
 const nodesOf = (buffer) => Array.from({ length: buffer.length / 9 }, (_, i) => [buffer[i * 9] / 4, buffer.readBigUInt64BE(i * 9 + 1)]);
 /** Whether node [depth, start] holds `code`. */
 const holds = ([depth, start], code) => code >> BigInt(64 - 4 * depth) === start >> BigInt(64 - 4 * depth);
+/** A range: wide, narrow, at the ends of the domain, or one code. */
+const range = () => {
+  const a = [0n, U64, u64(), u64() >> BigInt(int(64))][int(4)];
+  const width = [0n, BigInt(int(1000)), u64() >> BigInt(int(64)), u64()][int(4)];
+  const b = a + width > U64 ? U64 : a + width;
+  return [a, b];
+};
+/** Codes to test a range with: its ends, the codes just past them, some inside and some anywhere. */
+const probes = (lo, hi) => {
+  const out = [lo, hi, lo - 1n, hi + 1n, ...Array.from({ length: 20 }, () => (hi > lo ? lo + (u64() % (hi - lo + 1n)) : lo)), ...Array.from({ length: 20 }, u64)];
+  return out.filter((c) => c >= 0n && c <= U64);
+};
 
 describe('codes keep the order of the values', () => {
   const VALUES = {
@@ -106,19 +119,6 @@ describe('the tree', () => {
     }
   });
 
-  /** A range: wide, narrow, at the ends of the domain, or one code. */
-  const range = () => {
-    const a = [0n, U64, u64(), u64() >> BigInt(int(64))][int(4)];
-    const width = [0n, BigInt(int(1000)), u64() >> BigInt(int(64)), u64()][int(4)];
-    const b = a + width > U64 ? U64 : a + width;
-    return [a, b];
-  };
-  /** Codes to test a range with: its ends, the codes just past them, some inside and some anywhere. */
-  const probes = (lo, hi) => {
-    const out = [lo, hi, lo - 1n, hi + 1n, ...Array.from({ length: 20 }, () => (hi > lo ? lo + (u64() % (hi - lo + 1n)) : lo)), ...Array.from({ length: 20 }, u64)];
-    return out.filter((c) => c >= 0n && c <= U64);
-  };
-
   test('an exact cover holds every code of the range and no other; a cut one (at most 16 nodes) with its exclusion, likewise', () => {
     let largest = 0;
     for (let i = 0; i < 400; i++) {
@@ -173,12 +173,73 @@ describe('the tree', () => {
   });
 });
 
+describe('spots', () => {
+  const ring = new ale.KeyRing([SECRET]);
+  const ctx = ['acme', 'measures', 'amount'];
+  const hexes = (tokens) => new Set(tokens.toString('hex').match(/.{16}/g) ?? []);
+  const stored = (code) => {
+    const path = pathNodes(code);
+    const level = spotLevel(ring.rangeTokens(path, ...ctx));
+    return { level, tokens: hexes(ring.rangeTokens(level === 0 ? path : withSpots(path, level), ...ctx)) };
+  };
+
+  test('a level-j spot is one value in 16^j, levels nest, and a value is a spot or not whatever its row', () => {
+    const counts = new Array(SPOT_LEVELS + 1).fill(0);
+    const n = 40000;
+    for (let i = 0; i < n; i++) counts[spotLevel(ring.rangeTokens(pathNodes(u64()), ...ctx))]++;
+    const atLeast = (j) => counts.slice(j).reduce((x, y) => x + y, 0);
+    // Binomial: 2,500 expected at level 1 or more (sd 48), 156 at 2 or more (sd 12.5); six sd either way.
+    assert.ok(Math.abs(atLeast(1) - n / 16) < 6 * 48, `level ≥ 1: ${atLeast(1)}`);
+    assert.ok(Math.abs(atLeast(2) - n / 256) < 6 * 12.5, `level ≥ 2: ${atLeast(2)}`);
+    const code = u64();
+    assert.deepEqual(stored(code), stored(code));
+  });
+
+  test("a spot cover of level j, exact or cut with its exclusion, meets a value's tokens exactly when the value is in the range and a spot of level j or more; a spot stores 16 tokens more a level", () => {
+    // Spots found by trying (one code in 16 at level 1, one in 4,096 at level 3), a few of each level up to 3.
+    const spotted = [];
+    for (const want of [1, 1, 1, 1, 2, 2, 2, 3, 3]) {
+      for (;;) {
+        const code = u64();
+        const s = stored(code);
+        if (s.level >= want) {
+          spotted.push({ code, ...s });
+          break;
+        }
+      }
+    }
+    for (const { level, tokens } of spotted) assert.equal(tokens.size, 16 * (level + 1), `level ${level}: its path and one more a level`);
+    const meets = (set, tokens) => [...tokens].some((t) => set.has(t));
+    for (const { code, level, tokens } of spotted) {
+      // Ranges around the spot, ranges that stop just short of it, and random ones.
+      const near = [[code, code], [code - BigInt(int(1000)), code + BigInt(int(1000))], [code > 0n ? code - 1n - BigInt(int(100)) : 1n, code > 0n ? code - 1n : 0n], range()];
+      for (const [a, b] of near) {
+        const [lo, hi] = [a < 0n ? 0n : a, b > U64 ? U64 : b];
+        if (lo > hi) continue;
+        for (const max of [1024, 16]) {
+          const { include, exclude } = cover(lo, hi, max);
+          for (let j = 1; j <= 3; j++) {
+            const inside = meets(hexes(ring.rangeTokens(spotNodes(include, j), ...ctx)), tokens);
+            const excluded = exclude.length > 0 && meets(hexes(ring.rangeTokens(spotNodes(exclude, j), ...ctx)), tokens);
+            assert.equal(inside && !excluded, lo <= code && code <= hi && level >= j, `level ${level}, asked ${j}, cover of ${max}`);
+          }
+          // and the plain cover still finds it exactly when it is in the range
+          const plain = meets(hexes(ring.rangeTokens(include, ...ctx)), tokens) && !(exclude.length > 0 && meets(hexes(ring.rangeTokens(exclude, ...ctx)), tokens));
+          assert.equal(plain, lo <= code && code <= hi);
+        }
+      }
+    }
+  });
+});
+
 describe('range tokens on both backends', { skip: native === null }, () => {
   test('the same tokens from the addon and node:crypto, for every secret; other tenants, columns and secrets get others', () => {
     const secrets = [SECRET, OLD_SECRET];
     const [n, j] = [new native.KeyRing(secrets), new js.KeyRing(secrets)];
     for (let i = 0; i < 300; i++) {
-      const nodes = i % 2 ? pathNodes(u64()) : cover(u64() >> 8n, u64(), 1 + int(100)).include;
+      const plain = i % 2 ? pathNodes(u64()) : cover(u64() >> 8n, u64(), 1 + int(100)).include;
+      // a third of them in a spot tree (range/spots.ts)
+      const nodes = i % 3 === 0 ? spotNodes(plain, 1 + int(8)) : plain;
       const ctx = [['acme', 'globex'][int(2)], 'measures', ['amount', 'born'][int(2)]];
       for (const secret of [0, 1]) {
         const a = n.rangeTokens(nodes, ...ctx, { secret });
@@ -204,7 +265,7 @@ describe('range tokens on both backends', { skip: native === null }, () => {
   test('malformed nodes and options are ALE_INVALID_INPUT on both', () => {
     const node = (bits, code) => Buffer.concat([Buffer.from([bits]), Buffer.from(code.toString(16).padStart(16, '0'), 'hex')]);
     for (const ring of [new native.KeyRing([SECRET]), new js.KeyRing([SECRET])]) {
-      for (const [bad, options] of [[node(0, 0n), undefined], [node(6, 0n), undefined], [node(8, 1n), undefined], [Buffer.alloc(8), undefined], [Buffer.alloc(9 * 1025).fill(4), undefined], ['nodes', undefined], [node(4, 0n), { secret: -1 }], [node(4, 0n), { secret: 5 }]]) {
+      for (const [bad, options] of [[node(0, 0n), undefined], [node(6, 0n), undefined], [node(8, 1n), undefined], [Buffer.alloc(8), undefined], [node(0x80, 1n), undefined], [node(0x9e, 1n), undefined], [Buffer.alloc(9 * 1025).fill(4), undefined], ['nodes', undefined], [node(4, 0n), { secret: -1 }], [node(4, 0n), { secret: 5 }]]) {
         assert.throws(() => ring.rangeTokens(bad, 'acme', 'm', 'f', options), { code: 'ALE_INVALID_INPUT' });
       }
       assert.throws(() => ring.rangeTokens(node(4, 0n), 'ac:me', 'm', 'f'), { code: 'ALE_INVALID_CONTEXT' });

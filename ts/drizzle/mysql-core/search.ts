@@ -21,6 +21,7 @@ export const mysqlSearch: SearchSql = {
   coverLimit: 1024,
   narrowBatch: 256,
   ends: keyEnds,
+  spots: true,
   // Words without an operator are optional in boolean mode: a row with any
   // of them matches, unless it has a word marked `-`.
   any: (column, tokens, except) => sql`match(${column}) against(${[...allHex(tokens), ...allHex(except).map((t) => `-${t}`)].join(' ')} in boolean mode)`,

@@ -31,6 +31,7 @@ export const pgSearch: SearchSql = {
   narrowBatch: 1024,
   narrowed: keysFirst,
   ends: keyEnds,
+  spots: true,
   any: (column, tokens, except) => overlap(column, tokens, except),
 };
 

@@ -1,11 +1,13 @@
 // A range index column's codec (docs/search.md, "Ranges and order"): binds
 // the column to tenant:collection:field, its type and its searcher, and
-// gives a value's tokens (its path in the tree) and a range's token sets
-// (a cover, under every key stored tokens may be under).
+// gives a value's tokens (its path in the tree, and in the spot trees of
+// its level: range/spots.ts) and a range's token sets (a cover, under every
+// key stored tokens may be under).
 import { codedError } from '../../shared/errors.js';
 import { atColumn } from '../failures.js';
 import { indexBase, type IndexCodec, type IndexColumnOptions } from '../index-codec.js';
 import { checkValue, codeBounds, codeOf, RANGE_TYPES, valueOf, type RangeType, type RangeValue } from './encoding.js';
+import { spotLevel, spotNodes, withSpots } from './spots.js';
 import { cover, pathNodes } from './tree.js';
 
 /** The options of a range index column: an index column's, and the type of the values it indexes. */
@@ -30,11 +32,12 @@ export interface RangeCodec extends IndexCodec {
   code(value: unknown): bigint;
   /** The first and last codes a value of the type can have. */
   readonly bounds: readonly [bigint, bigint];
-  /** The token sets of the codes [lo, hi], looking up at most `max` tokens per key (SearchSql.coverLimit). */
-  cover(lo: bigint, hi: bigint, max: number): CoverSets;
+  /** The token sets of the codes [lo, hi], looking up at most `max` tokens per key (SearchSql.coverLimit); with `spot`, of that level's spot tree (range/spots.ts): the range's rows of that level. */
+  cover(lo: bigint, hi: bigint, max: number, spot?: number): CoverSets;
 }
 
-export function rangeCodec(name: string, options: RangeIndexOptions): RangeCodec {
+/** `spots`: whether values store their spots (range/spots.ts), which the dialect's orderedPage asks (SearchSql.spots). */
+export function rangeCodec(name: string, options: RangeIndexOptions, spots: boolean): RangeCodec {
   const { base, searcher, fts, where } = indexBase(name, options, 'range index');
   const type = options?.type;
   if (!RANGE_TYPES.includes(type)) throw codedError('ALE_INVALID_INPUT', `range index column "${name}": type must be 'number', 'bigint' or 'date'`);
@@ -44,11 +47,24 @@ export function rangeCodec(name: string, options: RangeIndexOptions): RangeCodec
   const tokensOfCode = (c: bigint, tenant?: string) => {
     const t = tenant ?? base.tenant();
     const nodes = pathNodes(c);
+    let all: Buffer | undefined;
     try {
-      return atColumn(where, () => searcher.rangeTokens(nodes, t, collection, field), t);
+      return atColumn(
+        where,
+        () => {
+          const tokens = searcher.rangeTokens(nodes, t, collection, field);
+          const level = spots ? spotLevel(tokens) : 0;
+          if (level === 0) return tokens;
+          // One value in 16: its path again in each spot tree of its level, with the path in one sorted set.
+          all = withSpots(nodes, level);
+          return searcher.rangeTokens(all, t, collection, field);
+        },
+        t,
+      );
     } finally {
       // The path is the value's code, as telling as the value.
       nodes.fill(0);
+      all?.fill(0);
     }
   };
   return {
@@ -63,9 +79,11 @@ export function rangeCodec(name: string, options: RangeIndexOptions): RangeCodec
     tokensOfText: (text, tenant) => tokensOfCode(codeOf(type, valueOf(type, text, what) as RangeValue), tenant),
     code,
     bounds: codeBounds(type),
-    cover(lo, hi, max) {
+    cover(lo, hi, max, spot) {
       const t = base.tenant();
-      const { include, exclude } = cover(lo, hi, max);
+      const plain = cover(lo, hi, max);
+      const { include, exclude } = spot === undefined ? plain : { include: spotNodes(plain.include, spot), exclude: spotNodes(plain.exclude, spot) };
+      if (spot !== undefined) [plain.include, plain.exclude].forEach((nodes) => nodes.fill(0));
       try {
         return atColumn(
           where,

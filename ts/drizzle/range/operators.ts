@@ -23,6 +23,8 @@ interface Bounds {
   column: Column;
   lo: bigint;
   hi: bigint;
+  /** Set when the condition asks for the range's spots of that level (orderedPage), not its rows. */
+  spot?: number;
 }
 
 /** The column and codes of a condition made here, or undefined for any other value. */
@@ -30,16 +32,18 @@ export function boundsOf(condition: unknown): Bounds | undefined {
   return (condition as { [RANGE]?: Bounds } | null)?.[RANGE];
 }
 
-/** How orderedPage() asks for a part: `sample`, where the column's index has a sampler (SearchSql.sampler), at most that many of the index's rows for each key; `narrowed`, a part expected to hold few rows (SearchSql.narrowed); `ends`, at most that many rows from both ends of the table's key (SearchSql.ends, where the dialect has it). */
+/** How orderedPage() asks for a part: `sample`, where the column's index has a sampler (SearchSql.sampler), at most that many of the index's rows for each key; `narrowed`, a part expected to hold few rows (SearchSql.narrowed); `ends`, at most that many rows from both ends of the table's key (SearchSql.ends, where the dialect has it); `spot`, the part's rows of that spot level (range/spots.ts). */
 export interface PartOptions {
   sample?: number;
   narrowed?: boolean;
   ends?: number;
+  spot?: number;
 }
 
 /**
  * The condition on `column` for codes [lo, hi]; an empty range finds no
- * row. With `part.sample` or `part.ends`, a subset of the range's rows.
+ * row. With `part.sample`, `part.ends` or `part.spot`, a subset of the
+ * range's rows.
  */
 export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string, part: PartOptions = {}): RangeCondition {
   const { codec, sql: dialect } = rangeColumnOf(column, caller);
@@ -52,7 +56,7 @@ export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string
   if (lo <= hi) {
     const narrowed = part.narrowed === true ? dialect.narrowed?.(column) : undefined;
     const ends = part.ends === undefined ? undefined : dialect.ends?.(column);
-    const { include, exclude } = codec.cover(lo, hi, (ends ?? narrowed)?.coverLimit ?? dialect.coverLimit);
+    const { include, exclude } = codec.cover(lo, hi, (ends ?? narrowed)?.coverLimit ?? dialect.coverLimit, part.spot);
     const { sample } = part;
     const sampler = sample === undefined ? undefined : dialect.sampler?.(codec);
     // (`part.ends` is set whenever `ends` is; the test tells TypeScript.)
@@ -63,7 +67,7 @@ export function codeRange(column: Column, lo: bigint, hi: bigint, caller: string
       where = sql`(${sql.join(each, sql` or `)})`;
     }
   }
-  Object.defineProperty(where, RANGE, { value: { column, lo, hi } satisfies Bounds });
+  Object.defineProperty(where, RANGE, { value: { column, lo, hi, spot: part.spot } satisfies Bounds });
   return Object.assign(where, { matches }) as RangeCondition;
 }
 

@@ -5,9 +5,11 @@
 // where the page must lie, or splits it where the tree branches and walks
 // the pieces in order, until the page is full. Where the index stops at a
 // LIMIT (FTS5), a part is sampled before it is read, and narrowed from the
-// sample while it is large; where fetch's first rows run against the
-// page's order (ids that grow with the values, newest first), the part's
-// rows at both ends of the table's key narrow it. What comes back equals
+// sample while it is large; where the index finds every match first
+// (GIN, FULLTEXT), the range's spots (range/spots.ts) say where a large
+// part's values lie; where fetch's first rows run against the page's
+// order (ids that grow with the values, newest first), the part's rows at
+// both ends of the table's key narrow it. What comes back equals
 // `ORDER BY value [DESC], <fetch's order> LIMIT … OFFSET …` on the
 // plaintext (docs/search.md, "Ranges and order").
 import type { Column, SQL } from 'drizzle-orm';
@@ -15,6 +17,7 @@ import { codedError } from '../../shared/errors.js';
 import { rangeColumnOf } from '../probe.js';
 import type { RangeValue } from './encoding.js';
 import { boundsOf, codeRange, type PartOptions, type RangeCondition } from './operators.js';
+import { SPOT_LEVELS } from './spots.js';
 import { DEPTH, MAX_CODE, MIN_CODE, nodeOf, split } from './tree.js';
 
 /** The depths of orderedPage's rungs from a bound: each rung up to 256 times wider than the last while they are narrow, 16 times from depth 6 up, where a node can hold many rows. */
@@ -25,6 +28,12 @@ const MAX_SAMPLES = 8;
 
 /** A sample's rows for each row the page still needs (at most a batch): each narrowing then keeps an eighth to a quarter of a part, and a page of one value costs a few times its rows. */
 const SAMPLE_SHARE = 8;
+
+/** The spot level a page asks first over its range: one value in 4,096, a few dozen rows of a table of 100,000; from about a million rows on, more than SPOT_MAX, and the level above is asked next. */
+const SPOT_FIRST = 3;
+
+/** The most rows of one spot sample: past it, the level above (16 times sparser) is asked. */
+const SPOT_MAX = 256;
 
 export interface OrderedPageOptions<Row> {
   /** The rangeIndexColumn to order by. */
@@ -49,6 +58,8 @@ export interface OrderedPage<Row> {
   read: number;
   refused: number;
   queries: number;
+  /** Of `read`, the rows of spot samples (PostgreSQL and MariaDB: docs/search.md, "Spots first, on PostgreSQL and MariaDB"). */
+  spots: number;
 }
 
 /**
@@ -83,6 +94,8 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   const samples = dialect.sampler?.(codec) !== undefined;
   // Whether the column's table can be asked for the rows at both ends of its key (SearchSql.ends).
   const ends = dialect.ends?.(column) !== undefined;
+  // Whether a large part is first asked for its spots (SearchSql.spots): where the index has no sampler.
+  const spots = dialect.spots && !samples;
   let [lo, hi] = [MIN_CODE, MAX_CODE];
   if (options.within !== undefined) {
     const bounds = boundsOf(options.within);
@@ -100,7 +113,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   // after a value), that walk would read every row beyond it first.
   const open = descending ? hi >= last : lo <= first;
   const need = offset + limit;
-  const page: OrderedPage<Row> = { rows: [], read: 0, refused: 0, queries: 0 };
+  const page: OrderedPage<Row> = { rows: [], read: 0, refused: 0, queries: 0, spots: 0 };
   const found: Row[] = [];
   /** The rows of `rows` whose code is in [a, b], with their codes. */
   const exact = (rows: Row[], a: bigint, b: bigint) => {
@@ -123,9 +136,11 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     if (rows.length > n) throw codedError('ALE_INVALID_INPUT', `${what}: fetch returned ${rows.length} rows for a limit of ${n}; apply its limit and offset`);
     return rows;
   };
+  /** A comparator of codes in this order. */
+  const inOrder = (x: bigint, y: bigint) => (x === y ? 0 : (x < y) !== descending ? -1 : 1);
   /** Few enough rows of [a, b] to sort whole: sorted, and taken until the page is full. The sort is stable, so ties keep fetch's order. */
   const take = (rows: Row[], a: bigint, b: bigint) => {
-    const kept = exact(rows, a, b).sort(([x], [y]) => (x === y ? 0 : (x < y) !== descending ? -1 : 1));
+    const kept = exact(rows, a, b).sort(([x], [y]) => inOrder(x, y));
     for (const [, row] of kept) if (found.length < need) found.push(row);
   };
   /** The rows of `kept` whose code is `code`, in fetch's order, until the page is full. */
@@ -133,7 +148,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     for (const [c, row] of kept) if (c === code && found.length < need) found.push(row);
   };
   /** The codes of `kept`, in this order. */
-  const ordered = (kept: [bigint, Row][]) => kept.map(([code]) => code).sort((x, y) => (x === y ? 0 : (x < y) !== descending ? -1 : 1));
+  const ordered = (kept: [bigint, Row][]) => kept.map(([code]) => code).sort(inOrder);
   /** The first code a row of [a, b] can have in this order: the range's near end, or where it starts beyond any value of the type, the type's first value in this order. */
   const nearOf = (a: bigint, b: bigint) => (descending ? (b < last ? b : last) : a > first ? a : first);
   /** The codes from the first of `pieces` to the last, which are in this order. */
@@ -236,6 +251,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
    * not fetch's, so it only narrows: a page of one value is read whole.
    */
   const sampled = async (a: bigint, b: bigint, times = 0): Promise<void> => {
+    if (spots && a !== b) return spotted(a, b);
     if (!samples || a === b || times >= MAX_SAMPLES) return walk(a, b, 0, times > 0 ? narrowBatch : batch, times > 0);
     const want = need - found.length;
     const size = Math.min(batch, SAMPLE_SHARE * want);
@@ -250,6 +266,71 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
       if (end !== undefined) return sampled(descending ? end : a, descending ? b : end, times + 1);
     }
     return walk(a, b, 0, times > 0 ? narrowBatch : batch, times > 0);
+  };
+  /**
+   * The codes of the page's range's spots (range/spots.ts), in fetch's
+   * order, and their level: the first level from SPOT_FIRST up whose rows number
+   * SPOT_MAX at most, asked once a page, when a part first needs it.
+   * Undefined when even the sparsest level has more.
+   */
+  let census: Promise<{ level: number; codes: bigint[] } | undefined> | undefined;
+  const spotCensus = () =>
+    (census ??= (async () => {
+      for (let level = SPOT_FIRST; level <= SPOT_LEVELS; level++) {
+        const rows = await ask(lo, hi, SPOT_MAX + 1, 0, { spot: level, narrowed: true });
+        page.spots += rows.length;
+        if (rows.length <= SPOT_MAX) return { level, codes: exact(rows, lo, hi).map(([code]) => code) };
+        page.read += rows.length;
+      }
+      return undefined;
+    })());
+  /**
+   * A part that may hold many rows, where the index finds every match
+   * before a LIMIT: its spots of the census's level (or `known`, every spot
+   * of a level in [a, b]) say where its values lie. With none there, it is
+   * walked as it is: it likely holds fewer rows than a spot of that level
+   * stands for. Else it narrows to where its k-th spot lies (k spots stand
+   * for about twice the rows the page still needs, and the part then holds
+   * k rows at least), rounded out to a whole node as a sample's narrowing
+   * is, and asks the next level's spots within that, while its rows are
+   * expected to pass `narrowBatch`; a level's spots of such a part are
+   * about 16 rows. Then the narrowed part is walked, then the rest of the
+   * range the last spots were asked over (with those spots), then the rest
+   * of the part, until the page is full. Spots are a sample of the values,
+   * not of fetch's order, so they only narrow.
+   */
+  const spotted = async (a: bigint, b: bigint, known?: { level: number; codes: bigint[] }): Promise<void> => {
+    let { level, codes } = known ?? { level: 0, codes: [] };
+    if (known === undefined) {
+      const all = await spotCensus();
+      if (all !== undefined) [level, codes] = [all.level, all.codes.filter((code) => a <= code && code <= b).sort(inOrder)];
+    }
+    // No spot of `level` here: few rows, expected, when the spots were asked over this range (`known`).
+    if (codes.length === 0) return known === undefined ? walk(a, b) : walk(a, b, 0, narrowBatch, true);
+    // [x, y]: the part as narrowed; [u, v]: the range whose every spot of `level` is in `codes`.
+    let [x, y, u, v] = [a, b, a, b];
+    for (;;) {
+      const k = Math.max(1, Math.ceil((2 * (need - found.length)) / 16 ** level));
+      if (codes.length >= k) {
+        const cut = wholeNode(codes[k - 1], codes[k] ?? codes[k - 1], x, y);
+        if (cut !== undefined) [x, y] = descending ? [cut, y] : [x, cut];
+      }
+      // Past k spots, the part may hold the rows of one more.
+      if (level === 1 || 16 ** level * (k + 1) <= narrowBatch) break;
+      const rows = await ask(x, y, SPOT_MAX + 1, 0, { spot: level - 1, narrowed: true });
+      page.spots += rows.length;
+      const next = ordered(exact(rows, x, y));
+      if (rows.length > SPOT_MAX || next.length === 0) break;
+      [level, codes, u, v] = [level - 1, next, x, y];
+    }
+    await walk(x, y, 0, narrowBatch, true);
+    if (found.length >= need) return;
+    // The rest of [u, v], then of [a, b], each with the spots known there.
+    const rest = async (p: bigint, q: bigint, those: { level: number; codes: bigint[] } | undefined) => {
+      if (p <= q && found.length < need) await spotted(p, q, those === undefined ? undefined : { level: those.level, codes: those.codes.filter((code) => p <= code && code <= q) });
+    };
+    await (descending ? rest(u, x - 1n, { level, codes }) : rest(y + 1n, v, { level, codes }));
+    await (descending ? rest(a, u - 1n, known) : rest(v + 1n, b, known));
   };
   /**
    * Where a sample narrows [a, b] to, past its `want`-th code `edge`: out to
@@ -321,6 +402,20 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
         if (found.length >= need) return;
       }
       pieces[0] = [x, y];
+    }
+    if (spots && a !== b) {
+      // The pieces before the first spot's are likely few rows (no spot of
+      // the census's level stands among them): one query for them all, not
+      // one per group. From that piece on, the spots narrow.
+      const all = await spotCensus();
+      const [x, y] = span(pieces);
+      const spot = all?.codes.filter((code) => x <= code && code <= y).sort(inOrder)[0];
+      if (spot !== undefined) {
+        const at = pieces.findIndex(([p, q]) => p <= spot && spot <= q);
+        if (at > 0) await walk(...span(pieces.slice(0, at)));
+        if (found.length < need) await spotted(...span(pieces.slice(at)));
+        return;
+      }
     }
     for (let at = 0, size = 1; at < pieces.length && found.length < need; at += size, size = at) {
       const [x, y] = span(pieces.slice(at, at + size));

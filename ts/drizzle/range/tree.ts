@@ -6,6 +6,8 @@
 
 export const DEPTH = 16;
 const BITS = 4;
+/** Bytes of a node as rangeTokens() reads it. */
+export const NODE_LEN = 9;
 const U64 = (1n << 64n) - 1n;
 
 /** The first code of the depth-`depth` node holding `code`. */
@@ -15,10 +17,10 @@ const ceil = (start: bigint, depth: number): bigint => start | ((1n << BigInt(64
 
 /** Nodes as rangeTokens() reads them: prefix length in bits, then the prefix, big-endian. */
 function encode(nodes: readonly (readonly [number, bigint])[]): Buffer {
-  const out = Buffer.alloc(nodes.length * 9);
+  const out = Buffer.alloc(nodes.length * NODE_LEN);
   nodes.forEach(([depth, start], i) => {
-    out[i * 9] = depth * BITS;
-    out.writeBigUInt64BE(start, i * 9 + 1);
+    out[i * NODE_LEN] = depth * BITS;
+    out.writeBigUInt64BE(start, i * NODE_LEN + 1);
   });
   return out;
 }

@@ -56,6 +56,15 @@ export interface SearchSql {
    * sampler takes both ends of its index already.
    */
   ends?(column: Column): EndsQuery | undefined;
+  /**
+   * Whether orderedPage() asks a range's spots (range/spots.ts) before it
+   * reads a part it has no sampler for: where a query costs what it finds
+   * through an index (GIN, FULLTEXT), a spot level's rows of a part cost
+   * what they are, where the part's own query costs every row it holds.
+   * SQLite samples its FTS5 index instead, and its scan without FTS5 reads
+   * the table for any query.
+   */
+  spots: boolean;
   /** The rows that hold at least one of `tokens` and none of `except` (8 bytes each): a range's candidates under one key. */
   any(column: Column, tokens: Buffer, except: Buffer, codec: IndexCodec): SQL;
   /**

@@ -27,6 +27,7 @@ export const sqliteSearch: SearchSql = {
   // Exact: an excluded token costs a lookup (or a scan) as an included one does.
   coverLimit: 1024,
   narrowBatch: 256,
+  spots: false,
   any(column, tokens, except, codec) {
     if (codec.fts !== undefined) return ftsMatch(column, codec.fts, anyToken(tokens, except)).sql;
     return inText(column, tokens, except);
