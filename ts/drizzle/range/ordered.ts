@@ -17,8 +17,9 @@ import { codedError } from '../../shared/errors.js';
 import { rangeColumnOf } from '../probe.js';
 import type { RangeValue } from './encoding.js';
 import { boundsOf, codeRange, type PartOptions, type RangeCondition } from './operators.js';
+import { against, wholeNode } from './narrowing.js';
 import { SPOT_LEVELS } from './spots.js';
-import { DEPTH, MAX_CODE, MIN_CODE, nodeOf, split } from './tree.js';
+import { MAX_CODE, MIN_CODE, nodeOf, split } from './tree.js';
 
 /** The depths of orderedPage's rungs from a bound: each rung up to 256 times wider than the last while they are narrow, 16 times from depth 6 up, where a node can hold many rows. */
 const RUNGS = [12, 10, 8, 6, 5, 4, 3, 2];
@@ -196,7 +197,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     if (codes.length >= want && narrowed < 2) {
       const edge = codes[want - 1];
       // A sample whose order runs against the page's narrows the part little: it is read as any other range.
-      const few = !against(kept);
+      const few = !against(kept, descending);
       if (!few && ends && open) {
         // Unless the part's rows at both ends of the table's key narrow it
         // further: when the ids grow with the values, the page's end is the
@@ -224,24 +225,6 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     await walkPieces(pieces, false, close);
   };
   /**
-   * Whether fetch's order runs against the page's in `kept`, a sample in
-   * fetch's order: nine in ten of its neighbours that differ, and at least
-   * 16 of them, are in the other order (ids that grow with the values,
-   * newest first). The narrowing then keeps nearly all of the part, which a
-   * query that collects the rows' keys first (SearchSql.narrowed) would
-   * read whole, where the database's walk in fetch's order stops at the
-   * batch. Fewer than 16 changes of value (values that tie in long runs)
-   * show no order either way.
-   */
-  const against = (kept: [bigint, Row][]) => {
-    let [along, counter] = [0, 0];
-    for (let i = 1; i < kept.length; i++) {
-      const [x, y] = [kept[i - 1][0], kept[i][0]];
-      if (x !== y) (x < y) !== descending ? along++ : counter++;
-    }
-    return counter >= 16 && counter >= 9 * along;
-  };
-  /**
    * A part that may hold many rows. Where the index can stop at a LIMIT
    * (SearchSql.sampler: FTS5), its first and last rows are a sample that costs
    * what it holds, where reading the part costs every row it has: the part
@@ -262,7 +245,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
       const edge = codes[want - 1];
       // The page is `want` rows of that value, the first in fetch's order.
       if (edge === nearOf(a, b)) return walk(edge, edge, 0, want);
-      const end = wholeNode(edge, codes[Math.min(codes.length, 2 * want) - 1], a, b);
+      const end = wholeNode(edge, codes[Math.min(codes.length, 2 * want) - 1], a, b, descending);
       if (end !== undefined) return sampled(descending ? end : a, descending ? b : end, times + 1);
     }
     return walk(a, b, 0, times > 0 ? narrowBatch : batch, times > 0);
@@ -312,7 +295,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     for (;;) {
       const k = Math.max(1, Math.ceil((2 * (need - found.length)) / 16 ** level));
       if (codes.length >= k) {
-        const cut = wholeNode(codes[k - 1], codes[k] ?? codes[k - 1], x, y);
+        const cut = wholeNode(codes[k - 1], codes[k] ?? codes[k - 1], x, y, descending);
         if (cut !== undefined) [x, y] = descending ? [cut, y] : [x, cut];
       }
       // Past k spots, the part may hold the rows of one more.
@@ -331,23 +314,6 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     };
     await (descending ? rest(u, x - 1n, { level, codes }) : rest(y + 1n, v, { level, codes }));
     await (descending ? rest(a, u - 1n, known) : rest(v + 1n, b, known));
-  };
-  /**
-   * Where a sample narrows [a, b] to, past its `want`-th code `edge`: out to
-   * the far end of the largest node of the tree around it that does not
-   * pass `limit`, a later code of the sample, so the part holds about twice
-   * the rows needed at most (more where rows tie at `limit`) and its cover
-   * is a few tokens a depth, where a cut at `edge` itself costs up to
-   * fifteen (an FTS5 query pays a lookup for each). Undefined when that
-   * does not narrow the part.
-   */
-  const wholeNode = (edge: bigint, limit: bigint, a: bigint, b: bigint): bigint | undefined => {
-    for (let depth = 0; depth <= DEPTH; depth++) {
-      const [start, end] = nodeOf(edge, depth);
-      const cut = descending ? start : end;
-      if (descending ? cut >= limit && cut > a : cut <= limit && cut < b) return cut;
-    }
-    return undefined;
   };
   /**
    * Pieces in order, halved: the rows of a half at once when they are few,
