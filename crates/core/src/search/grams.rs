@@ -276,6 +276,15 @@ mod tests {
 
     /// The masks' runs and the character-wise split agree on every length
     /// around the chunk's 64 bytes, and on random ASCII text.
+    /// The next state of a 64-bit linear congruential generator (Knuth's
+    /// MMIX constants): seeded text for the tests, the same on every run.
+    fn step(state: &mut u64) -> u64 {
+        *state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        *state
+    }
+
     #[test]
     fn ascii_runs_are_the_character_split() {
         let by_chars = |text: &str| -> Vec<String> {
@@ -288,12 +297,7 @@ mod tests {
         for n in 0..300 {
             for _ in 0..20 {
                 let text: String = (0..n)
-                    .map(|_| {
-                        state = state
-                            .wrapping_mul(6364136223846793005)
-                            .wrapping_add(1442695040888963407);
-                        char::from(b" a1,Z.-9"[(state >> 61) as usize])
-                    })
+                    .map(|_| char::from(b" a1,Z.-9"[(step(&mut state) >> 61) as usize]))
                     .collect();
                 assert_eq!(
                     words(&text).map(str::to_owned).collect::<Vec<_>>(),
@@ -354,6 +358,25 @@ mod tests {
         assert_eq!(trigrams("ab").count(), 0);
         assert_eq!(trigrams("a b").collect::<Vec<_>>(), ["a b"]);
         assert_eq!(trigrams("東京タワー").count(), 3);
+    }
+
+    /// Characters of one to four bytes in every order: the windows of
+    /// three decoded characters, from every start.
+    #[test]
+    fn trigrams_count_characters_of_every_length() {
+        let pool = ['a', 'ü', 'и', '東', 'タ', '😀', '𝔸', ' '];
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        for len in 0..40 {
+            let text: String = (0..len)
+                .map(|_| pool[(step(&mut state) >> 33) as usize % pool.len()])
+                .collect();
+            let chars: Vec<(usize, char)> = text.char_indices().collect();
+            let windows: Vec<&str> = chars
+                .windows(3)
+                .map(|w| &text[w[0].0..w[2].0 + w[2].1.len_utf8()])
+                .collect();
+            assert_eq!(trigrams(&text).collect::<Vec<_>>(), windows, "{text:?}");
+        }
     }
 
     #[test]

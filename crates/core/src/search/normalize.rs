@@ -9,7 +9,7 @@
 //! from this crate's data, gives the same form for every character both
 //! know (a test compares them over every code point).
 
-use super::standalone::{alone, Alone};
+use super::standalone::{alone, lone_starter, starts_segment, Alone};
 use caseless::Caseless;
 use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
@@ -51,22 +51,51 @@ pub fn normalize_into(text: &str, folding: Folding, out: &mut String) {
         return;
     }
     // NFKC and folding work within segments that start at a character that
-    // takes its form alone (standalone.rs): nothing before such a character
-    // can combine with it or move past it, in the text or in its fold. A
-    // segment that is that character alone (most of mixed text) folds by one
-    // lookup; any other goes through the passes.
+    // takes its form alone, or at one of the few others nothing before can
+    // combine with or move past either (standalone.rs: `İ`), in the text or
+    // in its fold. A segment that is one character (most of mixed text)
+    // folds by one lookup; any other goes through the passes. A run of
+    // ASCII is copied lowered in one step: each of its characters takes its
+    // form alone, and only its last can be followed by a mark (marks are
+    // not ASCII), so the last starts a segment as any other does.
     let (mut segment, mut lone, mut room) = (0, None, String::new());
-    for (at, c) in text.char_indices() {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < text.len() {
+        if bytes[at].is_ascii() {
+            let end = at + bytes[at..].iter().take_while(|b| b.is_ascii()).count();
+            close(&text[segment..at], lone, out, &mut room);
+            reserve_wiping(out, end - 1 - at);
+            let start = out.len();
+            out.push_str(&text[at..end - 1]);
+            out[start..].make_ascii_lowercase();
+            (segment, at) = (end - 1, end);
+            lone = Some(Alone::One(char::from(bytes[segment].to_ascii_lowercase())));
+            continue;
+        }
+        let Some(c) = text[at..].chars().next() else {
+            break;
+        };
         match alone(c) {
             Some(form) => {
                 close(&text[segment..at], lone, out, &mut room);
                 (segment, lone) = (at, Some(form));
             }
+            None if starts_segment(c) => {
+                close(&text[segment..at], lone, out, &mut room);
+                (segment, lone) = (at, None);
+            }
             None => lone = None,
         }
+        at += c.len_utf8();
     }
     close(&text[segment..], lone, out, &mut room);
-    zeroize::Zeroize::zeroize(&mut room);
+    // Only once it was used: an unused String's pointer is dangling, and
+    // zeroing no bytes there through glibc's memset is slow on some hosts
+    // (docs/performance.md, "Search tokens, per value").
+    if room.capacity() > 0 {
+        zeroize::Zeroize::zeroize(&mut room);
+    }
 }
 
 /// Appends the form of `segment`: `lone`'s when the segment is that one
@@ -76,12 +105,21 @@ fn close(segment: &str, lone: Option<Alone>, out: &mut String, room: &mut String
     match lone {
         Some(form) => form.fold(|c| push_wiping(out, c)),
         None if segment.is_empty() => {}
-        None => {
-            room.clear();
-            passes(segment, room);
-            reserve_wiping(out, room.len());
-            out.push_str(room);
-        }
+        // A segment of one character that starts a segment without taking
+        // its form alone (`İ`, whose fold ends with a combining dot): its
+        // form, made once.
+        None => match lone_starter(segment) {
+            Some(form) => {
+                reserve_wiping(out, form.len());
+                out.push_str(form);
+            }
+            None => {
+                room.clear();
+                passes(segment, room);
+                reserve_wiping(out, room.len());
+                out.push_str(room);
+            }
+        },
     }
 }
 

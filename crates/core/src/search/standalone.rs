@@ -22,7 +22,7 @@
 use caseless::Caseless;
 use std::sync::OnceLock;
 use unicode_normalization::char::canonical_combining_class;
-use unicode_normalization::{is_nfkc_quick, IsNormalized};
+use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
 /// The table's end: Latin, Greek, Cyrillic, Armenian, Hebrew, Arabic,
 /// Indic scripts, Georgian, Hangul jamo, the general punctuation and
@@ -31,10 +31,15 @@ const TABLE_END: u32 = 0x3100;
 /// CJK Unified Ideographs: starters that NFKC keeps and folding leaves as
 /// they are (the test over every code point checks it).
 const IDEOGRAPHS: std::ops::RangeInclusive<u32> = 0x4E00..=0x9FFF;
-/// Entries that are not a fold's one character (both are noncharacters,
-/// which no character folds to).
+/// Entries that are not a fold's one character (the first two are
+/// noncharacters, which no character folds to; U+FFFD folds to itself, and
+/// nothing below the table's end folds to it).
 const NOT_ALONE: u16 = 0xFFFF;
 const FOLDS_TO_MORE: u16 = 0xFFFE;
+/// A character a segment starts at that does not take its form alone:
+/// a starter NFKC's quick check keeps, whose fold begins with one but goes
+/// on with a mark (`İ` is `i` and a combining dot above).
+const STARTS: u16 = 0xFFFD;
 
 /// The form of a character that takes it alone.
 // No Debug: a value is a character of plaintext.
@@ -68,10 +73,58 @@ pub fn alone(c: char) -> Option<Alone> {
         return Some(Alone::One(c));
     }
     match table().get(code as usize).copied()? {
-        NOT_ALONE => None,
+        NOT_ALONE | STARTS => None,
         FOLDS_TO_MORE => Some(Alone::More(c)),
         one => char::from_u32(u32::from(one)).map(Alone::One),
     }
+}
+
+/// Whether a segment starts at `c`, which does not take its form alone
+/// (`alone` gave None): nothing before it composes with it or moves past
+/// it, in the text or in its fold, as for a character that does, but a mark
+/// after it may (`İ`, then a combining mark).
+#[inline]
+pub fn starts_segment(c: char) -> bool {
+    table().get(u32::from(c) as usize) == Some(&STARTS)
+}
+
+/// The form of `segment` when it is one character a segment starts at
+/// ([`starts_segment`]) and nothing more, as the passes make it (NFKC,
+/// folding, NFKC): `İ` before a character that takes its form alone or
+/// starts a segment. Its form is the character's own, so it is made once.
+pub fn lone_starter(segment: &str) -> Option<&'static str> {
+    let mut chars = segment.chars();
+    let code = u32::from(chars.next()?);
+    if chars.next().is_some() {
+        return None;
+    }
+    let forms = lone_forms();
+    let at = forms.binary_search_by_key(&code, |(c, _)| *c).ok()?;
+    Some(&forms[at].1)
+}
+
+/// A character [`lone_forms`] holds, by its code point, and its form.
+type LoneForm = (u32, Box<str>);
+
+/// Every character a segment starts at that does not take its form alone,
+/// with its form, in code point order; made on first use, after the table,
+/// and kept for the process.
+fn lone_forms() -> &'static [LoneForm] {
+    static FORMS: OnceLock<Box<[LoneForm]>> = OnceLock::new();
+    FORMS.get_or_init(|| {
+        (0..TABLE_END)
+            .filter_map(char::from_u32)
+            .filter(|&c| starts_segment(c))
+            .map(|c| {
+                let form: String = std::iter::once(c)
+                    .nfkc()
+                    .default_case_fold()
+                    .nfkc()
+                    .collect();
+                (u32::from(c), form.into_boxed_str())
+            })
+            .collect()
+    })
 }
 
 /// Whether `c` is a starter that NFKC's quick check answers "yes" for.
@@ -79,19 +132,23 @@ fn starter_kept(c: char) -> bool {
     canonical_combining_class(c) == 0 && is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes
 }
 
-/// `c`'s entry: its fold's one character, FOLDS_TO_MORE, or NOT_ALONE.
+/// `c`'s entry: its fold's one character, FOLDS_TO_MORE, STARTS, or NOT_ALONE.
 fn entry(c: char) -> u16 {
     if !starter_kept(c) {
         return NOT_ALONE;
     }
     let folded: Vec<char> = std::iter::once(c).default_case_fold().collect();
     if !folded.iter().all(|&f| starter_kept(f)) {
-        return NOT_ALONE;
+        return if folded.first().is_some_and(|&f| starter_kept(f)) {
+            STARTS
+        } else {
+            NOT_ALONE
+        };
     }
     match folded[..] {
         [one] => u16::try_from(u32::from(one))
             .ok()
-            .filter(|&f| f < FOLDS_TO_MORE)
+            .filter(|&f| f < STARTS)
             .unwrap_or(FOLDS_TO_MORE),
         _ => FOLDS_TO_MORE,
     }
@@ -131,6 +188,23 @@ mod tests {
         // and İ (its fold ends with a combining dot) do not
         for c in ['\u{308}', 'ﾀ', 'ﬁ', 'İ'] {
             assert!(alone(c).is_none(), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn a_segment_starts_at_a_dotted_capital_i() {
+        use super::{lone_starter, starts_segment};
+        // İ composes with nothing before it, and its fold begins with i: a
+        // segment starts there, and alone it is its fold, i and a combining dot
+        assert!(starts_segment('İ'));
+        assert_eq!(lone_starter("İ"), Some("i\u{307}"));
+        // with a mark after it, the segment is longer: the passes make its form
+        assert_eq!(lone_starter("İ\u{301}"), None);
+        // a mark, a halfwidth kana (its voicing mark composes with it) and a
+        // character that takes its form alone do not start one this way
+        for c in ['\u{308}', 'ﾀ', 'a', 'é'] {
+            assert!(!starts_segment(c), "{c:?}");
+            assert_eq!(lone_starter(&c.to_string()), None, "{c:?}");
         }
     }
 }
