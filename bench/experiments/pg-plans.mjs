@@ -7,8 +7,9 @@
 // each direction, the plan and EXPLAIN ANALYZE's execution time.
 //
 // It reads the encrypted table bench/range-queries.mjs leaves behind, loaded
-// with its default rows and values, where the first page is one query (with
-// fewer rows or `--values prices` it takes more, and this stops):
+// with its default rows and values, where the first page reads its rows in
+// one query after its spot census (with fewer rows or `--values prices` it
+// takes more, and this stops):
 //   node bench/range-queries.mjs --dialects pg --queries 1
 //   node bench/experiments/pg-plans.mjs [--samples 10] [--random-page-cost 4]
 // (4 is PostgreSQL's default; the bench sets 1.1.)
@@ -19,6 +20,7 @@ import { integer, pgTable } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { encryptedNumber, orderedPage, rangeIndexColumn } from '@sveltycms/ale/drizzle/pg';
+import { boundsOf } from '../../dist/esm/drizzle/range/operators.js';
 import { RANGE_CONTEXT, RANGE_SECRET } from '../range-data.mjs';
 
 const { values: flags } = parseArgs({ options: { samples: { type: 'string', default: '10' }, 'random-page-cost': { type: 'string', default: '4' } } });
@@ -29,14 +31,22 @@ const on = { ...RANGE_CONTEXT, keyRing: new ale.KeyRing([RANGE_SECRET]) };
 const enc = pgTable('rq_enc', { id: integer('id').primaryKey(), amount: encryptedNumber('amount', on), amountRange: rangeIndexColumn('amount_range', { ...on, field: 'amount', type: 'number' }) });
 // One connection: ANALYZE and each EXPLAIN run in turn.
 const client = postgres(process.env.PG_URL, { max: 1, onnotice: () => {}, connection: { random_page_cost: flags['random-page-cost'] } });
+const db = drizzle(client);
 try {
   const queries = {};
   for (const order of ['asc', 'desc']) {
-    let seen;
-    const db = drizzle(client, { logger: { logQuery: (text, params) => (seen ??= { text, params }) } });
-    const page = await orderedPage((where, limit, offset) => db.select({ id: enc.id, amount: enc.amount }).from(enc).where(where).orderBy(asc(enc.id)).limit(limit).offset(offset), { column: enc.amountRange, value: (r) => r.amount, order, limit: 20 });
-    if (page.queries !== 1) throw new Error(`the first page ${order} took ${page.queries} queries, not the one this reads`);
-    queries[order] = seen;
+    // The page's queries but its spot samples (the census, asked first): the first page's rows are one query.
+    const parts = [];
+    await orderedPage(
+      (where, limit, offset) => {
+        const query = db.select({ id: enc.id, amount: enc.amount }).from(enc).where(where).orderBy(asc(enc.id)).limit(limit).offset(offset);
+        if (boundsOf(where).spot === undefined) parts.push(query.toSQL());
+        return query;
+      },
+      { column: enc.amountRange, value: (r) => r.amount, order, limit: 20 },
+    );
+    if (parts.length !== 1) throw new Error(`the first page ${order} read its rows in ${parts.length} queries, not the one this reads`);
+    queries[order] = { text: parts[0].sql, params: parts[0].params };
   }
   /** A plan's nodes, depth first: type, index, estimated and actual rows. */
   const nodes = (n) => [`${n['Node Type']}${n['Index Name'] ? ` on ${n['Index Name']}` : ''} (${n['Plan Rows']} rows guessed, ${n['Actual Rows']} read)`, ...(n.Plans ?? []).flatMap(nodes)];

@@ -1,0 +1,99 @@
+// Where an ordered page's time goes on PostgreSQL and MariaDB
+// (docs/search.md, "Where a first page's time goes"): each query of a few
+// pages, what it asked (its range's width in hex digits of the tree, the
+// spot level for a spot sample, the LIMIT) and what it cost; then, for the
+// first page ascending, each of its queries alone and the plaintext
+// B-tree's first page, interleaved, so that a page's time can be set
+// against its queries' and the B-tree's in one run.
+//
+// It reads the tables bench/range-queries.mjs leaves behind, loaded with its
+// default rows and values:
+//   node bench/range-queries.mjs --dialects pg,mysql --queries 1
+//   node bench/experiments/range-page-queries.mjs [--dialects pg,mysql] [--pages 6] [--rounds 30]
+import { createRequire } from 'node:module';
+import { parseArgs } from 'node:util';
+import { asc } from 'drizzle-orm';
+import { boundsOf } from '../../dist/esm/drizzle/range/operators.js';
+import { RANGE_CONTEXT, RANGE_SECRET } from '../range-data.mjs';
+import { nearestRank, seededRandom } from '../stats.mjs';
+
+const { values: flags } = parseArgs({ options: { dialects: { type: 'string', default: 'pg,mysql' }, pages: { type: 'string', default: '6' }, rounds: { type: 'string', default: '30' } } });
+const ale = createRequire(import.meta.url)('../../index.js');
+// range-queries.mjs's key and column, so that the tokens are the table's.
+const on = { ...RANGE_CONTEXT, keyRing: new ale.KeyRing([RANGE_SECRET]) };
+const FIRST_PAGE = (dir) => `SELECT id FROM rq_plain WHERE amount IS NOT NULL ORDER BY amount ${dir}, id LIMIT 20`;
+
+/** Each dialect's table and connection, as range-queries.mjs makes them; `plain(sql)` runs a plaintext query. */
+const DIALECTS = {
+  async pg() {
+    if (!process.env.PG_URL) throw new Error('PG_URL is not set: eval "$(scripts/services.sh start)"');
+    const { integer, pgTable } = await import('drizzle-orm/pg-core');
+    const { default: postgres } = await import('postgres');
+    const { drizzle } = await import('drizzle-orm/postgres-js');
+    const m = await import('@sveltycms/ale/drizzle/pg');
+    const client = postgres(process.env.PG_URL, { max: 2, onnotice: () => {}, connection: { random_page_cost: '1.1' } });
+    const enc = pgTable('rq_enc', { id: integer('id').primaryKey(), amount: m.encryptedNumber('amount', on), amountRange: m.rangeIndexColumn('amount_range', { ...on, field: 'amount', type: 'number' }) });
+    return { name: 'PostgreSQL', m, db: drizzle(client), enc, plain: (text) => client.unsafe(text), close: () => client.end() };
+  },
+  async mysql() {
+    if (!process.env.MYSQL_URL) throw new Error('MYSQL_URL is not set: eval "$(scripts/services.sh start)"');
+    const { int, mysqlTable } = await import('drizzle-orm/mysql-core');
+    const { createPool } = await import('mysql2/promise');
+    const { drizzle } = await import('drizzle-orm/mysql2');
+    const m = await import('@sveltycms/ale/drizzle/mysql');
+    const pool = createPool({ uri: process.env.MYSQL_URL, connectionLimit: 2 });
+    const enc = mysqlTable('rq_enc', { id: int('id').primaryKey(), amount: m.encryptedNumber('amount', on), amountRange: m.rangeIndexColumn('amount_range', { ...on, field: 'amount', type: 'number' }) });
+    return { name: 'MariaDB', m, db: drizzle(pool), enc, plain: async (text) => (await pool.query(text))[0], close: () => pool.end() };
+  },
+};
+
+const ms = (ns) => (ns / 1e6).toFixed(2);
+for (const name of flags.dialects.split(',')) {
+  const d = await DIALECTS[name]();
+  try {
+    const run = (where, limit, offset = 0) => d.db.select({ id: d.enc.id, amount: d.enc.amount }).from(d.enc).where(where).orderBy(asc(d.enc.id)).limit(limit).offset(offset);
+    /** A page, with each query it made: what it asked, the rows it got and its time. */
+    const traced = async (order, within) => {
+      const asked = [];
+      const t0 = process.hrtime.bigint();
+      const page = await d.m.orderedPage(
+        async (where, limit, offset) => {
+          const t = process.hrtime.bigint();
+          const rows = await run(where, limit, offset);
+          const { lo, hi, spot } = boundsOf(where);
+          asked.push({ where, limit, offset, spot, digits: (hi - lo).toString(16).length, rows: rows.length, ns: Number(process.hrtime.bigint() - t) });
+          return rows;
+        },
+        { column: d.enc.amountRange, value: (r) => r.amount, order, limit: 20, within },
+      );
+      return { page, asked, ns: Number(process.hrtime.bigint() - t0) };
+    };
+    const values = (await d.plain('SELECT amount FROM rq_plain WHERE amount IS NOT NULL ORDER BY id LIMIT 1000')).map((r) => r.amount);
+    if (values.length === 0) throw new Error('rq_plain is empty: run node bench/range-queries.mjs --dialects pg,mysql --queries 1 first');
+    const rand = seededRandom(7);
+    console.log(`\n${d.name}: each query of ${flags.pages} pages (width: the range's hex digits; spot: a spot sample of that level)`);
+    for (let i = 0; i < Number(flags.pages); i++) {
+      const order = i % 2 ? 'desc' : 'asc';
+      const after = i >= Number(flags.pages) / 2 ? values[Math.floor(rand() * values.length)] : undefined;
+      const within = after === undefined ? undefined : order === 'asc' ? d.m.rangeGt(d.enc.amountRange, after) : d.m.rangeLt(d.enc.amountRange, after);
+      const { page, asked, ns } = await traced(order, within);
+      console.log(`  ${after === undefined ? 'first 20' : `20 after ${after}`} ${order}: ${ms(ns)} ms, ${page.queries} queries, ${page.read} rows read`);
+      for (const q of asked) console.log(`    width ${String(q.digits).padStart(2)}${q.spot ? `, spot ${q.spot}` : '        '}, limit ${String(q.limit).padStart(4)}: ${String(q.rows).padStart(4)} rows, ${ms(q.ns)} ms`);
+    }
+    // The first page ascending, its queries one at a time, and the B-tree's, in turns.
+    const { asked } = await traced('asc');
+    const sides = [...asked.map((q, k) => [`query ${k + 1}${q.spot ? ` (spot ${q.spot})` : ''}, ${q.rows} rows`, () => run(q.where, q.limit, q.offset)]), ['the page', () => traced('asc')], ['B-tree first page', () => d.plain(FIRST_PAGE('ASC'))]];
+    const times = sides.map(() => []);
+    for (let r = 0; r < Number(flags.rounds); r++) {
+      for (const [k, [, f]] of sides.entries()) {
+        const t = process.hrtime.bigint();
+        await f();
+        times[k].push(Number(process.hrtime.bigint() - t));
+      }
+    }
+    console.log(`  the first page ascending, ${flags.rounds} rounds in turns: median / p95`);
+    for (const [k, [label]] of sides.entries()) console.log(`    ${label.padEnd(30)} ${ms(nearestRank(times[k], 0.5))} / ${ms(nearestRank(times[k], 0.95))} ms`);
+  } finally {
+    await d.close();
+  }
+}
