@@ -103,9 +103,12 @@ fn normalizing_search_text_leaves_no_plaintext_in_freed_memory() {
     let _turn = watch();
     use ale_core::search::normalize::{normalize_into, Folding};
     // U+FDFA is 18 characters under NFKC, so the output outgrows the input
-    // and its buffer grows; İ folds to i and a combining dot, which sends
-    // the folded text through a second NFKC pass, from a copy; the Hangul
-    // marker with an İ inside goes through the passes in the scratch buffer.
+    // and its buffer grows; the Hangul marker before the second İ goes
+    // through the passes in the scratch buffer; that İ starts a segment,
+    // which the marker after it joins, and folds to i and a combining dot,
+    // which sends the segment's folded text through a second NFKC pass,
+    // from a copy (the first İ, alone before a space, takes its form from
+    // a table).
     let text = format!("İ \u{FDFA} {NORMAL_MARKER} {SEGMENT_MARKER}İ{SEGMENT_MARKER} ").repeat(50);
     // a buffer reused from a previous value, too small for this one
     let mut out = NORMAL_MARKER.to_owned();

@@ -274,8 +274,6 @@ mod tests {
         assert_eq!(words("").count(), 0);
     }
 
-    /// The masks' runs and the character-wise split agree on every length
-    /// around the chunk's 64 bytes, and on random ASCII text.
     /// The next state of a 64-bit linear congruential generator (Knuth's
     /// MMIX constants): seeded text for the tests, the same on every run.
     fn step(state: &mut u64) -> u64 {
@@ -285,6 +283,8 @@ mod tests {
         *state
     }
 
+    /// The masks' runs and the character-wise split agree on every length
+    /// around the chunk's 64 bytes, and on random ASCII text.
     #[test]
     fn ascii_runs_are_the_character_split() {
         let by_chars = |text: &str| -> Vec<String> {
@@ -360,10 +360,11 @@ mod tests {
         assert_eq!(trigrams("東京タワー").count(), 3);
     }
 
-    /// Characters of one to four bytes in every order: the windows of
-    /// three decoded characters, from every start.
+    /// Random text of characters of one to four bytes, 0 to 39 of them:
+    /// the trigrams are the windows of three decoded characters, from
+    /// every start.
     #[test]
-    fn trigrams_count_characters_of_every_length() {
+    fn trigrams_are_windows_of_characters_of_every_length() {
         let pool = ['a', 'ü', 'и', '東', 'タ', '😀', '𝔸', ' '];
         let mut state = 0x9E37_79B9_7F4A_7C15_u64;
         for len in 0..40 {

@@ -9,7 +9,7 @@
 //! from this crate's data, gives the same form for every character both
 //! know (a test compares them over every code point).
 
-use super::standalone::{alone, lone_starter, starts_segment, Alone};
+use super::standalone::{alone, lone_form, starts_segment, Alone};
 use caseless::Caseless;
 use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
@@ -59,23 +59,19 @@ pub fn normalize_into(text: &str, folding: Folding, out: &mut String) {
     // form alone, and only its last can be followed by a mark (marks are
     // not ASCII), so the last starts a segment as any other does.
     let (mut segment, mut lone, mut room) = (0, None, String::new());
-    let bytes = text.as_bytes();
     let mut at = 0;
-    while at < text.len() {
-        if bytes[at].is_ascii() {
-            let end = at + bytes[at..].iter().take_while(|b| b.is_ascii()).count();
+    while let Some(c) = text[at..].chars().next() {
+        if c.is_ascii() {
+            let end = at + text[at..].bytes().take_while(u8::is_ascii).count();
             close(&text[segment..at], lone, out, &mut room);
             reserve_wiping(out, end - 1 - at);
             let start = out.len();
             out.push_str(&text[at..end - 1]);
             out[start..].make_ascii_lowercase();
             (segment, at) = (end - 1, end);
-            lone = Some(Alone::One(char::from(bytes[segment].to_ascii_lowercase())));
+            lone = alone(char::from(text.as_bytes()[segment]));
             continue;
         }
-        let Some(c) = text[at..].chars().next() else {
-            break;
-        };
         match alone(c) {
             Some(form) => {
                 close(&text[segment..at], lone, out, &mut room);
@@ -90,12 +86,7 @@ pub fn normalize_into(text: &str, folding: Folding, out: &mut String) {
         at += c.len_utf8();
     }
     close(&text[segment..], lone, out, &mut room);
-    // Only once it was used: an unused String's pointer is dangling, and
-    // zeroing no bytes there through glibc's memset is slow on some hosts
-    // (docs/performance.md, "Search tokens, per value").
-    if room.capacity() > 0 {
-        zeroize::Zeroize::zeroize(&mut room);
-    }
+    wipe(&mut room);
 }
 
 /// Appends the form of `segment`: `lone`'s when the segment is that one
@@ -108,7 +99,7 @@ fn close(segment: &str, lone: Option<Alone>, out: &mut String, room: &mut String
         // A segment of one character that starts a segment without taking
         // its form alone (`İ`, whose fold ends with a combining dot): its
         // form, made once.
-        None => match lone_starter(segment) {
+        None => match lone_form(segment) {
             Some(form) => {
                 reserve_wiping(out, form.len());
                 out.push_str(form);
@@ -142,7 +133,7 @@ fn passes(text: &str, out: &mut String) {
         for c in folded.nfkc() {
             push_wiping(out, c);
         }
-        zeroize::Zeroize::zeroize(&mut folded);
+        wipe(&mut folded);
     }
 }
 
@@ -181,8 +172,18 @@ fn reserve_wiping(out: &mut String, more: usize) {
     }
     let mut bigger = String::with_capacity(out.len() + more);
     bigger.push_str(out);
-    zeroize::Zeroize::zeroize(out);
+    wipe(out);
     *out = bigger;
+}
+
+/// Wipes `text`, all of its capacity, and empties it. A String that never
+/// allocated holds nothing to wipe, and its pointer is dangling: zeroing no
+/// bytes there through glibc's `memset` is slow on some hosts
+/// (docs/performance.md, "Search tokens, per value"), so it is left alone.
+fn wipe(text: &mut String) {
+    if text.capacity() > 0 {
+        zeroize::Zeroize::zeroize(text);
+    }
 }
 
 /// [`normalize_into`], allocating.
@@ -248,6 +249,7 @@ mod tests {
                 format!("a{c}a"),
                 format!("{c}{c}"),
                 format!("A{c}\u{308}"),
+                format!("\u{301}{c}\u{323}"),
             ] {
                 super::normalize_into(&text, PLAIN, &mut out);
                 assert_eq!(out, every_pass(&text), "U+{:04X} in {text:?}", c as u32);
@@ -257,11 +259,11 @@ mod tests {
 
     /// Text mixed from characters that take their form alone and ones that
     /// do not (combining marks, Hangul jamo, halfwidth kana and their
-    /// voicing marks, ligatures, İ, ß, final sigma): the segments give what
-    /// the passes over the whole text give.
+    /// voicing marks, ligatures, İ and others a segment starts at, ß, final
+    /// sigma): the segments give what the passes over the whole text give.
     #[test]
     fn segments_give_the_whole_texts_form() {
-        let pool: Vec<char> = "aZ 9-ßİıIJΣσςÅA\u{30A}e\u{301}\u{327}\u{308}\u{342}\u{345}\u{307}\u{30C}\u{313}\u{314}ﬁ①ﾀﾞﾟ\u{3099}か\u{1100}\u{1161}\u{11A8}가ᅡ東Ω\u{212B}ǅИй\u{306}\u{B47}\u{B3E}\u{9C7}\u{9BE}\u{D46}\u{D3E}\u{DD9}\u{DCF}"
+        let pool: Vec<char> = "aZ 9-ßİǰΐᾷẖῤıIJΣσςÅA\u{30A}e\u{301}\u{327}\u{308}\u{342}\u{345}\u{307}\u{30C}\u{313}\u{314}ﬁ①ﾀﾞﾟ\u{3099}か\u{1100}\u{1161}\u{11A8}가ᅡ東Ω\u{212B}ǅИй\u{306}\u{B47}\u{B3E}\u{9C7}\u{9BE}\u{D46}\u{D3E}\u{DD9}\u{DCF}"
             .chars()
             .collect();
         let mut state = 0x2545_F491_4F6C_DD1D_u64;

@@ -15,9 +15,15 @@
 //! composes with nothing before it. A segment's own first character may
 //! compose with marks after it (`I` and a combining dot is `İ`); its fold
 //! is then that composite's, which begins with a starter, as every case
-//! fold of a composite does. The table is made from the same crates' data
-//! the passes use, and tests compare the two over every code point, every
-//! canonical pair, and mixed text.
+//! fold of a composite does. A few starters NFKC's quick check keeps fold
+//! to such a starter followed by a mark (`İ` is `i` and a combining dot
+//! above): nothing before them combines with them or moves past them
+//! either, so a segment starts at each of them too, but a mark after one
+//! may combine with its fold, so it is not alone; a segment that is one of
+//! them and nothing more has the character's own form, made once. The
+//! table is made from the same crates' data the passes use, and tests
+//! compare the two over every code point, every canonical pair, and mixed
+//! text.
 
 use caseless::Caseless;
 use std::sync::OnceLock;
@@ -92,7 +98,7 @@ pub fn starts_segment(c: char) -> bool {
 /// ([`starts_segment`]) and nothing more, as the passes make it (NFKC,
 /// folding, NFKC): `İ` before a character that takes its form alone or
 /// starts a segment. Its form is the character's own, so it is made once.
-pub fn lone_starter(segment: &str) -> Option<&'static str> {
+pub fn lone_form(segment: &str) -> Option<&'static str> {
     let mut chars = segment.chars();
     let code = u32::from(chars.next()?);
     if chars.next().is_some() {
@@ -191,20 +197,44 @@ mod tests {
         }
     }
 
+    /// The characters a segment starts at without taking their form alone:
+    /// the 25 of CaseFolding.txt's full (F) folds that begin with a starter
+    /// and go on with a mark, each with the form the three passes give it.
+    #[test]
+    fn the_characters_a_segment_starts_at_have_their_passes_form() {
+        use caseless::Caseless;
+        use unicode_normalization::UnicodeNormalization;
+        let forms = super::lone_forms();
+        let chars: String = forms
+            .iter()
+            .filter_map(|(c, _)| char::from_u32(*c))
+            .collect();
+        assert_eq!(chars, "İǰΐΰẖẗẘẙὐὒὔὖᾶᾷῆῇῒῖῗῢῤῦῧῶῷ");
+        for (c, form) in forms {
+            let passes: String = char::from_u32(*c)
+                .into_iter()
+                .nfkc()
+                .default_case_fold()
+                .nfkc()
+                .collect();
+            assert_eq!(&**form, passes, "U+{c:04X}");
+        }
+    }
+
     #[test]
     fn a_segment_starts_at_a_dotted_capital_i() {
-        use super::{lone_starter, starts_segment};
+        use super::{lone_form, starts_segment};
         // İ composes with nothing before it, and its fold begins with i: a
         // segment starts there, and alone it is its fold, i and a combining dot
         assert!(starts_segment('İ'));
-        assert_eq!(lone_starter("İ"), Some("i\u{307}"));
+        assert_eq!(lone_form("İ"), Some("i\u{307}"));
         // with a mark after it, the segment is longer: the passes make its form
-        assert_eq!(lone_starter("İ\u{301}"), None);
+        assert_eq!(lone_form("İ\u{301}"), None);
         // a mark, a halfwidth kana (its voicing mark composes with it) and a
         // character that takes its form alone do not start one this way
         for c in ['\u{308}', 'ﾀ', 'a', 'é'] {
             assert!(!starts_segment(c), "{c:?}");
-            assert_eq!(lone_starter(&c.to_string()), None, "{c:?}");
+            assert_eq!(lone_form(&c.to_string()), None, "{c:?}");
         }
     }
 }
