@@ -35,7 +35,7 @@ const db = drizzle(client);
 try {
   const queries = {};
   for (const order of ['asc', 'desc']) {
-    // The page's queries but its spot samples (the census, asked first): the first page's rows are one query.
+    // The page's queries other than its spot samples (the census, asked first): the first page's rows are one query.
     const parts = [];
     await orderedPage(
       (where, limit, offset) => {

@@ -1,10 +1,11 @@
 // Where an ordered page's time goes on PostgreSQL and MariaDB
-// (docs/search.md, "Where a first page's time goes"): each query of a few
-// pages, what it asked (its range's width in hex digits of the tree, the
-// spot level for a spot sample, the LIMIT) and what it cost; then, for the
-// first page ascending, each of its queries alone and the plaintext
-// B-tree's first page, interleaved, so that a page's time can be set
-// against its queries' and the B-tree's in one run.
+// (docs/search.md, "Where a page's time goes, query by query"): each query
+// of a few pages, what it asked (its range's width in hex digits of the
+// tree, the spot level for a spot sample, the LIMIT) and what it cost;
+// then, for the first page ascending, checked against the plaintext
+// B-tree's first page first, each of its queries alone, the page, and the
+// B-tree's page, in an order that rotates each round, so that a page's
+// time can be set against its queries' and the B-tree's in one run.
 //
 // It reads the tables bench/range-queries.mjs leaves behind, loaded with its
 // default rows and values:
@@ -80,18 +81,23 @@ for (const name of flags.dialects.split(',')) {
       console.log(`  ${after === undefined ? 'first 20' : `20 after ${after}`} ${order}: ${ms(ns)} ms, ${page.queries} queries, ${page.read} rows read`);
       for (const q of asked) console.log(`    width ${String(q.digits).padStart(2)}${q.spot ? `, spot ${q.spot}` : '        '}, limit ${String(q.limit).padStart(4)}: ${String(q.rows).padStart(4)} rows, ${ms(q.ns)} ms`);
     }
-    // The first page ascending, its queries one at a time, and the B-tree's, in turns.
-    const { asked } = await traced('asc');
-    const sides = [...asked.map((q, k) => [`query ${k + 1}${q.spot ? ` (spot ${q.spot})` : ''}, ${q.rows} rows`, () => run(q.where, q.limit, q.offset)]), ['the page', () => traced('asc')], ['B-tree first page', () => d.plain(FIRST_PAGE('ASC'))]];
+    // The first page ascending, its queries one at a time, the page untraced, and the B-tree's, in turns.
+    const { page, asked } = await traced('asc');
+    const ids = (rows) => rows.map((r) => r.id).join(',');
+    if (ids(page.rows) !== ids(await d.plain(FIRST_PAGE('ASC')))) throw new Error(`${d.name}: the encrypted first page differs from the plaintext one`);
+    const untraced = () => d.m.orderedPage(run, { column: d.enc.amountRange, value: (r) => r.amount, order: 'asc', limit: 20 });
+    const sides = [...asked.map((q, k) => [`query ${k + 1}${q.spot ? ` (spot ${q.spot})` : ''}, ${q.rows} rows`, () => run(q.where, q.limit, q.offset)]), ['the page', untraced], ['B-tree first page', () => d.plain(FIRST_PAGE('ASC'))]];
     const times = sides.map(() => []);
     for (let r = 0; r < Number(flags.rounds); r++) {
-      for (const [k, [, f]] of sides.entries()) {
+      // Each side first in one round of every sides.length, so none always runs right after another.
+      for (let i = 0; i < sides.length; i++) {
+        const k = (i + r) % sides.length;
         const t = process.hrtime.bigint();
-        await f();
+        await sides[k][1]();
         times[k].push(Number(process.hrtime.bigint() - t));
       }
     }
-    console.log(`  the first page ascending, ${flags.rounds} rounds in turns: median / p95`);
+    console.log(`  the first page ascending (equal to the B-tree's), ${flags.rounds} rounds in turns: median / p95`);
     for (const [k, [label]] of sides.entries()) console.log(`    ${label.padEnd(30)} ${ms(nearestRank(times[k], 0.5))} / ${ms(nearestRank(times[k], 0.95))} ms`);
   } finally {
     await d.close();
