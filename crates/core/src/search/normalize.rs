@@ -10,6 +10,7 @@
 //! know (a test compares them over every code point).
 
 use super::standalone::{alone, lone_form, starts_segment, Alone};
+use crate::scratch::wipe_text;
 use caseless::Caseless;
 use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
@@ -86,7 +87,7 @@ pub fn normalize_into(text: &str, folding: Folding, out: &mut String) {
         at += c.len_utf8();
     }
     close(&text[segment..], lone, out, &mut room);
-    wipe(&mut room);
+    wipe_text(&mut room);
 }
 
 /// Appends the form of `segment`: `lone`'s when the segment is that one
@@ -133,7 +134,7 @@ fn passes(text: &str, out: &mut String) {
         for c in folded.nfkc() {
             push_wiping(out, c);
         }
-        wipe(&mut folded);
+        wipe_text(&mut folded);
     }
 }
 
@@ -172,18 +173,8 @@ fn reserve_wiping(out: &mut String, more: usize) {
     }
     let mut bigger = String::with_capacity(out.len() + more);
     bigger.push_str(out);
-    wipe(out);
+    wipe_text(out);
     *out = bigger;
-}
-
-/// Wipes `text`, all of its capacity, and empties it. A String that never
-/// allocated holds nothing to wipe, and its pointer is dangling: zeroing no
-/// bytes there through glibc's `memset` is slow on some hosts
-/// (docs/performance.md, "Search tokens, per value"), so it is left alone.
-fn wipe(text: &mut String) {
-    if text.capacity() > 0 {
-        zeroize::Zeroize::zeroize(text);
-    }
 }
 
 /// [`normalize_into`], allocating.
