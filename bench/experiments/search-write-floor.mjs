@@ -14,10 +14,16 @@
 //   the same with the tokens' text made in JS from a Buffer (hexWords), as
 //   the columns did before searchTokenText.
 //
-//   node bench/experiments/search-write-floor.mjs [--rounds 12] [--pair]
+//   node bench/experiments/search-write-floor.mjs [--rounds 12] [--pair | --apart]
 //
 // --pair: the adapter part times plaintext and the package's columns only;
 // the raw part is unchanged.
+// --apart: the adapter part times plaintext, the package's columns, a
+// plaintext write that first makes the package's two columns' values (the
+// envelope and the tokens' text) and drops them, with those calls timed
+// inside the write, and the ready-made row; then the same two calls in a
+// loop, warm. So: what the calls cost in a write and warm, what they add
+// to the rest of the write, and what the package's row adds besides.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -30,7 +36,8 @@ import { searchTexts } from '../search-texts.mjs';
 import { openSqlite } from '../sqlite.mjs';
 import { median, overhead } from '../stats.mjs';
 
-const { values: flags } = parseArgs({ options: { rounds: { type: 'string', default: '12' }, pair: { type: 'boolean', default: false } } });
+const { values: flags } = parseArgs({ options: { rounds: { type: 'string', default: '12' }, pair: { type: 'boolean', default: false }, apart: { type: 'boolean', default: false } } });
+if (flags.pair && flags.apart) throw new Error('--pair or --apart, not both');
 const ROUNDS = Number(flags.rounds);
 const PER_ROUND = 100;
 const require = createRequire(import.meta.url);
@@ -50,6 +57,8 @@ const TABLES = {
   // as a Buffer, made into FTS5's text in JS, in the write
   'package, text made in JS (before)': contentNodes(encryptedText('data', on), { dataSearch: text('data_search') }),
 };
+// --apart's side that writes the plaintext row after making the package's two values
+const CALLS = "plain, the columns' calls made";
 const envelopes = corpus.map((d) => TABLES.package.data.mapToDriverValue(d));
 const tokenTexts = corpus.map((d) => String(TABLES.package.dataSearch.mapToDriverValue(d)));
 // the fourth side writes what the package's column writes
@@ -69,9 +78,14 @@ const RAW = {
   'tokens in a second table': [...fts('f', 'name, description'), ...fts('g', 'data_search', ", detail=column, tokenize='ascii'")],
 };
 
-/** Rounds of interleaved one-row transactions on each side's fresh database; µs a write per side. */
+/**
+ * Rounds of interleaved one-row transactions on each side's fresh database:
+ * ns a write per side, and in `inside`, what `write` says it spent on the
+ * package's calls (when it returns a number).
+ */
 async function measure(sides, open, write) {
   const times = Object.fromEntries(sides.map((s) => [s, []]));
+  times.inside = [];
   for (let round = 0; round < ROUNDS; round++) {
     const dir = mkdtempSync(join(tmpdir(), 'ale-floor-'));
     const dbs = {};
@@ -81,8 +95,9 @@ async function measure(sides, open, write) {
         const k = (i + 20) % corpus.length;
         for (const side of (i + round) % 2 ? sides : [...sides].reverse()) {
           const t0 = process.hrtime.bigint();
-          await write(dbs[side], side, k, `${side}-${i}`);
+          const calls = await write(dbs[side], side, k, `${side}-${i}`);
           if (i >= 0) times[side].push(Number(process.hrtime.bigint() - t0));
+          if (i >= 0 && typeof calls === 'number') times.inside.push(calls);
         }
       }
     } finally {
@@ -93,13 +108,14 @@ async function measure(sides, open, write) {
   return times;
 }
 
-function report(title, times) {
+function report(title, { inside, ...times }) {
   console.log(title);
   for (const [side, t] of Object.entries(times)) {
     const w = side === 'plain' ? undefined : overhead(times.plain, t);
     const delta = w ? `${(w.point * 100).toFixed(1)}% [${(w.low * 100).toFixed(1)}, ${(w.high * 100).toFixed(1)}]` : '';
     console.log(`  ${side.padEnd(36)} ${(median(t) / 1000).toFixed(1).padStart(6)} µs  ${delta}`);
   }
+  if (inside.length > 0) console.log(`  of which the two calls in "${CALLS}": ${(median(inside) / 1000).toFixed(1)} µs`);
 }
 
 const values = (side, k, id) => {
@@ -130,14 +146,16 @@ report(`Node ${process.version}, node:sqlite, raw statements, ready-made values,
 // them; the package measures several points more this way than among the
 // four sides, for a reason not yet taken apart (docs/search.md).
 const drizzle = await measure(
-  flags.pair ? ['plain', 'package'] : Object.keys(TABLES),
+  flags.pair ? ['plain', 'package'] : flags.apart ? ['plain', 'package', CALLS, 'ready-made'] : Object.keys(TABLES),
   async (side, file) => {
     const s = await openSqlite(file, { driver: 'node:sqlite' });
     s.exec(`CREATE TABLE content_nodes (${COLUMNS})`);
-    for (const stmt of fts('content_nodes_fts', side === 'plain' ? 'name, description, data' : 'name, description, data_search')) s.exec(stmt);
+    const plain = side === 'plain' || side === CALLS;
+    for (const stmt of fts('content_nodes_fts', plain ? 'name, description, data' : 'name, description, data_search')) s.exec(stmt);
     return { ...s, run: statements(s.db) };
   },
   (s, side, k, id) => {
+    if (side === CALLS) return callsThenPlain(s, k, id);
     const data =
       side === 'ready-made'
         ? { data: envelopes[k], dataSearch: tokenTexts[k] }
@@ -149,4 +167,29 @@ const drizzle = await measure(
     return s.run.insert(TABLES[side], { ...row('content_nodes', id, 0), ...data });
   },
 );
-report(`through the CMS adapter (drizzle-orm/sqlite-proxy over node:sqlite), tokens in the CMS table${flags.pair ? ' (--pair: plain and package only)' : ''}`, drizzle);
+report(`through the CMS adapter (drizzle-orm/sqlite-proxy over node:sqlite), tokens in the CMS table${flags.pair ? ' (--pair: plain and package only)' : flags.apart ? ' (--apart)' : ''}`, drizzle);
+
+if (flags.apart) {
+  // The same two calls outside any write, each value in turn, warm.
+  const pairs = [];
+  for (let round = 0; round < 20; round++) {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < 640; i++) {
+      TABLES.package.data.mapToDriverValue(corpus[i % corpus.length]);
+      TABLES.package.dataSearch.mapToDriverValue(corpus[i % corpus.length]);
+    }
+    pairs.push(Number(process.hrtime.bigint() - t0) / 640);
+  }
+  console.log(`  the two calls in a loop, warm (20 rounds of 640): ${(median(pairs) / 1000).toFixed(1)} µs`);
+}
+
+/** The CALLS side's write: the package's columns make their values (dropped), then the plaintext row is written; ns of the calls. */
+async function callsThenPlain(s, k, id) {
+  const t0 = process.hrtime.bigint();
+  // the values the package's row holds (envelopes and tokenTexts above are made by the same calls)
+  TABLES.package.data.mapToDriverValue(corpus[k]);
+  TABLES.package.dataSearch.mapToDriverValue(corpus[k]);
+  const calls = Number(process.hrtime.bigint() - t0);
+  await s.run.insert(TABLES.plain, { ...row('content_nodes', id, 0), data: corpus[k] });
+  return calls;
+}
