@@ -169,14 +169,23 @@ export const ns = (t0) => Number(process.hrtime.bigint() - t0);
  * (node:sqlite behind sqlite-proxy, an `async` Drizzle database).
  */
 export function statements(db) {
+  // `before`, if given, runs in the transaction ahead of the INSERT, where a column's mappers would.
   if (db.resultKind === 'async') {
     return {
-      insert: (t, values) => db.transaction(async (tx) => void (await tx.insert(t).values(values))),
+      insert: (t, values, before) =>
+        db.transaction(async (tx) => {
+          before?.();
+          await tx.insert(t).values(values);
+        }),
       get: (q) => q.get(),
     };
   }
   return {
-    insert: (t, values) => db.transaction((tx) => void tx.insert(t).values(values).run()),
+    insert: (t, values, before) =>
+      db.transaction((tx) => {
+        before?.();
+        tx.insert(t).values(values).run();
+      }),
     get: (q) => q.get(),
   };
 }
