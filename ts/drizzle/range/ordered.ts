@@ -12,11 +12,11 @@
 // both ends of the table's key narrow it. What comes back equals
 // `ORDER BY value [DESC], <fetch's order> LIMIT … OFFSET …` on the
 // plaintext (docs/search.md, "Ranges and order").
-import type { Column, SQL } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
 import { rangeColumnOf } from '../probe.js';
-import type { RangeValue } from './encoding.js';
-import { boundsOf, codeRange, type PartOptions, type RangeCondition } from './operators.js';
+import { boundsOf, codeRange, type PartOptions } from './operators.js';
+import type { OrderedPage, OrderedPageOptions } from './page-options.js';
 import { against, wholeNode } from './narrowing.js';
 import { SPOT_LEVELS } from './spots.js';
 import { MAX_CODE, MIN_CODE, nodeOf, split } from './tree.js';
@@ -35,33 +35,6 @@ const SPOT_FIRST = 3;
 
 /** The most rows of one spot sample: past it, the level above (16 times sparser) is asked. */
 const SPOT_MAX = 256;
-
-export interface OrderedPageOptions<Row> {
-  /** The rangeIndexColumn to order by. */
-  column: Column;
-  /** The decrypted value of a row, e.g. `(row) => row.amount`; rows whose value is null are left out. */
-  value: (row: Row) => RangeValue | null | undefined;
-  /** Ascending (default) or descending. Ties keep the order `fetch` gives. */
-  order?: 'asc' | 'desc';
-  /** Rows per page. */
-  limit: number;
-  /** Rows to skip first, in this order. Default 0. */
-  offset?: number;
-  /** Only rows in this range: a condition from rangeGt() … rangeBetween() on the same column. */
-  within?: RangeCondition;
-  /** The most rows one query may bring back to be sorted whole; past it, the range is narrowed or split. Default 256, or twice offset + limit when that is more; on PostgreSQL, 1,024 for a rung or a narrowed part. A batch given sets both. */
-  batch?: number;
-}
-
-export interface OrderedPage<Row> {
-  rows: Row[];
-  /** Rows read, how many of them the exact test refused (candidates outside their range), and queries made. */
-  read: number;
-  refused: number;
-  queries: number;
-  /** Of `read`, the rows of spot samples (PostgreSQL and MariaDB: docs/search.md, "Spots first, on PostgreSQL and MariaDB"). */
-  spots: number;
-}
 
 /**
  * A page of rows in the order of a range column's values:
@@ -150,6 +123,16 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   };
   /** The codes of `kept`, in this order. */
   const ordered = (kept: [bigint, Row][]) => kept.map(([code]) => code).sort(inOrder);
+  /**
+   * After [x, y], the near end of [a, b] a sample narrowed the part to, the
+   * rest of [a, b] through `go` while the page is not full. The sample said
+   * the page lies in [x, y]; a write between its query and the next can
+   * make that untrue, and the rest must not be skipped then.
+   */
+  const beyond = async (a: bigint, b: bigint, x: bigint, y: bigint, go: (p: bigint, q: bigint) => Promise<void>) => {
+    const [p, q] = descending ? [a, x - 1n] : [y + 1n, b];
+    if (found.length < need && p <= q) await go(p, q);
+  };
   /** The first code a row of [a, b] can have in this order: the range's near end, or where it starts beyond any value of the type, the type's first value in this order. */
   const nearOf = (a: bigint, b: bigint) => (descending ? (b < last ? b : last) : a > first ? a : first);
   /** The codes from the first of `pieces` to the last, which are in this order. */
@@ -209,9 +192,17 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
         const n = Math.max(size, 2 * want);
         const other = ordered(exact(await ask(a, b, n, 0, { ends: n }), a, b));
         const closer = other[want - 1];
-        if (other.length >= want && (descending ? closer > edge : closer < edge)) return walk(descending ? closer : a, descending ? b : closer, narrowed + 1, narrowBatch, true);
+        if (other.length >= want && (descending ? closer > edge : closer < edge)) {
+          const [x, y] = descending ? [closer, b] : [a, closer];
+          await walk(x, y, narrowed + 1, narrowBatch, true);
+          return beyond(a, b, x, y, walk);
+        }
       }
-      if (descending ? edge > a : edge < b) return walk(descending ? edge : a, descending ? b : edge, narrowed + 1, narrowBatch, few);
+      if (descending ? edge > a : edge < b) {
+        const [x, y] = descending ? [edge, b] : [a, edge];
+        await walk(x, y, narrowed + 1, narrowBatch, few);
+        return beyond(a, b, x, y, walk);
+      }
       // The edge is the range's far end, a value many rows share: the rows
       // before it, then that value's, which the sample holds enough of (it
       // has `want` rows up to the edge, and the rows before it are at least
@@ -244,9 +235,16 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
       const codes = ordered(kept);
       const edge = codes[want - 1];
       // The page is `want` rows of that value, the first in fetch's order.
-      if (edge === nearOf(a, b)) return walk(edge, edge, 0, want);
+      if (edge === nearOf(a, b)) {
+        await walk(edge, edge, 0, want);
+        return beyond(a, b, edge, edge, sampled);
+      }
       const end = wholeNode(edge, codes[Math.min(codes.length, 2 * want) - 1], a, b, descending);
-      if (end !== undefined) return sampled(descending ? end : a, descending ? b : end, times + 1);
+      if (end !== undefined) {
+        const [x, y] = descending ? [end, b] : [a, end];
+        await sampled(x, y, times + 1);
+        return beyond(a, b, x, y, sampled);
+      }
     }
     return walk(a, b, 0, times > 0 ? narrowBatch : batch, times > 0);
   };
