@@ -16,7 +16,7 @@ export { searchPage } from './search/page.js';
 export { rangeGt, rangeGte, rangeLt, rangeLte, rangeBetween } from './range/operators.js';
 export { orderedPage } from './range/ordered.js';
 export type { RangeCondition } from './range/operators.js';
-export type { OrderedPage, OrderedPageOptions } from './range/page-options.js';
+export type { OrderedPage, OrderedPageOptions } from './range/page-types.js';
 export type { RangeIndexOptions } from './range/codec.js';
 export type { RangeType, RangeValues, RangeValue } from './range/encoding.js';
 export type { SearchCondition } from './search/operators.js';

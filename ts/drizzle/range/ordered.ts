@@ -16,7 +16,7 @@ import type { SQL } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
 import { rangeColumnOf } from '../probe.js';
 import { boundsOf, codeRange, type PartOptions } from './operators.js';
-import type { OrderedPage, OrderedPageOptions } from './page-options.js';
+import type { OrderedPage, OrderedPageOptions } from './page-types.js';
 import { against, wholeNode } from './narrowing.js';
 import { SPOT_LEVELS } from './spots.js';
 import { MAX_CODE, MIN_CODE, nodeOf, split } from './tree.js';
@@ -124,14 +124,23 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   /** The codes of `kept`, in this order. */
   const ordered = (kept: [bigint, Row][]) => kept.map(([code]) => code).sort(inOrder);
   /**
-   * After [x, y], the near end of [a, b] a sample narrowed the part to, the
-   * rest of [a, b] through `go` while the page is not full. The sample said
-   * the page lies in [x, y]; a write between its query and the next can
-   * make that untrue, and the rest must not be skipped then.
+   * After the near end of [a, b] up to `cut`, where a sample narrowed the
+   * part, the rest of [a, b] through `go` while the page is not full. The
+   * sample said the page lies before the cut; a write between its query
+   * and the next (or, on MySQL, FULLTEXT showing a commit late) can make
+   * that untrue, and the rest must not be skipped then.
    */
-  const beyond = async (a: bigint, b: bigint, x: bigint, y: bigint, go: (p: bigint, q: bigint) => Promise<void>) => {
-    const [p, q] = descending ? [a, x - 1n] : [y + 1n, b];
+  const beyond = async (a: bigint, b: bigint, cut: bigint, go: (p: bigint, q: bigint) => Promise<void>) => {
+    const [p, q] = descending ? [a, cut - 1n] : [cut + 1n, b];
     if (found.length < need && p <= q) await go(p, q);
+  };
+  /** The rows of value `code` from the `at`-th on in fetch's order, a batch a query, until the page is full or they run out. */
+  const valueFrom = async (code: bigint, at: number, close: boolean) => {
+    for (; found.length < need; at += batch) {
+      const more = await ask(code, code, batch, at, { narrowed: close });
+      keep(exact(more, code, code), code);
+      if (more.length < batch) return;
+    }
   };
   /** The first code a row of [a, b] can have in this order: the range's near end, or where it starts beyond any value of the type, the type's first value in this order. */
   const nearOf = (a: bigint, b: bigint) => (descending ? (b < last ? b : last) : a > first ? a : first);
@@ -154,12 +163,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
       // One value held by more rows than a batch: they are equal, so fetch's
       // order is theirs, and the rows just read are its first.
       keep(kept, a);
-      for (let at = rows.length; found.length < need; at += batch) {
-        const more = await ask(a, b, batch, at, { narrowed: close });
-        keep(exact(more, a, b), a);
-        if (more.length < batch) return;
-      }
-      return;
+      return valueFrom(a, rows.length, close);
     }
     // The rows just read are a sample of the range. When `want` of them are
     // in it, the page's rows are all at or before the `want`-th of them in
@@ -193,22 +197,22 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
         const other = ordered(exact(await ask(a, b, n, 0, { ends: n }), a, b));
         const closer = other[want - 1];
         if (other.length >= want && (descending ? closer > edge : closer < edge)) {
-          const [x, y] = descending ? [closer, b] : [a, closer];
-          await walk(x, y, narrowed + 1, narrowBatch, true);
-          return beyond(a, b, x, y, walk);
+          await walk(descending ? closer : a, descending ? b : closer, narrowed + 1, narrowBatch, true);
+          return beyond(a, b, closer, walk);
         }
       }
       if (descending ? edge > a : edge < b) {
-        const [x, y] = descending ? [edge, b] : [a, edge];
-        await walk(x, y, narrowed + 1, narrowBatch, few);
-        return beyond(a, b, x, y, walk);
+        await walk(descending ? edge : a, descending ? b : edge, narrowed + 1, narrowBatch, few);
+        return beyond(a, b, edge, walk);
       }
       // The edge is the range's far end, a value many rows share: the rows
       // before it, then that value's, which the sample holds enough of (it
       // has `want` rows up to the edge, and the rows before it are at least
-      // the ones it has).
+      // the ones it has), unless a write came between the queries: then
+      // that value's rows past the sample's follow.
       await (descending ? walk(a + 1n, b, narrowed + 1, narrowBatch, few) : walk(a, b - 1n, narrowed + 1, narrowBatch, few));
-      return keep(kept, edge);
+      keep(kept, edge);
+      return valueFrom(edge, kept.filter(([code]) => code === edge).length, few);
     }
     // Else along the tree: each piece is a child node's part of the range.
     const pieces = split(a, b);
@@ -237,13 +241,12 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
       // The page is `want` rows of that value, the first in fetch's order.
       if (edge === nearOf(a, b)) {
         await walk(edge, edge, 0, want);
-        return beyond(a, b, edge, edge, sampled);
+        return beyond(a, b, edge, sampled);
       }
       const end = wholeNode(edge, codes[Math.min(codes.length, 2 * want) - 1], a, b, descending);
       if (end !== undefined) {
-        const [x, y] = descending ? [end, b] : [a, end];
-        await sampled(x, y, times + 1);
-        return beyond(a, b, x, y, sampled);
+        await sampled(descending ? end : a, descending ? b : end, times + 1);
+        return beyond(a, b, end, sampled);
       }
     }
     return walk(a, b, 0, times > 0 ? narrowBatch : batch, times > 0);
