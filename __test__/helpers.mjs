@@ -1,6 +1,8 @@
 // Shared by the JS tests; runs unchanged on Node 24 and Bun.
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { isDeepStrictEqual } from 'node:util';
 
 const require = createRequire(import.meta.url);
 // The package entry: the native addon, or the node:crypto fallback when
@@ -50,4 +52,20 @@ export function seeded(name) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
   };
+}
+
+/**
+ * Asserts that `get()` resolves to `expected`; with `late` (an index that
+ * shows a committed change a moment late: InnoDB FULLTEXT), asking again
+ * for up to a second first. Resolves to how many times it asked again.
+ */
+export async function eventually(get, expected, message, late) {
+  let got = await get();
+  let again = 0;
+  for (const deadline = Date.now() + 1_000; late && !isDeepStrictEqual(got, expected) && Date.now() < deadline; again++) {
+    await new Promise((r) => setTimeout(r, 50));
+    got = await get();
+  }
+  assert.deepEqual(got, expected, message);
+  return again;
 }

@@ -31,7 +31,7 @@ import { encryptedNumber, orderedPage, rangeGte, rangeIndexColumn, rangeLte, sea
 import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
 import { seededRandom } from '../bench/stats.mjs';
 import { oracleDrivers, pgDrivers } from './fixtures/dialects.mjs';
-import { ale, SECRET } from './helpers.mjs';
+import { ale, eventually, SECRET } from './helpers.mjs';
 import { serverUrl } from './servers.mjs';
 
 const ROWS = 300;
@@ -133,7 +133,7 @@ const serverColumns = (m, int) => ({
   amountRange: m.rangeIndexColumn('amount_range', { ...on, type: 'number', field: 'amount' }),
 });
 
-/** The page newest first on `db`, with the writer deleting the 40 greatest values after the first answer that holds the greatest id; the page must be the next 20. `settle` waits until the index shows `ids` (FULLTEXT shows a commit a moment late). */
+/** The page newest first on `db`, with the writer deleting the 40 greatest values after the first answer that holds the greatest id; the page must be the next 20. `settle(ids)` waits until the index shows `ids`. */
 async function fromBothEnds(db, t, settle) {
   const gone = following.slice(-DELETED).map((r) => r.id);
   let deletedAfter;
@@ -181,19 +181,10 @@ if (mysqlUrl !== null && oracleDrivers('mysql', ['mysql2']).length > 0) {
     const pool = mysql.createPool({ uri: mysqlUrl, connectionLimit: 2 });
     const db = drizzleMysql(pool);
     const t = mysqlTable('ale_changing', serverColumns(mysqlMod, mysqlInt));
-    // Until a query of every row's range shows exactly `ids`, for up to a
-    // second. (After the writer's DELETE this is only in case: a deleted
-    // row does not come back from MATCH once the DELETE has committed.)
-    const settle = async (ids) => {
-      const all = mysqlMod.rangeGte(t.amountRange, -Number.MAX_VALUE);
-      const want = [...ids].sort((x, y) => x - y).join();
-      for (let tries = 0; tries < 20; tries++) {
-        const shown = await db.select({ id: t.id }).from(t).where(all).orderBy(asc(t.id));
-        if (shown.map((r) => r.id).join() === want) return;
-        await new Promise((done) => setTimeout(done, 50));
-      }
-      throw new Error('the FULLTEXT index did not show the rows within a second');
-    };
+    // Until a query of every row's range shows exactly `ids` (FULLTEXT shows a commit a moment late).
+    const all = mysqlMod.rangeGte(t.amountRange, -Number.MAX_VALUE);
+    const shown = async () => (await db.select({ id: t.id }).from(t).where(all).orderBy(asc(t.id))).map((r) => r.id);
+    const settle = (ids) => eventually(shown, [...ids].sort((x, y) => x - y), 'the FULLTEXT index shows the rows', true);
     try {
       // FULLTEXT can show a row through one token before another (range-suite.mjs), which a
       // page can then miss: up to three tries from a fresh table. Without the fix every try

@@ -13,7 +13,7 @@ import { spotLevel } from '../dist/esm/drizzle/range/spots.js';
 import { pathNodes } from '../dist/esm/drizzle/range/tree.js';
 import { boundsOf } from '../dist/esm/drizzle/range/operators.js';
 import { and, asc, desc, lte, sql } from 'drizzle-orm';
-import { ale, OLD_SECRET, SECRET, seeded } from './helpers.mjs';
+import { ale, eventually as waitFor, OLD_SECRET, SECRET, seeded } from './helpers.mjs';
 import { measures } from './fixtures/measures.mjs';
 
 export const ROWS = 10_000;
@@ -60,16 +60,7 @@ export function rangeSuite(d) {
     return got.filter((r) => where.matches(r.value)).map((r) => r.id);
   };
   /** As `answer`, waiting up to a second where the index shows commits late; resolves to how many times it asked again. */
-  const eventually = async (get, expected, message) => {
-    let got = await get();
-    let again = 0;
-    for (const deadline = Date.now() + 1_000; d.concurrentReads === false && JSON.stringify(got) !== JSON.stringify(expected) && Date.now() < deadline; again++) {
-      await new Promise((r) => setTimeout(r, 50));
-      got = await get();
-    }
-    assert.deepEqual(got, expected, message);
-    return again;
-  };
+  const eventually = (get, expected, message) => waitFor(get, expected, message, d.concurrentReads === false);
   /** orderedPage over `t` by `field`, in id order; each query it makes must ask for a range that can hold a row. */
   const ordered = (t, field, options, tenant = 'acme') =>
     mod.withTenant(tenant, () =>

@@ -8,10 +8,9 @@
 // test supplies its module, table builders and a connection.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { isDeepStrictEqual } from 'node:util';
 import { and, asc, desc, sql } from 'drizzle-orm';
 import { integer, sqliteTable } from 'drizzle-orm/sqlite-core';
-import { ale, OLD_SECRET, SECRET, seeded } from './helpers.mjs';
+import { ale, eventually as waitFor, OLD_SECRET, SECRET, seeded } from './helpers.mjs';
 import { people } from './fixtures/corpus.mjs';
 
 export const ROWS = 10_000;
@@ -39,14 +38,7 @@ export function searchSuite(d) {
    * committed change a moment late (InnoDB FULLTEXT: d.concurrentReads
    * false), within a second of asking.
    */
-  const eventually = async (get, expected, message) => {
-    let got = await get();
-    for (const deadline = Date.now() + 1_000; d.concurrentReads === false && !isDeepStrictEqual(got, expected) && Date.now() < deadline; ) {
-      await new Promise((r) => setTimeout(r, 50));
-      got = await get();
-    }
-    assert.deepEqual(got, expected, message);
-  };
+  const eventually = (get, expected, message) => waitFor(get, expected, message, d.concurrentReads === false);
   const insert = async (tenant, rows) => {
     for (let at = 0; at < rows.length; at += 250) {
       const batch = rows.slice(at, at + 250).map((p) => ({ id: p.id, tenantId: tenant, name: p.name, nameSearch: p.name, city: p.city, citySearch: p.city }));
