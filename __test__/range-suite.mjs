@@ -604,7 +604,7 @@ export function rangeSuite(d) {
         assert.throws(() => mod.rangeGt(t.amount, 1), { code: 'ALE_INVALID_INPUT' }, 'an encrypted column is no range index');
         assert.throws(() => mod.rangeGt(t.amountRange, null), { code: 'ALE_INVALID_INPUT' });
         const fetch = async () => [];
-        for (const options of [{}, { column: t.amountRange }, { column: t.amountRange, value: (r) => r.value }, { column: t.amountRange, value: (r) => r.value, limit: 0 }, { column: t.amountRange, value: (r) => r.value, limit: 5, order: 'up' }, { column: t.amountRange, value: (r) => r.value, limit: 5, within: sql`1 = 1` }, { column: t.amountRange, value: (r) => r.value, limit: 5, within: mod.rangeGt(t.totalRange, 1n) }, { column: t.totalRange, value: (r) => r.value, limit: 5, batch: 0 }]) {
+        for (const options of [{}, { column: t.amountRange }, { column: t.amountRange, value: (r) => r.value }, { column: t.amountRange, value: (r) => r.value, limit: 0 }, { column: t.amountRange, value: (r) => r.value, limit: 5, order: 'up' }, { column: t.amountRange, value: (r) => r.value, limit: 5, within: sql`1 = 1` }, { column: t.amountRange, value: (r) => r.value, limit: 5, within: mod.rangeGt(t.totalRange, 1n) }, { column: t.totalRange, value: (r) => r.value, limit: 5, batch: 0 }, { column: t.amountRange, value: (r) => r.value, limit: 5, offset: Number.MAX_SAFE_INTEGER - 4, batch: 256 }]) {
           await assert.rejects(mod.orderedPage(fetch, options), { code: 'ALE_INVALID_INPUT' }, Object.keys(options).join());
         }
         await assert.rejects(mod.orderedPage(async () => 'rows', { column: t.amountRange, value: (r) => r.value, limit: 1 }), { code: 'ALE_INVALID_INPUT' });

@@ -58,6 +58,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   if (!Number.isSafeInteger(limit) || limit < 1) throw codedError('ALE_INVALID_INPUT', `${what}: options.limit must be a positive integer`);
   const offset = options.offset ?? 0;
   if (!Number.isSafeInteger(offset) || offset < 0) throw codedError('ALE_INVALID_INPUT', `${what}: options.offset must be a whole number`);
+  if (!Number.isSafeInteger(2 * (offset + limit))) throw codedError('ALE_INVALID_INPUT', `${what}: options.offset + options.limit must stay below 2^52`);
   const batch = options.batch ?? Math.max(256, 2 * (offset + limit));
   if (!Number.isSafeInteger(batch) || batch < 1) throw codedError('ALE_INVALID_INPUT', `${what}: options.batch must be a positive integer`);
   // A narrowed range's or a rung's: the dialect's when larger (PostgreSQL's planner, SearchSql.narrowBatch).
