@@ -7,10 +7,16 @@
 // B-tree's page, in an order that rotates each round, so that a page's
 // time can be set against its queries' and the B-tree's in one run.
 //
+// With --side, the first page's queries are also asked of another index: a
+// table of (token, row id) pairs under a B-tree primary key, built from the
+// range column, joined back to the rows; each answer is checked against the
+// column index's first, and timed in the same rotation (docs/search.md, "A
+// B-tree of tokens instead of FULLTEXT"). The table is dropped at the end.
+//
 // It reads the tables bench/range-queries.mjs leaves behind, loaded with its
 // default rows and values:
 //   node bench/range-queries.mjs --dialects pg,mysql --queries 1
-//   node bench/experiments/range-page-queries.mjs [--dialects pg,mysql] [--pages 6] [--rounds 30]
+//   node bench/experiments/range-page-queries.mjs [--dialects pg,mysql] [--pages 6] [--rounds 30] [--side]
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { asc } from 'drizzle-orm';
@@ -18,7 +24,7 @@ import { boundsOf } from '../../dist/esm/drizzle/range/operators.js';
 import { RANGE_CONTEXT, RANGE_SECRET } from '../range-data.mjs';
 import { nearestRank, seededRandom } from '../stats.mjs';
 
-const { values: flags } = parseArgs({ options: { dialects: { type: 'string', default: 'pg,mysql' }, pages: { type: 'string', default: '6' }, rounds: { type: 'string', default: '30' } } });
+const { values: flags } = parseArgs({ options: { dialects: { type: 'string', default: 'pg,mysql' }, pages: { type: 'string', default: '6' }, rounds: { type: 'string', default: '30' }, side: { type: 'boolean', default: false } } });
 const ale = createRequire(import.meta.url)('../../index.js');
 // range-queries.mjs's key and column, so that the tokens are the table's.
 const on = { ...RANGE_CONTEXT, keyRing: new ale.KeyRing([RANGE_SECRET]) };
@@ -34,7 +40,17 @@ const DIALECTS = {
     const m = await import('@sveltycms/ale/drizzle/pg');
     const client = postgres(process.env.PG_URL, { max: 2, onnotice: () => {}, connection: { random_page_cost: '1.1' } });
     const enc = pgTable('rq_enc', { id: integer('id').primaryKey(), amount: m.encryptedNumber('amount', on), amountRange: m.rangeIndexColumn('amount_range', { ...on, field: 'amount', type: 'number' }) });
-    return { name: 'PostgreSQL', m, db: drizzle(client), enc, plain: (text) => client.unsafe(text), close: () => client.end() };
+    const side = {
+      build: ['DROP TABLE IF EXISTS rq_side', 'CREATE TABLE rq_side AS SELECT unnest(amount_range) AS token, id FROM rq_enc', 'ALTER TABLE rq_side ADD PRIMARY KEY (token, id)', 'ANALYZE rq_side'],
+      // The column's query has one array of tokens, `amount_range && $n`.
+      tokens(params) {
+        const arrays = params.filter((p) => typeof p === 'string' && p.startsWith('{'));
+        if (arrays.length !== 1) throw new Error(`PostgreSQL: expected one array of tokens, got ${arrays.length}`);
+        return arrays[0];
+      },
+      query: (tokens, limit, offset) => ['SELECT e.id, e.amount FROM rq_enc e WHERE e.id IN (SELECT id FROM rq_side WHERE token = any($1::bigint[]) ORDER BY id LIMIT $2) ORDER BY e.id LIMIT $3 OFFSET $4', [tokens, limit + offset, limit, offset]],
+    };
+    return { name: 'PostgreSQL', m, db: drizzle(client), enc, side, plain: (text, params) => client.unsafe(text, params), close: () => client.end() };
   },
   async mysql() {
     if (!process.env.MYSQL_URL) throw new Error('MYSQL_URL is not set: eval "$(scripts/services.sh start)"');
@@ -44,11 +60,48 @@ const DIALECTS = {
     const m = await import('@sveltycms/ale/drizzle/mysql');
     const pool = createPool({ uri: process.env.MYSQL_URL, connectionLimit: 2 });
     const enc = mysqlTable('rq_enc', { id: int('id').primaryKey(), amount: m.encryptedNumber('amount', on), amountRange: m.rangeIndexColumn('amount_range', { ...on, field: 'amount', type: 'number' }) });
-    return { name: 'MariaDB', m, db: drizzle(pool), enc, plain: async (text) => (await pool.query(text))[0], close: () => pool.end() };
+    const side = {
+      // The table's tokens are the column's words, as unsigned integers; JSON_TABLE cuts the text into them.
+      build: [
+        'DROP TABLE IF EXISTS rq_side',
+        'CREATE TABLE rq_side (token BIGINT UNSIGNED NOT NULL, id INT NOT NULL, PRIMARY KEY (token, id)) ENGINE=InnoDB',
+        `INSERT INTO rq_side (token, id) SELECT CAST(CONV(w.t, 16, 10) AS UNSIGNED), e.id FROM rq_enc e,
+           JSON_TABLE(CONCAT('["', REPLACE(e.amount_range, ' ', '","'), '"]'), '$[*]' COLUMNS (t CHAR(16) PATH '$')) w
+           WHERE e.amount_range <> ''`,
+        'ANALYZE TABLE rq_side',
+      ],
+      // The column's query has one MATCH … AGAINST of words, none of them excluded.
+      tokens(params) {
+        const words = params.filter((p) => typeof p === 'string');
+        if (words.length !== 1 || !/^[0-9a-f]{16}( [0-9a-f]{16})*$/.test(words[0])) throw new Error('MariaDB: expected one list of words with no operator');
+        return words[0].split(' ').map((w) => BigInt(`0x${w}`).toString());
+      },
+      // As quoted strings: an unquoted literal past 2^63 is a DECIMAL, and MariaDB 10.11 then scans the whole key instead of its ranges.
+      query: (tokens, limit, offset) => [`SELECT e.id, e.amount FROM rq_side s STRAIGHT_JOIN rq_enc e ON e.id = s.id WHERE s.token IN (${tokens.map(() => '?').join(',')}) ORDER BY s.id LIMIT ? OFFSET ?`, [...tokens, limit, offset]],
+    };
+    return { name: 'MariaDB', m, db: drizzle(pool), enc, side, plain: async (text, params) => (await pool.query(text, params))[0], close: () => pool.end() };
   },
 };
 
 const ms = (ns) => (ns / 1e6).toFixed(2);
+
+/** The side table built, and each of `asked`'s queries through it as a side, once its rows are checked against the column's. */
+async function sideQueries(d, asked, run) {
+  const t = process.hrtime.bigint();
+  for (const text of d.side.build) await d.plain(text);
+  console.log(`  (token, id) table built in ${ms(Number(process.hrtime.bigint() - t))} ms`);
+  const rows = (list) => JSON.stringify(list.map((r) => [r.id, r.amount]));
+  const sides = [];
+  for (const [k, q] of asked.entries()) {
+    // Both read raw: the column's query as Drizzle renders it, so that the envelopes compare as stored.
+    const column = run(q.where, q.limit, q.offset).toSQL();
+    const [text, params] = d.side.query(d.side.tokens(column.params), q.limit, q.offset);
+    if (rows(await d.plain(text, params)) !== rows(await d.plain(column.sql, column.params))) throw new Error(`${d.name}: query ${k + 1} through the side table differs from the column's`);
+    sides.push([`query ${k + 1} via (token, id) B-tree`, () => d.plain(text, params)]);
+  }
+  return sides;
+}
+
 for (const name of flags.dialects.split(',')) {
   const d = await DIALECTS[name]();
   try {
@@ -87,6 +140,7 @@ for (const name of flags.dialects.split(',')) {
     if (ids(page.rows) !== ids(await d.plain(FIRST_PAGE('ASC')))) throw new Error(`${d.name}: the encrypted first page differs from the plaintext one`);
     const untraced = () => d.m.orderedPage(run, { column: d.enc.amountRange, value: (r) => r.amount, order: 'asc', limit: 20 });
     const sides = [...asked.map((q, k) => [`query ${k + 1}${q.spot ? ` (spot ${q.spot})` : ''}, ${q.rows} rows`, () => run(q.where, q.limit, q.offset)]), ['the page', untraced], ['B-tree first page', () => d.plain(FIRST_PAGE('ASC'))]];
+    if (flags.side) sides.push(...(await sideQueries(d, asked, run)));
     const times = sides.map(() => []);
     for (let r = 0; r < Number(flags.rounds); r++) {
       // Each side first in one round of every sides.length, so none always runs right after another.
@@ -100,6 +154,7 @@ for (const name of flags.dialects.split(',')) {
     console.log(`  the first page ascending (equal to the B-tree's), ${flags.rounds} rounds in turns: median / p95`);
     for (const [k, [label]] of sides.entries()) console.log(`    ${label.padEnd(30)} ${ms(nearestRank(times[k], 0.5))} / ${ms(nearestRank(times[k], 0.95))} ms`);
   } finally {
+    if (flags.side) await d.plain('DROP TABLE IF EXISTS rq_side');
     await d.close();
   }
 }
