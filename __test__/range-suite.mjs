@@ -31,7 +31,7 @@ const cmp = (a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
  * @param {string} d.name
  * @param {any} d.mod  the '@sveltycms/ale/drizzle/<dialect>' module
  * @param {(mod: any, options: { ring?: any, keys?: any, name: string }) => any} d.table  a range table named after `name` (id, tenant_id, and amount, total, born with their *_range columns)
- * @param {(table: any) => Promise<{ db: any, reset: (table: any) => Promise<void>, close: () => Promise<void> | void, explain?: (query: any) => Promise<string> }>} d.connect
+ * @param {(table: any) => Promise<{ db: any, reset: (table: any) => Promise<void>, close: () => Promise<void> | void, explain: (query: any, table: any) => Promise<string> }>} d.connect
  * @param {RegExp} [d.indexPlan]  what the plan of a range query shows when the index serves it
  * @param {boolean} [d.concurrentReads]  false: the index shows a committed change a moment late (InnoDB FULLTEXT)
  * @param {boolean} [d.workers]  the dialect has a job table, so reindexSearch can run with workers
@@ -654,12 +654,11 @@ export function rangeSuite(d) {
       assert.equal(report.equalSetShare, shared / present.length);
     });
 
-    if (d.explain) {
-      test('the query plan uses the index', async () => {
-        const where = await mod.withTenant('acme', async () => mod.rangeBetween(table.amountRange, 100, 200));
-        const plan = await conn.explain(conn.db.select({ id: table.id }).from(table).where(where).orderBy(asc(table.id)).limit(20));
-        assert.match(plan, d.indexPlan, plan);
-      });
-    }
+    // A range's rows, without a LIMIT: with one, PostgreSQL's planner may walk the primary key instead (docs/search.md, "PostgreSQL's planner and the LIMIT").
+    test('the query plan uses the index', async () => {
+      const where = await mod.withTenant('acme', async () => mod.rangeBetween(table.amountRange, 100, 200));
+      const plan = await conn.explain(conn.db.select({ id: table.id }).from(table).where(where).orderBy(asc(table.id)), table);
+      assert.match(plan, d.indexPlan, plan);
+    });
   });
 }
