@@ -2,13 +2,11 @@
 // runtime has: SQLite (node:sqlite behind sqlite-proxy and better-sqlite3
 // under Node, bun:sqlite under Bun) with an FTS5 table, PostgreSQL
 // (node-postgres, postgres.js) with a GIN index, MariaDB (mysql2) with a
-// FULLTEXT index.
+// FULLTEXT index, and with token tables (rangeTokenTableSql) instead.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import mysql from 'mysql2/promise';
 import { getTableName, sql } from 'drizzle-orm';
-import { drizzle as drizzleMysql } from 'drizzle-orm/mysql2';
 import { integer as sqliteInteger, sqliteTable, text as sqliteText } from 'drizzle-orm/sqlite-core';
 import { integer as pgInteger, pgTable, text as pgText } from 'drizzle-orm/pg-core';
 import { int as mysqlInt, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
@@ -18,18 +16,18 @@ import * as mysqlMod from '@sveltycms/ale/drizzle/mysql';
 import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
 import { rangeSuite } from './range-suite.mjs';
 import { serverUrl } from './servers.mjs';
-import { inline, oracleDrivers, pgDrivers as pgDriversOn } from './fixtures/dialects.mjs';
+import { inline, mysqlDriver, oracleDrivers, pgDrivers as pgDriversOn } from './fixtures/dialects.mjs';
 
 const FIELDS = { amount: 'number', total: 'bigint', born: 'date' };
 const ENCRYPTED = { number: 'encryptedNumber', bigint: 'encryptedBigint', date: 'encryptedDate' };
 
-/** The range table of every dialect: an id, the tenant, and three encrypted columns with their range indexes. */
-const columns = (m, { ring, keys, fts }, { int, text }) => {
+/** The range table of every dialect: an id, the tenant, and three encrypted columns with their range indexes (on FTS5 tables or token tables named after `fts` or `tokens`). */
+const columns = (m, { ring, keys, fts, tokens }, { int, text }) => {
   const on = keys ? { keys } : ring ? { keyRing: ring } : {};
   const out = { id: int('id').primaryKey(), tenantId: text('tenant_id').notNull() };
   for (const [field, type] of Object.entries(FIELDS)) {
     out[field] = m[ENCRYPTED[type]](field, { collection: 'measures', ...on });
-    out[`${field}Range`] = m.rangeIndexColumn(`${field}_range`, { type, collection: 'measures', field, ...on, fts: fts && `${fts}_${field}` });
+    out[`${field}Range`] = m.rangeIndexColumn(`${field}_range`, { type, collection: 'measures', field, ...on, fts: fts && `${fts}_${field}`, tokenTable: tokens && `${tokens}_${field}_tokens` });
   }
   return out;
 };
@@ -111,33 +109,34 @@ if (pgUrl) {
 
 const mysqlUrl = serverUrl('MYSQL_URL');
 if (mysqlUrl && oracleDrivers('mysql', ['mysql2']).length > 0) {
-  rangeSuite({
-    name: 'mysql (MariaDB, mysql2, FULLTEXT)',
-    mod: mysqlMod,
-    workers: true,
-    ends: true,
-    spots: true,
-    // InnoDB's FULLTEXT index shows a committed change to other connections a moment late (docs/search.md, "Per dialect").
-    concurrentReads: false,
-    table: (m, { ring, keys, name }) => mysqlTable(name, columns(m, { ring, keys }, { int: mysqlInt, text: (n) => varchar(n, { length: 64 }) })),
-    indexPlan: /"type":"fulltext"/,
-    async connect() {
-      const pool = mysql.createPool({ uri: mysqlUrl, connectionLimit: 2 });
-      return {
-        db: drizzleMysql(pool),
-        async reset(table) {
-          const name = getTableName(table);
-          await pool.query(`DROP TABLE IF EXISTS ${name}`);
-          await pool.query(`CREATE TABLE ${name} (id INT PRIMARY KEY, tenant_id VARCHAR(64) NOT NULL, amount TEXT, amount_range MEDIUMTEXT, total TEXT, total_range MEDIUMTEXT, born TEXT, born_range MEDIUMTEXT)`);
-          for (const stmt of indexSql(mysqlMod, table, name)) await pool.query(stmt);
-        },
-        explain: async (query) => {
-          const { sql: text, params } = query.toSQL();
-          const [rows] = await pool.query(`EXPLAIN ${text}`, params);
-          return JSON.stringify(rows);
-        },
-        close: () => pool.end(),
-      };
-    },
-  });
+  // FULLTEXT on the range columns, or a token table each.
+  for (const tokens of [false, true]) {
+    rangeSuite({
+      name: `mysql (MariaDB, mysql2, ${tokens ? 'token tables' : 'FULLTEXT'})`,
+      mod: mysqlMod,
+      workers: true,
+      ends: true,
+      spots: true,
+      // InnoDB's FULLTEXT index shows a committed change to other connections a moment late (docs/search.md, "Per dialect"); a B-tree does not.
+      concurrentReads: tokens,
+      table: (m, { ring, keys, name }) => mysqlTable(name, columns(m, { ring, keys, tokens: tokens ? name : undefined }, { int: mysqlInt, text: (n) => varchar(n, { length: 64 }) })),
+      indexPlan: tokens ? /"table":"range_[a-z_]+_amount_tokens","type":"range","possible_keys":"[^"]*","key":"PRIMARY"/ : /"type":"fulltext"/,
+      async connect() {
+        const c = mysqlDriver(mysqlUrl);
+        const { pool } = c;
+        return {
+          ...c,
+          async reset(table) {
+            const name = getTableName(table);
+            // Dropping the table drops its triggers.
+            for (const f of Object.keys(FIELDS)) await pool.query(`DROP TABLE IF EXISTS ${name}_${f}_tokens`);
+            await pool.query(`DROP TABLE IF EXISTS ${name}`);
+            await pool.query(`CREATE TABLE ${name} (id INT PRIMARY KEY, tenant_id VARCHAR(64) NOT NULL, amount TEXT, amount_range MEDIUMTEXT, total TEXT, total_range MEDIUMTEXT, born TEXT, born_range MEDIUMTEXT)`);
+            const ddl = tokens ? Object.keys(FIELDS).flatMap((f) => mysqlMod.rangeTokenTableSql(table, table[`${f}Range`])) : indexSql(mysqlMod, table, name);
+            for (const stmt of ddl) await pool.query(stmt);
+          },
+        };
+      },
+    });
+  }
 }

@@ -5,9 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import mysql from 'mysql2/promise';
 import { getTableName, sql } from 'drizzle-orm';
-import { drizzle as drizzleMysql } from 'drizzle-orm/mysql2';
 import { integer as sqliteInteger, sqliteTable, text as sqliteText } from 'drizzle-orm/sqlite-core';
 import { integer as pgInteger, pgTable, text as pgText } from 'drizzle-orm/pg-core';
 import { int as mysqlInt, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
@@ -17,7 +15,7 @@ import * as mysqlMod from '@sveltycms/ale/drizzle/mysql';
 import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
 import { searchSuite } from './search-suite.mjs';
 import { serverUrl } from './servers.mjs';
-import { inline, oracleDrivers, pgDrivers as pgDriversOn } from './fixtures/dialects.mjs';
+import { inline, mysqlDriver, oracleDrivers, pgDrivers as pgDriversOn } from './fixtures/dialects.mjs';
 
 /** The search table of every dialect: an id, the tenant, and two encrypted columns with their search tokens, on `ring`, on a tenant key store (`keys`), or on the process-wide ring (neither). */
 const columns = (m, { ring, keys, fts }, { int, text }) => {
@@ -110,20 +108,16 @@ if (mysqlUrl && oracleDrivers('mysql', ['mysql2']).length > 0) {
     table: (m, { ring, keys, name }) => mysqlTable(name, columns(m, { ring, keys }, { int: mysqlInt, text: (n) => varchar(n, { length: 64 }) })),
     indexPlan: /"type":"fulltext"/,
     async connect() {
-      const pool = mysql.createPool({ uri: mysqlUrl, connectionLimit: 2 });
+      const c = mysqlDriver(mysqlUrl);
+      const { pool } = c;
       return {
-        db: drizzleMysql(pool),
+        ...c,
         async reset(table) {
           const name = getTableName(table);
           await pool.query(`DROP TABLE IF EXISTS ${name}`);
           await pool.query(`CREATE TABLE ${name} (id INT PRIMARY KEY, tenant_id VARCHAR(64) NOT NULL, name LONGTEXT, name_search MEDIUMTEXT, city LONGTEXT, city_search MEDIUMTEXT)`);
           for (const stmt of mysqlMod.searchIndexSql(table, table.nameSearch, `${name}_name`)) await pool.query(stmt);
           for (const stmt of mysqlMod.searchIndexSql(table, table.citySearch, `${name}_city`)) await pool.query(stmt);
-        },
-        explain: async (query) => {
-          const { sql: text, params } = query.toSQL();
-          const [rows] = await pool.query(`EXPLAIN ${text}`, params);
-          return JSON.stringify(rows);
         },
         // Rows holding tokens in `column`, and those of them its FULLTEXT index shows: every
         // token is 16 hex digits, so one of these 16 prefixes finds any row that has one.
@@ -133,7 +127,6 @@ if (mysqlUrl && oracleDrivers('mysql', ['mysql2']).length > 0) {
           const [[found]] = await pool.query(`SELECT COUNT(*) AS n FROM ${name} WHERE MATCH(${col}) AGAINST('0* 1* 2* 3* 4* 5* 6* 7* 8* 9* a* b* c* d* e* f*' IN BOOLEAN MODE)`);
           return { held: Number(held.n), shown: Number(found.n) };
         },
-        close: () => pool.end(),
       };
     },
   });

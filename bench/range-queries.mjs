@@ -12,7 +12,7 @@
 // and DESC). Every encrypted answer is checked against the plaintext one
 // first. Also the index's size per row.
 //
-//   node bench/range-queries.mjs [--rows 100000] [--queries 200] [--dialects sqlite,pg,mysql]
+//   node bench/range-queries.mjs [--rows 100000] [--queries 200] [--dialects sqlite,pg,mysql,mysql-tokens]
 //                                [--values measures|prices] [--ids insertion|values] [--random-page-cost 1.1]
 //   bun bench/range-queries.mjs …
 // PostgreSQL and MariaDB come from PG_URL and MYSQL_URL (eval "$(scripts/services.sh start)").
@@ -27,7 +27,7 @@ import { idsFollowingValues, RANGE_CONTEXT, RANGE_SECRET, RANGE_VALUES } from '.
 import { openSqlite } from './sqlite.mjs';
 import { nearestRank, seededRandom } from './stats.mjs';
 
-const { values: flags } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, queries: { type: 'string', default: '200' }, dialects: { type: 'string', default: 'sqlite,pg,mysql' }, 'random-page-cost': { type: 'string', default: '1.1' }, values: { type: 'string', default: 'measures' }, ids: { type: 'string', default: 'insertion' } } });
+const { values: flags } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, queries: { type: 'string', default: '200' }, dialects: { type: 'string', default: 'sqlite,pg,mysql,mysql-tokens' }, 'random-page-cost': { type: 'string', default: '1.1' }, values: { type: 'string', default: 'measures' }, ids: { type: 'string', default: 'insertion' } } });
 const ROWS = Number(flags.rows);
 const QUERIES = Number(flags.queries);
 const ale = createRequire(import.meta.url)('../index.js');
@@ -97,36 +97,45 @@ const DIALECTS = {
       close: () => client.end(),
     };
   },
-  async mysql() {
-    if (!process.env.MYSQL_URL) throw new Error('MYSQL_URL is not set: eval "$(scripts/services.sh start)"');
-    const { double, int, mysqlTable } = await import('drizzle-orm/mysql-core');
-    const { createPool } = await import('mysql2/promise');
-    const { drizzle } = await import('drizzle-orm/mysql2');
-    const m = await import('@sveltycms/ale/drizzle/mysql');
-    const pool = createPool({ uri: process.env.MYSQL_URL, connectionLimit: 2 });
-    const enc = mysqlTable('rq_enc', { id: int('id').primaryKey(), amount: m.encryptedNumber('amount', on), amountRange: m.rangeIndexColumn('amount_range', { ...on, field: 'amount', type: 'number' }) });
-    const plain = mysqlTable('rq_plain', { id: int('id').primaryKey(), amount: double('amount') });
-    for (const stmt of ['DROP TABLE IF EXISTS rq_plain, rq_enc', 'CREATE TABLE rq_plain (id INT PRIMARY KEY, amount DOUBLE)', 'CREATE TABLE rq_enc (id INT PRIMARY KEY, amount TEXT, amount_range MEDIUMTEXT)']) await pool.query(stmt);
-    const [[{ v }]] = await pool.query('SELECT version() AS v');
-    const rows = async (q, params) => (await pool.query(q, params))[0];
-    return {
-      name: `MariaDB ${v.split('-')[0]} (mysql2)`,
-      m,
-      db: drizzle(pool),
-      enc,
-      plain,
-      afterLoad: async () => {
-        for (const stmt of m.searchIndexSql(enc, enc.amountRange, 'rq_enc_amount')) await pool.query(stmt);
-        for (const stmt of PLAIN_INDEXES) await pool.query(stmt);
-      },
-      between: (lo, hi) => rows('SELECT id FROM rq_plain WHERE amount BETWEEN ? AND ? ORDER BY id', [lo, hi]),
-      first: (dir) => rows(`SELECT id FROM rq_plain WHERE amount IS NOT NULL ORDER BY amount ${dir}, id LIMIT 20`),
-      after: (dir, v) => rows(`SELECT id FROM rq_plain WHERE amount ${dir === 'ASC' ? '>' : '<'} ? ORDER BY amount ${dir}, id LIMIT 20`, [v]),
-      indexBytes: async () => Number((await rows('SELECT SUM(LENGTH(amount_range)) AS n FROM rq_enc'))[0].n),
-      close: () => pool.end(),
-    };
-  },
+  mysql: () => mysqlDialect(false),
+  // The range column with a token table instead of FULLTEXT (rangeTokenTableSql).
+  'mysql-tokens': () => mysqlDialect(true),
 };
+
+/** MariaDB, its range column found through FULLTEXT, or through a token table with `tokens`. */
+async function mysqlDialect(tokens) {
+  if (!process.env.MYSQL_URL) throw new Error('MYSQL_URL is not set: eval "$(scripts/services.sh start)"');
+  const { double, int, mysqlTable } = await import('drizzle-orm/mysql-core');
+  const { createPool } = await import('mysql2/promise');
+  const { drizzle } = await import('drizzle-orm/mysql2');
+  const m = await import('@sveltycms/ale/drizzle/mysql');
+  const pool = createPool({ uri: process.env.MYSQL_URL, connectionLimit: 2 });
+  const enc = mysqlTable('rq_enc', { id: int('id').primaryKey(), amount: m.encryptedNumber('amount', on), amountRange: m.rangeIndexColumn('amount_range', { ...on, field: 'amount', type: 'number', tokenTable: tokens ? 'rq_enc_amount_tokens' : undefined }) });
+  const plain = mysqlTable('rq_plain', { id: int('id').primaryKey(), amount: double('amount') });
+  for (const stmt of ['DROP TABLE IF EXISTS rq_plain, rq_enc, rq_enc_amount_tokens', 'CREATE TABLE rq_plain (id INT PRIMARY KEY, amount DOUBLE)', 'CREATE TABLE rq_enc (id INT PRIMARY KEY, amount TEXT, amount_range MEDIUMTEXT)']) await pool.query(stmt);
+  const [[{ v }]] = await pool.query('SELECT version() AS v');
+  const rows = async (q, params) => (await pool.query(q, params))[0];
+  return {
+    name: `MariaDB ${v.split('-')[0]} (mysql2${tokens ? ', token table' : ''})`,
+    m,
+    db: drizzle(pool),
+    enc,
+    plain,
+    afterLoad: async () => {
+      const ddl = tokens ? [...m.rangeTokenTableSql(enc, enc.amountRange), 'ANALYZE TABLE rq_enc_amount_tokens'] : m.searchIndexSql(enc, enc.amountRange, 'rq_enc_amount');
+      for (const stmt of ddl) await pool.query(stmt);
+      for (const stmt of PLAIN_INDEXES) await pool.query(stmt);
+    },
+    between: (lo, hi) => rows('SELECT id FROM rq_plain WHERE amount BETWEEN ? AND ? ORDER BY id', [lo, hi]),
+    first: (dir) => rows(`SELECT id FROM rq_plain WHERE amount IS NOT NULL ORDER BY amount ${dir}, id LIMIT 20`),
+    after: (dir, v) => rows(`SELECT id FROM rq_plain WHERE amount ${dir === 'ASC' ? '>' : '<'} ? ORDER BY amount ${dir}, id LIMIT 20`, [v]),
+    // The column's text, and the token table's data and indexes as InnoDB counts them (pages, after ANALYZE).
+    indexBytes: async () =>
+      Number((await rows('SELECT SUM(LENGTH(amount_range)) AS n FROM rq_enc'))[0].n) +
+      (tokens ? Number((await rows("SELECT data_length + index_length AS n FROM information_schema.tables WHERE table_schema = database() AND table_name = 'rq_enc_amount_tokens'"))[0].n) : 0),
+    close: () => pool.end(),
+  };
+}
 
 if (!RANGE_VALUES[flags.values]) throw new Error(`--values must be one of ${Object.keys(RANGE_VALUES).join(', ')}`);
 if (flags.ids !== 'insertion' && flags.ids !== 'values') throw new Error('--ids must be insertion (the order the values were made in) or values');

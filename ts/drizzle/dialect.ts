@@ -159,7 +159,7 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
      * StoredIndex here, which writes back unchanged.
      */
     rangeIndexColumn<TName extends string, T extends RangeType>(name: TName, options: RangeIndexOptions<T>): BuilderOf<D, TName, RangeValues[T] | StoredIndex, 'text'> {
-      const codec = rangeCodec(name, options, search.spots);
+      const codec = rangeCodec(name, options, search.spots, search.tokenTables === true);
       const answer: SearchColumn = { codec, sql: search };
       const toDriver = (value: RangeValues[T] | StoredIndex) => ((value as unknown) === SEARCH_PROBE ? answer : (storedIndexOf(value) ?? search.store(codec.tokens(value))));
       return column<RangeValues[T] | StoredIndex>(name, search.type, toDriver, (stored: unknown) => new StoredIndex(search.read(stored))) as BuilderOf<D, TName, RangeValues[T] | StoredIndex, 'text'>;

@@ -11,6 +11,8 @@ export * from './index.js';
 export { aleKeys, keyTable as aleKeysTable } from './mysql-core/keys.js';
 /** The FULLTEXT index a searchIndexColumn needs, as SQL for a migration (drizzle-kit cannot declare it). */
 export { searchIndexSql } from './mysql-core/search.js';
+/** The token table a rangeIndexColumn with `tokenTable` asks, with the triggers that keep it, as SQL for a migration. */
+export { rangeTokenTableSql } from './mysql-core/token-table.js';
 
 declare module './dialect.js' {
   // This dialect's column builders, which the factory's columns are typed with.

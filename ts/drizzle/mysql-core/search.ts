@@ -7,6 +7,7 @@ import { getTableConfig } from 'drizzle-orm/mysql-core';
 import { hexWords } from '../../shared/hex-words.js';
 import { bothEnds, tableKey, type KeyConfig } from '../range/table-key.js';
 import { allHex, hexTokens, inText, type EndsQuery, type SearchSql } from '../search/sql.js';
+import { inTokenTable } from './token-table.js';
 
 export const mysqlSearch: SearchSql = {
   type: 'mediumtext',
@@ -22,9 +23,12 @@ export const mysqlSearch: SearchSql = {
   narrowBatch: 256,
   ends: keyEnds,
   spots: true,
-  // Words without an operator are optional in boolean mode: a row with any
-  // of them matches, unless it has a word marked `-`.
-  any: (column, tokens, except) => sql`match(${column}) against(${[...allHex(tokens), ...allHex(except).map((t) => `-${t}`)].join(' ')} in boolean mode)`,
+  tokenTables: true,
+  // A range column with a token table asks it (token-table.ts). Words
+  // without an operator are optional in boolean mode: a row with any of
+  // them matches, unless it has a word marked `-`.
+  any: (column, tokens, except, codec) =>
+    codec.tokenTable !== undefined ? inTokenTable(column, codec.tokenTable, tokens, except) : sql`match(${column}) against(${[...allHex(tokens), ...allHex(except).map((t) => `-${t}`)].join(' ')} in boolean mode)`,
 };
 
 /**

@@ -14,6 +14,13 @@ import { cover, pathNodes } from './tree.js';
 export type RangeIndexOptions<T extends RangeType = RangeType> = IndexColumnOptions & {
   /** What the encrypted column beside it holds: encryptedNumber ('number'), encryptedBigint ('bigint') or encryptedDate ('date'). */
   type: T;
+  /**
+   * MySQL and MariaDB: the table of (token, row key) pairs, under a B-tree,
+   * that rangeTokenTableSql() creates and its triggers keep; queries then
+   * ask it instead of the column's FULLTEXT index (docs/search.md, "Token
+   * tables on MySQL and MariaDB").
+   */
+  tokenTable?: string;
 };
 
 /** A range's token sets, one of each per key stored tokens may be under: a row is a candidate under a key when it holds a token of its `include` and none of its `exclude`. */
@@ -36,11 +43,16 @@ export interface RangeCodec extends IndexCodec {
   cover(lo: bigint, hi: bigint, max: number, spot?: number): CoverSets;
 }
 
-/** `spots`: whether values store their spots (range/spots.ts), which the dialect's orderedPage asks (SearchSql.spots). */
-export function rangeCodec(name: string, options: RangeIndexOptions, spots: boolean): RangeCodec {
+/** `spots`: whether values store their spots (range/spots.ts), which the dialect's orderedPage asks (SearchSql.spots); `tokenTables`: whether the dialect can ask a token table (SearchSql.tokenTables). */
+export function rangeCodec(name: string, options: RangeIndexOptions, spots: boolean, tokenTables = false): RangeCodec {
   const { base, searcher, fts, where } = indexBase(name, options, 'range index');
   const type = options?.type;
   if (!RANGE_TYPES.includes(type)) throw codedError('ALE_INVALID_INPUT', `range index column "${name}": type must be 'number', 'bigint' or 'date'`);
+  const { tokenTable } = options;
+  if (tokenTable !== undefined) {
+    if (!tokenTables) throw codedError('ALE_INVALID_INPUT', `range index column "${name}": tokenTable is for MySQL and MariaDB`);
+    if (typeof tokenTable !== 'string' || tokenTable === '') throw codedError('ALE_INVALID_INPUT', `range index column "${name}": tokenTable must name the table of tokens`);
+  }
   const { collection, field } = base;
   const what = `range index column "${name}"`;
   const code = (value: unknown) => codeOf(type, checkValue(type, value, what));
@@ -72,6 +84,7 @@ export function rangeCodec(name: string, options: RangeIndexOptions, spots: bool
     collection,
     field,
     fts,
+    tokenTable,
     keys: options.keys,
     source: type,
     type,

@@ -65,6 +65,8 @@ export interface SearchSql {
    * the table for any query.
    */
   spots: boolean;
+  /** Whether a range column may name a table of its tokens (RangeIndexOptions.tokenTable), which `any` then asks: MySQL and MariaDB. */
+  tokenTables?: boolean;
   /** The rows that hold at least one of `tokens` and none of `except` (8 bytes each): a range's candidates under one key. */
   any(column: Column, tokens: Buffer, except: Buffer, codec: IndexCodec): SQL;
   /**

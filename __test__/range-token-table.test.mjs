@@ -1,0 +1,94 @@
+// A range column's token table on MariaDB (rangeTokenTableSql): the pairs
+// of the rows already there, then the triggers keeping one pair for each
+// token of each row's text through inserts, NULLs, updates of the value,
+// of the key and of other columns, rows written back unchanged, and
+// deletes, so that a deleted value leaves no token behind. The range
+// suite (range-drizzle.test.mjs) runs every query through such tables;
+// this checks the table itself against the column's text.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import mysql from 'mysql2/promise';
+import { eq } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/mysql2';
+import { int, mysqlTable, primaryKey, varchar } from 'drizzle-orm/mysql-core';
+import * as mysqlMod from '@sveltycms/ale/drizzle/mysql';
+import * as pgMod from '@sveltycms/ale/drizzle/pg';
+import * as sqliteMod from '@sveltycms/ale/drizzle/sqlite';
+import { oracleDrivers } from './fixtures/dialects.mjs';
+import { ale, SECRET } from './helpers.mjs';
+import { serverUrl } from './servers.mjs';
+
+const on = { collection: 'measures', keyRing: new ale.KeyRing([SECRET]), tenant: 'acme' };
+const NAME = 'token_table_rows';
+const TOKENS = `${NAME}_amount_tokens`;
+const table = mysqlTable(NAME, {
+  id: int('id').primaryKey(),
+  note: varchar('note', { length: 16 }),
+  amount: mysqlMod.encryptedNumber('amount', on),
+  amountRange: mysqlMod.rangeIndexColumn('amount_range', { ...on, type: 'number', field: 'amount', tokenTable: TOKENS }),
+});
+
+test('a token table is for MySQL and MariaDB, named, and made for a column of its table with a key of one column', () => {
+  for (const mod of [sqliteMod, pgMod]) {
+    assert.throws(() => mod.rangeIndexColumn('r', { ...on, type: 'number', tokenTable: 'r_tokens' }), { code: 'ALE_INVALID_INPUT', message: /tokenTable is for MySQL and MariaDB/ });
+  }
+  for (const tokenTable of ['', 5]) assert.throws(() => mysqlMod.rangeIndexColumn('r', { ...on, type: 'number', tokenTable }), { code: 'ALE_INVALID_INPUT', message: /tokenTable must name/ });
+  const plain = mysqlTable('plain_range', { id: int('id').primaryKey(), amountRange: mysqlMod.rangeIndexColumn('amount_range', { ...on, type: 'number', field: 'amount' }) });
+  assert.throws(() => mysqlMod.rangeTokenTableSql(plain, plain.amountRange), { code: 'ALE_INVALID_INPUT', message: /names no tokenTable/ });
+  assert.throws(() => mysqlMod.rangeTokenTableSql(plain, table.amountRange), { code: 'ALE_INVALID_INPUT', message: /not a column of this table/ });
+  const pair = mysqlTable('pair_key', { a: int('a'), b: int('b'), amountRange: mysqlMod.rangeIndexColumn('amount_range', { ...on, type: 'number', field: 'amount', tokenTable: 'pair_key_tokens' }) }, (t) => [primaryKey({ columns: [t.a, t.b] })]);
+  assert.throws(() => mysqlMod.rangeTokenTableSql(pair, pair.amountRange), { code: 'ALE_INVALID_INPUT', message: /primary key of one column/ });
+});
+
+const url = serverUrl('MYSQL_URL');
+if (url && oracleDrivers('mysql', ['mysql2']).length > 0) {
+  test("the triggers keep one pair for each token of each row's text, and none for a row gone", async () => {
+    const pool = mysql.createPool({ uri: url, connectionLimit: 2 });
+    const db = drizzle(pool);
+    try {
+      await pool.query(`DROP TABLE IF EXISTS ${TOKENS}`);
+      await pool.query(`DROP TABLE IF EXISTS ${NAME}`);
+      await pool.query(`CREATE TABLE ${NAME} (id INT PRIMARY KEY, note VARCHAR(16), amount TEXT, amount_range MEDIUMTEXT)`);
+      const row = (id, amount) => ({ id, amount, amountRange: amount });
+      // Rows before the table of tokens: its last statement pairs them.
+      await db.insert(table).values([row(1, 10), row(2, -0.5), row(3, null)]);
+      for (const stmt of mysqlMod.rangeTokenTableSql(table, table.amountRange)) await pool.query(stmt);
+      /** Each row's tokens as its text holds them, and as the table of tokens pairs them with its key. */
+      const both = async () => {
+        const [rows] = await pool.query(`SELECT id, amount_range FROM ${NAME} ORDER BY id`);
+        const [pairs] = await pool.query(`SELECT row_key, LOWER(HEX(token)) AS token FROM ${TOKENS} ORDER BY row_key, token`);
+        const text = rows.filter((r) => r.amount_range).flatMap((r) => [...new Set(r.amount_range.split(' '))].sort().map((t) => `${r.id} ${t}`));
+        return { text, pairs: pairs.map((p) => `${p.row_key} ${p.token}`) };
+      };
+      const check = async (what) => {
+        const { text, pairs } = await both();
+        assert.deepEqual(pairs, text, what);
+        return pairs;
+      };
+      const keys = (pairs) => [...new Set(pairs.map((p) => Number(p.split(' ')[0])))];
+      assert.deepEqual(keys(await check('the rows there before')), [1, 2], 'a NULL value has no tokens');
+      await db.insert(table).values([row(4, 1e300), row(5, 10)]);
+      assert.deepEqual(keys(await check('inserted')), [1, 2, 4, 5]);
+      await db.update(table).set({ amount: 7, amountRange: 7 }).where(eq(table.id, 1));
+      await check('a new value');
+      const before = (await both()).pairs.filter((p) => p.startsWith('5 '));
+      await db.update(table).set({ note: 'seen' }).where(eq(table.id, 5));
+      // Read back and written again unchanged, as an app's save does with a StoredIndex.
+      const [saved] = await db.select().from(table).where(eq(table.id, 5));
+      await db.update(table).set(saved).where(eq(table.id, 5));
+      assert.deepEqual((await check('another column, and the index written back')).filter((p) => p.startsWith('5 ')), before);
+      await db.update(table).set({ id: 6 }).where(eq(table.id, 5));
+      assert.deepEqual(keys(await check('a new key')), [1, 2, 4, 6]);
+      await db.update(table).set({ amount: null, amountRange: null }).where(eq(table.id, 2));
+      await db.delete(table).where(eq(table.id, 4));
+      assert.deepEqual(keys(await check('a value set to NULL, and a row deleted')), [1, 6]);
+      // Through a query: the rows of 7 and 10 only.
+      const where = await mysqlMod.withTenant('acme', async () => mysqlMod.rangeBetween(table.amountRange, 0, 100));
+      assert.deepEqual((await db.select({ id: table.id, amount: table.amount }).from(table).where(where)).map((r) => [r.id, r.amount]).sort(), [[1, 7], [6, 10]]);
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS ${TOKENS}`);
+      await pool.query(`DROP TABLE IF EXISTS ${NAME}`);
+      await pool.end();
+    }
+  });
+}

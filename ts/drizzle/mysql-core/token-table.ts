@@ -1,0 +1,81 @@
+// A range column's token table on MySQL and MariaDB: one row for each
+// (token, row key) pair of the column, under a B-tree primary key, kept by
+// triggers from the column's text. InnoDB's FULLTEXT costs time for every
+// row a query matches before the ORDER BY and LIMIT; the B-tree gives a
+// token's keys for the price of its index entries, and the rows are then
+// read by key (docs/search.md, "Token tables on MySQL and MariaDB"). The
+// table shows what the column shows: which rows share a token.
+import { getTableName, sql, type Column, type SQL, type Table } from 'drizzle-orm';
+import { getTableConfig } from 'drizzle-orm/mysql-core';
+import { codedError } from '../../shared/errors.js';
+import { rangeColumnOf } from '../probe.js';
+import { tableKey, type KeyConfig, type TableKey } from '../range/table-key.js';
+
+/** The key of `column`'s table, which the token table's rows point to. */
+function keyOf(column: Column, what: string): TableKey {
+  // mysql-core declares its columns apart from drizzle-orm's Column, which they are at run time.
+  const at = tableKey(column, getTableConfig as unknown as (table: Table) => KeyConfig);
+  if (at === undefined) throw codedError('ALE_INVALID_INPUT', `${what}: a token table needs its table's primary key of one column, named in the schema (not an alias)`);
+  return at;
+}
+
+/**
+ * The rows whose keys the token table `tokenTable` pairs with one of
+ * `tokens` and with none of `except`: `key in (select row_key … where token
+ * in (…))`, which MariaDB answers by reading the pairs' keys first and the
+ * rows by key.
+ */
+export function inTokenTable(column: Column, tokenTable: string, tokens: Buffer, except: Buffer): SQL {
+  const { key } = keyOf(column, 'range query');
+  const keysOf = (set: Buffer) => {
+    const list: SQL[] = [];
+    // Each token its 8 bytes, a parameter mysql2 writes as a hex literal.
+    for (let at = 0; at < set.length; at += 8) list.push(sql`${set.subarray(at, at + 8)}`);
+    return list.length === 0 ? undefined : sql`(select row_key from ${sql.identifier(tokenTable)} where token in (${sql.join(list, sql`, `)}))`;
+  };
+  const found = keysOf(tokens);
+  if (found === undefined) return sql`false`;
+  const out = keysOf(except);
+  return out === undefined ? sql`${key} in ${found}` : sql`(${key} in ${found} and ${key} not in ${out})`;
+}
+
+/**
+ * The token table of range index column `column` of `table` (its
+ * `tokenTable` option), as SQL for a migration: the table, the triggers
+ * that keep it on insert, update and delete, and the pairs of the rows
+ * already there. The triggers cut the column's text (16 hex digits a
+ * token, one space between two) with JSON_TABLE: MariaDB 10.6 or later,
+ * MySQL 8.0 or later. Where the binary log is on, creating a trigger needs
+ * the SUPER privilege or log_bin_trust_function_creators.
+ */
+export function rangeTokenTableSql(table: Table, column: Column): string[] {
+  const what = 'rangeTokenTableSql';
+  const { codec } = rangeColumnOf(column, what);
+  if (codec.tokenTable === undefined) throw codedError('ALE_INVALID_INPUT', `${what}: column "${column.name}" names no tokenTable`);
+  if (column.table !== table) throw codedError('ALE_INVALID_INPUT', `${what}: column "${column.name}" is not a column of this table`);
+  const { key } = keyOf(column, what);
+  const q = (id: string) => `\`${id.replaceAll('`', '``')}\``;
+  const [name, pairs, text, id] = [q(getTableName(table)), q(codec.tokenTable), q(column.name), q(key.name)];
+  // `serial` is MySQL's shorthand for an unsigned bigint that counts itself; the pairs hold the number.
+  const keyType = key.getSQLType() === 'serial' ? 'bigint unsigned' : key.getSQLType();
+  const trigger = (suffix: string) => q(`${codec.tokenTable}_${suffix}`);
+  // A row's tokens, each its 8 bytes, cut from its text.
+  const words = (row: string) => `JSON_TABLE(CONCAT('["', REPLACE(${row}.${text}, ' ', '","'), '"]'), '$[*]' COLUMNS (hex CHAR(16) PATH '$')) AS w`;
+  // DISTINCT, so that a text with a token twice cannot fail the row's write on the primary key.
+  const pairsOf = (row: string, from = '') => `SELECT DISTINCT UNHEX(w.hex), ${row}.${id} FROM ${from}${words(row)} WHERE ${row}.${text} <> ''`;
+  // The old row's pairs, found by their tokens through the primary key: the table needs no second index.
+  const dropOld = `DELETE p FROM ${words('OLD')} JOIN ${pairs} AS p ON p.token = UNHEX(w.hex) AND p.row_key = OLD.${id}`;
+  const insert = `INSERT INTO ${pairs} (token, row_key)`;
+  return [
+    `CREATE TABLE ${pairs} (token BINARY(8) NOT NULL, row_key ${keyType} NOT NULL, PRIMARY KEY (token, row_key)) ENGINE=InnoDB`,
+    `CREATE TRIGGER ${trigger('ai')} AFTER INSERT ON ${name} FOR EACH ROW ${insert} ${pairsOf('NEW')}`,
+    `CREATE TRIGGER ${trigger('au')} AFTER UPDATE ON ${name} FOR EACH ROW BEGIN
+       IF NOT (OLD.${text} <=> NEW.${text}) OR NOT (OLD.${id} <=> NEW.${id}) THEN
+         ${dropOld};
+         ${insert} ${pairsOf('NEW')};
+       END IF;
+     END`,
+    `CREATE TRIGGER ${trigger('ad')} AFTER DELETE ON ${name} FOR EACH ROW ${dropOld}`,
+    `${insert} ${pairsOf(name, `${name}, `)}`,
+  ];
+}
