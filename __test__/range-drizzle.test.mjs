@@ -128,7 +128,7 @@ if (mysqlUrl && oracleDrivers('mysql', ['mysql2']).length > 0) {
           ...c,
           async reset(table) {
             const name = getTableName(table);
-            // Dropping the table drops its triggers.
+            // Token tables first, whichever suite made them: their foreign keys point to the table. Dropping it drops its triggers.
             for (const f of Object.keys(FIELDS)) await pool.query(`DROP TABLE IF EXISTS ${name}_${f}_tokens`);
             await pool.query(`DROP TABLE IF EXISTS ${name}`);
             await pool.query(`CREATE TABLE ${name} (id INT PRIMARY KEY, tenant_id VARCHAR(64) NOT NULL, amount TEXT, amount_range MEDIUMTEXT, total TEXT, total_range MEDIUMTEXT, born TEXT, born_range MEDIUMTEXT)`);

@@ -1,10 +1,12 @@
 // A range column's token table on MariaDB (rangeTokenTableSql): the pairs
-// of the rows already there, then the triggers keeping one pair for each
-// token of each row's text through inserts, NULLs, updates of the value,
-// of the key and of other columns, rows written back unchanged, and
-// deletes, so that a deleted value leaves no token behind. The range
-// suite (range-drizzle.test.mjs) runs every query through such tables;
-// this checks the table itself against the column's text.
+// of the rows already there, then one pair for each token of each row's
+// text through inserts, NULLs both ways, updates of the value, of the key
+// and of other columns, rows written back unchanged, deletes (so that a
+// deleted value leaves no token behind), its statements run again, and
+// writes filtered by a range condition: a delete and an update of another
+// column run, and an update of the value is refused whole. The range suite
+// (range-drizzle.test.mjs) runs every query through such tables; this
+// checks the table itself against the column's text.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import mysql from 'mysql2/promise';
@@ -32,7 +34,7 @@ test('a token table is for MySQL and MariaDB, named, and made for a column of it
   for (const mod of [sqliteMod, pgMod]) {
     assert.throws(() => mod.rangeIndexColumn('r', { ...on, type: 'number', tokenTable: 'r_tokens' }), { code: 'ALE_INVALID_INPUT', message: /tokenTable is for MySQL and MariaDB/ });
   }
-  for (const tokenTable of ['', 5]) assert.throws(() => mysqlMod.rangeIndexColumn('r', { ...on, type: 'number', tokenTable }), { code: 'ALE_INVALID_INPUT', message: /tokenTable must name/ });
+  for (const tokenTable of ['', 5, 't'.repeat(62)]) assert.throws(() => mysqlMod.rangeIndexColumn('r', { ...on, type: 'number', tokenTable }), { code: 'ALE_INVALID_INPUT', message: /tokenTable must (name|be at most 61)/ });
   const plain = mysqlTable('plain_range', { id: int('id').primaryKey(), amountRange: mysqlMod.rangeIndexColumn('amount_range', { ...on, type: 'number', field: 'amount' }) });
   assert.throws(() => mysqlMod.rangeTokenTableSql(plain, plain.amountRange), { code: 'ALE_INVALID_INPUT', message: /names no tokenTable/ });
   assert.throws(() => mysqlMod.rangeTokenTableSql(plain, table.amountRange), { code: 'ALE_INVALID_INPUT', message: /not a column of this table/ });
@@ -82,9 +84,26 @@ if (url && oracleDrivers('mysql', ['mysql2']).length > 0) {
       await db.update(table).set({ amount: null, amountRange: null }).where(eq(table.id, 2));
       await db.delete(table).where(eq(table.id, 4));
       assert.deepEqual(keys(await check('a value set to NULL, and a row deleted')), [1, 6]);
-      // Through a query: the rows of 7 and 10 only.
-      const where = await mysqlMod.withTenant('acme', async () => mysqlMod.rangeBetween(table.amountRange, 0, 100));
-      assert.deepEqual((await db.select({ id: table.id, amount: table.amount }).from(table).where(where)).map((r) => [r.id, r.amount]).sort(), [[1, 7], [6, 10]]);
+      await db.update(table).set({ amount: 3, amountRange: 3 }).where(eq(table.id, 3));
+      assert.deepEqual(keys(await check('a NULL value set')), [1, 3, 6]);
+      const pairs = (await both()).pairs;
+      for (const stmt of mysqlMod.rangeTokenTableSql(table, table.amountRange)) await pool.query(stmt);
+      assert.deepEqual((await both()).pairs, pairs, 'the statements run again change nothing');
+      // Through a query: the rows of 3, 7 and 10 only.
+      const range = (lo, hi) => mysqlMod.withTenant('acme', async () => mysqlMod.rangeBetween(table.amountRange, lo, hi));
+      const found = async (lo, hi) => (await db.select({ id: table.id, amount: table.amount }).from(table).where(await range(lo, hi))).map((r) => [r.id, r.amount]).sort();
+      assert.deepEqual(await found(0, 100), [[1, 7], [3, 3], [6, 10]]);
+      // Writes filtered by a range condition. An update of another column, and a delete: the foreign key deletes the pairs.
+      await db.update(table).set({ note: 'small' }).where(await range(0, 5));
+      assert.deepEqual((await db.select({ id: table.id }).from(table).where(eq(table.note, 'small'))).map((r) => r.id), [3]);
+      await db.delete(table).where(await range(0, 5));
+      assert.deepEqual(keys(await check('deleted through a range condition')), [1, 6]);
+      // An update of the value: its trigger would write the pairs the statement reads, which MariaDB refuses (1442), all of it.
+      await assert.rejects(db.update(table).set({ amount: 50, amountRange: 50 }).where(await range(0, 100)), (e) => (e.cause ?? e).errno === 1442);
+      assert.deepEqual(await found(0, 100), [[1, 7], [6, 10]], 'nothing written');
+      await check('nothing written');
+      // TRUNCATE, which fires no trigger, is refused while the pairs point to the table.
+      await assert.rejects(pool.query(`TRUNCATE TABLE ${NAME}`), (e) => e.errno === 1701);
     } finally {
       await pool.query(`DROP TABLE IF EXISTS ${TOKENS}`);
       await pool.query(`DROP TABLE IF EXISTS ${NAME}`);

@@ -112,7 +112,7 @@ async function mysqlDialect(tokens) {
   const pool = createPool({ uri: process.env.MYSQL_URL, connectionLimit: 2 });
   const enc = mysqlTable('rq_enc', { id: int('id').primaryKey(), amount: m.encryptedNumber('amount', on), amountRange: m.rangeIndexColumn('amount_range', { ...on, field: 'amount', type: 'number', tokenTable: tokens ? 'rq_enc_amount_tokens' : undefined }) });
   const plain = mysqlTable('rq_plain', { id: int('id').primaryKey(), amount: double('amount') });
-  for (const stmt of ['DROP TABLE IF EXISTS rq_plain, rq_enc, rq_enc_amount_tokens', 'CREATE TABLE rq_plain (id INT PRIMARY KEY, amount DOUBLE)', 'CREATE TABLE rq_enc (id INT PRIMARY KEY, amount TEXT, amount_range MEDIUMTEXT)']) await pool.query(stmt);
+  for (const stmt of ['DROP TABLE IF EXISTS rq_enc_amount_tokens, rq_plain, rq_enc', 'CREATE TABLE rq_plain (id INT PRIMARY KEY, amount DOUBLE)', 'CREATE TABLE rq_enc (id INT PRIMARY KEY, amount TEXT, amount_range MEDIUMTEXT)']) await pool.query(stmt);
   const [[{ v }]] = await pool.query('SELECT version() AS v');
   const rows = async (q, params) => (await pool.query(q, params))[0];
   return {

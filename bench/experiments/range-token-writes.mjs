@@ -9,6 +9,7 @@
 //
 //   node bench/experiments/range-token-writes.mjs [--rows 20000] [--rounds 30] [--per-round 50]
 import { createRequire } from 'node:module';
+import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { double, int, mysqlTable } from 'drizzle-orm/mysql-core';
 import { createPool } from 'mysql2/promise';
@@ -34,7 +35,7 @@ const names = Object.keys(sides);
 
 try {
   for (const stmt of [
-    'DROP TABLE IF EXISTS rw_plain, rw_fulltext, rw_tokens, rw_tokens_pairs',
+    'DROP TABLE IF EXISTS rw_tokens_pairs, rw_plain, rw_fulltext, rw_tokens',
     'CREATE TABLE rw_plain (id INT PRIMARY KEY, amount DOUBLE, KEY (amount))',
     'CREATE TABLE rw_fulltext (id INT PRIMARY KEY, amount TEXT, amount_range MEDIUMTEXT)',
     'CREATE TABLE rw_tokens (id INT PRIMARY KEY, amount TEXT, amount_range MEDIUMTEXT)',
@@ -63,7 +64,7 @@ try {
   if (Number(pairs.n) !== Number(pairs.expected)) throw new Error(`token table: ${pairs.n} pairs, the texts hold ${pairs.expected} tokens`);
   const [[{ v }]] = await pool.query('SELECT version() AS v');
   const [[{ pool: mb }]] = await pool.query('SELECT @@innodb_buffer_pool_size / 1048576 AS pool');
-  console.log(`Node ${process.versions.node}, MariaDB ${v.split('-')[0]} (buffer pool ${Number(mb)} MB), ${ROWS.toLocaleString('en-US')} rows first, ${ROUNDS} rounds of ${PER} one-row inserts a side; ${pairs.n} pairs checked\n`);
+  console.log(`${cpus()[0].model}, ${cpus().length} cores; Node ${process.versions.node}, MariaDB ${v.split('-')[0]} (buffer pool ${Number(mb)} MB), ${ROWS.toLocaleString('en-US')} rows first, ${ROUNDS} rounds of ${PER} one-row inserts a side; ${pairs.n} pairs checked\n`);
   console.log('| side | median µs | against plaintext | against FULLTEXT |');
   console.log('| --- | --- | --- | --- |');
   for (const n of names) {
@@ -72,6 +73,6 @@ try {
     console.log(`| ${n} | ${us} | ${vs('plaintext')} | ${n === 'plaintext' ? '' : vs('FULLTEXT')} |`);
   }
 } finally {
-  await pool.query('DROP TABLE IF EXISTS rw_plain, rw_fulltext, rw_tokens, rw_tokens_pairs');
+  await pool.query('DROP TABLE IF EXISTS rw_tokens_pairs, rw_plain, rw_fulltext, rw_tokens');
   await pool.end();
 }

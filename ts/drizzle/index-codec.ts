@@ -22,7 +22,7 @@ export interface IndexCodec {
   /** The SQLite FTS5 table that indexes the column, if any. */
   readonly fts: string | undefined;
   /** MySQL and MariaDB: the table of (token, row key) pairs that indexes a range column, if any (mysql-core/token-table.ts). */
-  readonly tokenTable?: string;
+  readonly tokenTable?: string | undefined;
   /** The tenant key store of a column with `keys`. */
   readonly keys: TenantKeys | undefined;
   /** What the encrypted column it indexes holds: text, or a range type. */

@@ -1,10 +1,11 @@
 // A range column's token table on MySQL and MariaDB: one row for each
-// (token, row key) pair of the column, under a B-tree primary key, kept by
-// triggers from the column's text. InnoDB's FULLTEXT costs time for every
-// row a query matches before the ORDER BY and LIMIT; the B-tree gives a
-// token's keys for the price of its index entries, and the rows are then
-// read by key (docs/search.md, "Token tables on MySQL and MariaDB"). The
-// table shows what the column shows: which rows share a token.
+// (token, row key) pair of the column, under a B-tree primary key, written
+// by triggers from the column's text and deleted with the row by a foreign
+// key. InnoDB's FULLTEXT costs time for every row a query matches before
+// the ORDER BY and LIMIT; the B-tree gives a token's keys for the price of
+// its index entries, and the rows are then read by key (docs/search.md,
+// "Token tables on MySQL and MariaDB"). The table shows what the column
+// shows: which rows share a token.
 import { getTableName, sql, type Column, type SQL, type Table } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/mysql-core';
 import { codedError } from '../../shared/errors.js';
@@ -15,7 +16,9 @@ import { tableKey, type KeyConfig, type TableKey } from '../range/table-key.js';
 function keyOf(column: Column, what: string): TableKey {
   // mysql-core declares its columns apart from drizzle-orm's Column, which they are at run time.
   const at = tableKey(column, getTableConfig as unknown as (table: Table) => KeyConfig);
-  if (at === undefined) throw codedError('ALE_INVALID_INPUT', `${what}: a token table needs its table's primary key of one column, named in the schema (not an alias)`);
+  if (at === undefined) throw codedError('ALE_INVALID_INPUT', `${what}: a token table needs its table's primary key of one column, named in the schema (not an alias, as relational queries give)`);
+  // The token table is named without a database, as the connection's.
+  if (getTableConfig(at.table as Parameters<typeof getTableConfig>[0]).schema !== undefined) throw codedError('ALE_INVALID_INPUT', `${what}: a token table needs its table in the connection's database (no mysqlSchema)`);
   return at;
 }
 
@@ -26,7 +29,7 @@ function keyOf(column: Column, what: string): TableKey {
  * rows by key.
  */
 export function inTokenTable(column: Column, tokenTable: string, tokens: Buffer, except: Buffer): SQL {
-  const { key } = keyOf(column, 'range query');
+  const { key } = keyOf(column, 'range condition');
   const keysOf = (set: Buffer) => {
     const list: SQL[] = [];
     // Each token its 8 bytes, a parameter mysql2 writes as a hex literal.
@@ -41,12 +44,15 @@ export function inTokenTable(column: Column, tokenTable: string, tokens: Buffer,
 
 /**
  * The token table of range index column `column` of `table` (its
- * `tokenTable` option), as SQL for a migration: the table, the triggers
- * that keep it on insert, update and delete, and the pairs of the rows
- * already there. The triggers cut the column's text (16 hex digits a
- * token, one space between two) with JSON_TABLE: MariaDB 10.6 or later,
- * MySQL 8.0 or later. Where the binary log is on, creating a trigger needs
- * the SUPER privilege or log_bin_trust_function_creators.
+ * `tokenTable` option), as SQL for a migration: the table, with a foreign
+ * key to the table's key that deletes a row's pairs with the row (and
+ * moves them with its key), the triggers that write a row's pairs when
+ * its text is written, and the pairs of the rows already there. Each
+ * statement can run again. The triggers cut the column's text (16 hex
+ * digits a token, one space between two) with JSON_TABLE: MariaDB 10.6 or
+ * later, MySQL 8.0.29 or later (CREATE TRIGGER IF NOT EXISTS). Where the
+ * binary log is on, creating a trigger needs the SUPER privilege or
+ * log_bin_trust_function_creators.
  */
 export function rangeTokenTableSql(table: Table, column: Column): string[] {
   const what = 'rangeTokenTableSql';
@@ -59,23 +65,24 @@ export function rangeTokenTableSql(table: Table, column: Column): string[] {
   // `serial` is MySQL's shorthand for an unsigned bigint that counts itself; the pairs hold the number.
   const keyType = key.getSQLType() === 'serial' ? 'bigint unsigned' : key.getSQLType();
   const trigger = (suffix: string) => q(`${codec.tokenTable}_${suffix}`);
-  // A row's tokens, each its 8 bytes, cut from its text.
-  const words = (row: string) => `JSON_TABLE(CONCAT('["', REPLACE(${row}.${text}, ' ', '","'), '"]'), '$[*]' COLUMNS (hex CHAR(16) PATH '$')) AS w`;
-  // DISTINCT, so that a text with a token twice cannot fail the row's write on the primary key.
-  const pairsOf = (row: string, from = '') => `SELECT DISTINCT UNHEX(w.hex), ${row}.${id} FROM ${from}${words(row)} WHERE ${row}.${text} <> ''`;
-  // The old row's pairs, found by their tokens through the primary key: the table needs no second index.
-  const dropOld = `DELETE p FROM ${words('OLD')} JOIN ${pairs} AS p ON p.token = UNHEX(w.hex) AND p.row_key = OLD.${id}`;
-  const insert = `INSERT INTO ${pairs} (token, row_key)`;
+  // A row's pairs: each token its 8 bytes, cut from its text. A pair there
+  // already (the same token twice in a text, or a row the triggers wrote
+  // before the first fill read it) is left as it is.
+  const pairsOf = (row: string, from = '') =>
+    `INSERT INTO ${pairs} (token, row_key) SELECT UNHEX(w.hex), ${row}.${id} FROM ${from}JSON_TABLE(CONCAT('["', REPLACE(${row}.${text}, ' ', '","'), '"]'), '$[*]' COLUMNS (hex CHAR(16) PATH '$')) AS w WHERE ${row}.${text} <> '' ON DUPLICATE KEY UPDATE row_key = row_key`;
   return [
-    `CREATE TABLE ${pairs} (token BINARY(8) NOT NULL, row_key ${keyType} NOT NULL, PRIMARY KEY (token, row_key)) ENGINE=InnoDB`,
-    `CREATE TRIGGER ${trigger('ai')} AFTER INSERT ON ${name} FOR EACH ROW ${insert} ${pairsOf('NEW')}`,
-    `CREATE TRIGGER ${trigger('au')} AFTER UPDATE ON ${name} FOR EACH ROW BEGIN
-       IF NOT (OLD.${text} <=> NEW.${text}) OR NOT (OLD.${id} <=> NEW.${id}) THEN
-         ${dropOld};
-         ${insert} ${pairsOf('NEW')};
+    // The foreign key, not a trigger, deletes a row's pairs: a statement whose WHERE reads the pairs (a range condition) may
+    // not run a trigger that writes them (MySQL's error 1442), and a cascade from another table fires no trigger.
+    `CREATE TABLE IF NOT EXISTS ${pairs} (token BINARY(8) NOT NULL, row_key ${keyType} NOT NULL, PRIMARY KEY (token, row_key), KEY (row_key),
+       FOREIGN KEY (row_key) REFERENCES ${name} (${id}) ON DELETE CASCADE ON UPDATE CASCADE) ENGINE=InnoDB`,
+    `CREATE TRIGGER IF NOT EXISTS ${trigger('ai')} AFTER INSERT ON ${name} FOR EACH ROW ${pairsOf('NEW')}`,
+    // By the time it runs, the foreign key has moved the pairs to a new key.
+    `CREATE TRIGGER IF NOT EXISTS ${trigger('au')} AFTER UPDATE ON ${name} FOR EACH ROW BEGIN
+       IF NOT (OLD.${text} <=> NEW.${text}) THEN
+         DELETE FROM ${pairs} WHERE row_key = NEW.${id};
+         ${pairsOf('NEW')};
        END IF;
      END`,
-    `CREATE TRIGGER ${trigger('ad')} AFTER DELETE ON ${name} FOR EACH ROW ${dropOld}`,
-    `${insert} ${pairsOf(name, `${name}, `)}`,
+    pairsOf(name, `${name}, `),
   ];
 }
