@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import mysql from 'mysql2/promise';
 import { eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/mysql2';
-import { int, mysqlTable, primaryKey, varchar } from 'drizzle-orm/mysql-core';
+import { int, mysqlSchema, mysqlTable, primaryKey, varchar } from 'drizzle-orm/mysql-core';
 import * as mysqlMod from '@sveltycms/ale/drizzle/mysql';
 import * as pgMod from '@sveltycms/ale/drizzle/pg';
 import * as sqliteMod from '@sveltycms/ale/drizzle/sqlite';
@@ -40,6 +40,8 @@ test('a token table is for MySQL and MariaDB, named, and made for a column of it
   assert.throws(() => mysqlMod.rangeTokenTableSql(plain, table.amountRange), { code: 'ALE_INVALID_INPUT', message: /not a column of this table/ });
   const pair = mysqlTable('pair_key', { a: int('a'), b: int('b'), amountRange: mysqlMod.rangeIndexColumn('amount_range', { ...on, type: 'number', field: 'amount', tokenTable: 'pair_key_tokens' }) }, (t) => [primaryKey({ columns: [t.a, t.b] })]);
   assert.throws(() => mysqlMod.rangeTokenTableSql(pair, pair.amountRange), { code: 'ALE_INVALID_INPUT', message: /primary key of one column/ });
+  const elsewhere = mysqlSchema('other').table('elsewhere', { id: int('id').primaryKey(), amountRange: mysqlMod.rangeIndexColumn('amount_range', { ...on, type: 'number', field: 'amount', tokenTable: 'elsewhere_tokens' }) });
+  assert.throws(() => mysqlMod.rangeTokenTableSql(elsewhere, elsewhere.amountRange), { code: 'ALE_INVALID_INPUT', message: /connection's database/ });
 });
 
 const url = serverUrl('MYSQL_URL');
