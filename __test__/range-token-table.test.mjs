@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import mysql from 'mysql2/promise';
 import { eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/mysql2';
-import { int, mysqlSchema, mysqlTable, primaryKey, varchar } from 'drizzle-orm/mysql-core';
+import { alias, int, mysqlSchema, mysqlTable, primaryKey, varchar } from 'drizzle-orm/mysql-core';
 import * as mysqlMod from '@sveltycms/ale/drizzle/mysql';
 import * as pgMod from '@sveltycms/ale/drizzle/pg';
 import * as sqliteMod from '@sveltycms/ale/drizzle/sqlite';
@@ -34,6 +34,7 @@ test('a token table is for MySQL and MariaDB, named, and made for a column of it
   for (const mod of [sqliteMod, pgMod]) {
     assert.throws(() => mod.rangeIndexColumn('r', { ...on, type: 'number', tokenTable: 'r_tokens' }), { code: 'ALE_INVALID_INPUT', message: /tokenTable is for MySQL and MariaDB/ });
   }
+  assert.doesNotThrow(() => mysqlMod.rangeIndexColumn('r', { ...on, type: 'number', tokenTable: 't'.repeat(61) }));
   for (const tokenTable of ['', 5, 't'.repeat(62)]) assert.throws(() => mysqlMod.rangeIndexColumn('r', { ...on, type: 'number', tokenTable }), { code: 'ALE_INVALID_INPUT', message: /tokenTable must (name|be at most 61)/ });
   const plain = mysqlTable('plain_range', { id: int('id').primaryKey(), amountRange: mysqlMod.rangeIndexColumn('amount_range', { ...on, type: 'number', field: 'amount' }) });
   assert.throws(() => mysqlMod.rangeTokenTableSql(plain, plain.amountRange), { code: 'ALE_INVALID_INPUT', message: /names no tokenTable/ });
@@ -42,6 +43,9 @@ test('a token table is for MySQL and MariaDB, named, and made for a column of it
   assert.throws(() => mysqlMod.rangeTokenTableSql(pair, pair.amountRange), { code: 'ALE_INVALID_INPUT', message: /primary key of one column/ });
   const elsewhere = mysqlSchema('other').table('elsewhere', { id: int('id').primaryKey(), amountRange: mysqlMod.rangeIndexColumn('amount_range', { ...on, type: 'number', field: 'amount', tokenTable: 'elsewhere_tokens' }) });
   assert.throws(() => mysqlMod.rangeTokenTableSql(elsewhere, elsewhere.amountRange), { code: 'ALE_INVALID_INPUT', message: /connection's database/ });
+  // A condition on an alias (as relational queries give) or on such a table, too.
+  assert.throws(() => mysqlMod.rangeGt(alias(table, 'other').amountRange, 1), { code: 'ALE_INVALID_INPUT', message: /not an alias/ });
+  assert.throws(() => mysqlMod.rangeGt(elsewhere.amountRange, 1), { code: 'ALE_INVALID_INPUT', message: /connection's database/ });
 });
 
 const url = serverUrl('MYSQL_URL');
@@ -106,6 +110,9 @@ if (url && oracleDrivers('mysql', ['mysql2']).length > 0) {
       await check('nothing written');
       // TRUNCATE, which fires no trigger, is refused while the pairs point to the table.
       await assert.rejects(pool.query(`TRUNCATE TABLE ${NAME}`), (e) => e.errno === 1701);
+      // A new key and a new value in one statement: the foreign key moves the pairs, then the trigger replaces them.
+      await db.update(table).set({ id: 8, amount: 12, amountRange: 12 }).where(eq(table.id, 6));
+      assert.deepEqual(keys(await check('a new key and a new value at once')), [1, 8]);
     } finally {
       await pool.query(`DROP TABLE IF EXISTS ${TOKENS}`);
       await pool.query(`DROP TABLE IF EXISTS ${NAME}`);

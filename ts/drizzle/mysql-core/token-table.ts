@@ -50,9 +50,9 @@ export function inTokenTable(column: Column, tokenTable: string, tokens: Buffer,
  * its text is written, and the pairs of the rows already there. Each
  * statement can run again. The triggers cut the column's text (16 hex
  * digits a token, one space between two) with JSON_TABLE: MariaDB 10.6 or
- * later, MySQL 8.0.29 or later (CREATE TRIGGER IF NOT EXISTS). Where the
- * binary log is on, creating a trigger needs the SUPER privilege or
- * log_bin_trust_function_creators.
+ * later (tested on 10.11); MySQL 8.0.29 or later by its syntax (CREATE
+ * TRIGGER IF NOT EXISTS), not tested. Where the binary log is on, creating
+ * a trigger needs the SUPER privilege or log_bin_trust_function_creators.
  */
 export function rangeTokenTableSql(table: Table, column: Column): string[] {
   const what = 'rangeTokenTableSql';
@@ -64,25 +64,27 @@ export function rangeTokenTableSql(table: Table, column: Column): string[] {
   const [name, pairs, text, id] = [q(getTableName(table)), q(codec.tokenTable), q(column.name), q(key.name)];
   // `serial` is MySQL's shorthand for an unsigned bigint that counts itself; the pairs hold the number.
   const keyType = key.getSQLType() === 'serial' ? 'bigint unsigned' : key.getSQLType();
-  const trigger = (suffix: string) => q(`${codec.tokenTable}_${suffix}`);
+  const named = (suffix: string) => q(`${codec.tokenTable}_${suffix}`);
   // A row's pairs: each token its 8 bytes, cut from its text. A pair there
   // already (the same token twice in a text, or a row the triggers wrote
   // before the first fill read it) is left as it is.
   const pairsOf = (row: string, from = '') =>
-    `INSERT INTO ${pairs} (token, row_key) SELECT UNHEX(w.hex), ${row}.${id} FROM ${from}JSON_TABLE(CONCAT('["', REPLACE(${row}.${text}, ' ', '","'), '"]'), '$[*]' COLUMNS (hex CHAR(16) PATH '$')) AS w WHERE ${row}.${text} <> '' ON DUPLICATE KEY UPDATE row_key = row_key`;
+    `INSERT INTO ${pairs} (token, row_key) SELECT UNHEX(w.hex), ${row}.${id} FROM ${from}JSON_TABLE(CONCAT('["', REPLACE(${row}.${text}, ' ', '","'), '"]'), '$[*]' COLUMNS (hex CHAR(16) PATH '$')) AS w WHERE ${row}.${text} <> '' ON DUPLICATE KEY UPDATE ${pairs}.row_key = ${pairs}.row_key`;
   return [
     // The foreign key, not a trigger, deletes a row's pairs: a statement whose WHERE reads the pairs (a range condition) may
     // not run a trigger that writes them (MySQL's error 1442), and a cascade from another table fires no trigger.
+    // The key named: MySQL's own name for it (the table's and `_ibfk_1`) could pass 64 characters.
     `CREATE TABLE IF NOT EXISTS ${pairs} (token BINARY(8) NOT NULL, row_key ${keyType} NOT NULL, PRIMARY KEY (token, row_key), KEY (row_key),
-       FOREIGN KEY (row_key) REFERENCES ${name} (${id}) ON DELETE CASCADE ON UPDATE CASCADE) ENGINE=InnoDB`,
-    `CREATE TRIGGER IF NOT EXISTS ${trigger('ai')} AFTER INSERT ON ${name} FOR EACH ROW ${pairsOf('NEW')}`,
+       CONSTRAINT ${named('fk')} FOREIGN KEY (row_key) REFERENCES ${name} (${id}) ON DELETE CASCADE ON UPDATE CASCADE) ENGINE=InnoDB`,
+    // The update trigger first: a row inserted once the insert trigger is there gets its text's pairs kept from then on.
     // By the time it runs, the foreign key has moved the pairs to a new key.
-    `CREATE TRIGGER IF NOT EXISTS ${trigger('au')} AFTER UPDATE ON ${name} FOR EACH ROW BEGIN
+    `CREATE TRIGGER IF NOT EXISTS ${named('au')} AFTER UPDATE ON ${name} FOR EACH ROW BEGIN
        IF NOT (OLD.${text} <=> NEW.${text}) THEN
          DELETE FROM ${pairs} WHERE row_key = NEW.${id};
          ${pairsOf('NEW')};
        END IF;
      END`,
+    `CREATE TRIGGER IF NOT EXISTS ${named('ai')} AFTER INSERT ON ${name} FOR EACH ROW ${pairsOf('NEW')}`,
     pairsOf(name, `${name}, `),
   ];
 }

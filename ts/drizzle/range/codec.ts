@@ -52,7 +52,7 @@ export function rangeCodec(name: string, options: RangeIndexOptions, spots: bool
   if (tokenTable !== undefined) {
     if (!tokenTables) throw codedError('ALE_INVALID_INPUT', `range index column "${name}": tokenTable is for MySQL and MariaDB`);
     if (typeof tokenTable !== 'string' || tokenTable === '') throw codedError('ALE_INVALID_INPUT', `range index column "${name}": tokenTable must name the table of tokens`);
-    // MySQL's names stop at 64 characters, and its triggers' names add 3.
+    // MySQL's names stop at 64 characters, and the names of its triggers and its foreign key add 3.
     if (tokenTable.length > 61) throw codedError('ALE_INVALID_INPUT', `range index column "${name}": tokenTable must be at most 61 characters`);
   }
   const { collection, field } = base;
