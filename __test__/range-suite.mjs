@@ -32,7 +32,7 @@ const cmp = (a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
  * @param {any} d.mod  the '@sveltycms/ale/drizzle/<dialect>' module
  * @param {(mod: any, options: { ring?: any, keys?: any, name: string }) => any} d.table  a range table named after `name` (id, tenant_id, and amount, total, born with their *_range columns)
  * @param {(table: any) => Promise<{ db: any, reset: (table: any) => Promise<void>, close: () => Promise<void> | void, explain: (query: any, table: any) => Promise<string> }>} d.connect
- * @param {RegExp} [d.indexPlan]  what the plan of a range query shows when the index serves it
+ * @param {RegExp} d.indexPlan  what the plan of a range query shows when the index serves it (the plan test always runs)
  * @param {boolean} [d.concurrentReads]  false: the index shows a committed change a moment late (InnoDB FULLTEXT)
  * @param {boolean} [d.workers]  the dialect has a job table, so reindexSearch can run with workers
  * @param {boolean} [d.samples]  orderedPage samples a piece of the tree before it reads it (SearchSql.sampler: FTS5)
