@@ -6,13 +6,14 @@
 // writes filtered by a range condition: a delete and an update of another
 // column run, and an update of the value is refused whole. The range suite
 // (range-drizzle.test.mjs) runs every query through such tables; this
-// checks the table itself against the column's text.
+// checks the table itself against the column's text, and with keys of
+// other types: a string and a `serial`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import mysql from 'mysql2/promise';
-import { eq } from 'drizzle-orm';
+import { eq, getTableName } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/mysql2';
-import { alias, int, mysqlSchema, mysqlTable, primaryKey, varchar } from 'drizzle-orm/mysql-core';
+import { alias, int, mysqlSchema, mysqlTable, primaryKey, serial, varchar } from 'drizzle-orm/mysql-core';
 import * as mysqlMod from '@sveltycms/ale/drizzle/mysql';
 import * as pgMod from '@sveltycms/ale/drizzle/pg';
 import * as sqliteMod from '@sveltycms/ale/drizzle/sqlite';
@@ -116,6 +117,51 @@ if (url && oracleDrivers('mysql', ['mysql2']).length > 0) {
     } finally {
       await pool.query(`DROP TABLE IF EXISTS ${TOKENS}`);
       await pool.query(`DROP TABLE IF EXISTS ${NAME}`);
+      await pool.end();
+    }
+  });
+
+  test('a token table pairs keys of other types: a string, and a serial', async () => {
+    const pool = mysql.createPool({ uri: url, connectionLimit: 2 });
+    const db = drizzle(pool);
+    const byText = mysqlTable('token_table_text_key', {
+      id: varchar('id', { length: 36 }).primaryKey(),
+      amountRange: mysqlMod.rangeIndexColumn('amount_range', { ...on, type: 'number', field: 'amount', tokenTable: 'token_table_text_key_tokens' }),
+    });
+    const bySerial = mysqlTable('token_table_serial_key', {
+      id: serial('id').primaryKey(),
+      amountRange: mysqlMod.rangeIndexColumn('amount_range', { ...on, type: 'number', field: 'amount', tokenTable: 'token_table_serial_key_tokens' }),
+    });
+    const cases = [
+      [byText, 'id VARCHAR(36) PRIMARY KEY', ['0b6f5c1e-7d3a-4c55-9a1e-2f4b8c9d0e11', 'b', 'ü-é']],
+      // A serial's keys past 2^32, which an INT row_key would not hold (below 2^53: mysql2 reads them as numbers).
+      [bySerial, 'id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY', [2 ** 40, 2 ** 40 + 1, 2 ** 52]],
+    ];
+    try {
+      for (const [t, keyDdl, ids] of cases) {
+        const name = getTableName(t);
+        const tokens = `${name}_tokens`;
+        await pool.query(`DROP TABLE IF EXISTS ${tokens}`);
+        await pool.query(`DROP TABLE IF EXISTS ${name}`);
+        await pool.query(`CREATE TABLE ${name} (${keyDdl}, amount_range MEDIUMTEXT)`);
+        for (const stmt of mysqlMod.rangeTokenTableSql(t, t.amountRange)) await pool.query(stmt);
+        const values = [-2, 5, 9];
+        await db.insert(t).values(ids.map((id, k) => ({ id, amountRange: values[k] })));
+        const [rows] = await pool.query(`SELECT CAST(id AS CHAR) AS id, amount_range FROM ${name}`);
+        const [pairs] = await pool.query(`SELECT CAST(row_key AS CHAR) AS row_key, LOWER(HEX(token)) AS token FROM ${tokens}`);
+        const text = rows.flatMap((r) => [...new Set(r.amount_range.split(' '))].map((w) => `${r.id} ${w}`)).sort();
+        assert.deepEqual(pairs.map((p) => `${p.row_key} ${p.token}`).sort(), text, name);
+        const found = await mysqlMod.withTenant('acme', async () => db.select({ id: t.id }).from(t).where(mysqlMod.rangeGt(t.amountRange, 0)));
+        assert.deepEqual(found.map((r) => String(r.id)).sort(), ids.slice(1).map(String).sort(), name);
+        await db.delete(t).where(eq(t.id, ids[1]));
+        const [[{ left }]] = await pool.query(`SELECT COUNT(*) AS \`left\` FROM ${tokens} WHERE row_key = ?`, [ids[1]]);
+        assert.equal(Number(left), 0, `${name}: a deleted row's pairs go with it`);
+      }
+    } finally {
+      for (const [t] of cases) {
+        await pool.query(`DROP TABLE IF EXISTS ${getTableName(t)}_tokens`);
+        await pool.query(`DROP TABLE IF EXISTS ${getTableName(t)}`);
+      }
       await pool.end();
     }
   });
