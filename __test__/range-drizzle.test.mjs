@@ -121,22 +121,17 @@ if (mysqlUrl && oracleDrivers('mysql', ['mysql2']).length > 0) {
       concurrentReads: tokens,
       table: (m, { ring, keys, name }) => mysqlTable(name, columns(m, { ring, keys, tokens: tokens ? name : undefined }, { int: mysqlInt, text: (n) => varchar(n, { length: 64 }) })),
       indexPlan: tokens ? /"table":"range_[a-z_]+_amount_tokens","type":"range","possible_keys":"[^"]*","key":"PRIMARY"/ : /"type":"fulltext"/,
-      async connect() {
-        const c = mysqlDriver(mysqlUrl);
-        const { pool } = c;
-        return {
-          ...c,
-          async reset(table) {
-            const name = getTableName(table);
+      connect: () =>
+        mysqlDriver(mysqlUrl, (table) => {
+          const name = getTableName(table);
+          return [
             // Token tables first, whichever suite made them: their foreign keys point to the table. Dropping it drops its triggers.
-            for (const f of Object.keys(FIELDS)) await pool.query(`DROP TABLE IF EXISTS ${name}_${f}_tokens`);
-            await pool.query(`DROP TABLE IF EXISTS ${name}`);
-            await pool.query(`CREATE TABLE ${name} (id INT PRIMARY KEY, tenant_id VARCHAR(64) NOT NULL, amount TEXT, amount_range MEDIUMTEXT, total TEXT, total_range MEDIUMTEXT, born TEXT, born_range MEDIUMTEXT)`);
-            const ddl = tokens ? Object.keys(FIELDS).flatMap((f) => mysqlMod.rangeTokenTableSql(table, table[`${f}Range`])) : indexSql(mysqlMod, table, name);
-            for (const stmt of ddl) await pool.query(stmt);
-          },
-        };
-      },
+            ...Object.keys(FIELDS).map((f) => `DROP TABLE IF EXISTS ${name}_${f}_tokens`),
+            `DROP TABLE IF EXISTS ${name}`,
+            `CREATE TABLE ${name} (id INT PRIMARY KEY, tenant_id VARCHAR(64) NOT NULL, amount TEXT, amount_range MEDIUMTEXT, total TEXT, total_range MEDIUMTEXT, born TEXT, born_range MEDIUMTEXT)`,
+            ...(tokens ? Object.keys(FIELDS).flatMap((f) => mysqlMod.rangeTokenTableSql(table, table[`${f}Range`])) : indexSql(mysqlMod, table, name)),
+          ];
+        }),
     });
   }
 }

@@ -108,23 +108,23 @@ if (mysqlUrl && oracleDrivers('mysql', ['mysql2']).length > 0) {
     table: (m, { ring, keys, name }) => mysqlTable(name, columns(m, { ring, keys }, { int: mysqlInt, text: (n) => varchar(n, { length: 64 }) })),
     indexPlan: /"type":"fulltext"/,
     async connect() {
-      const c = mysqlDriver(mysqlUrl);
-      const { pool } = c;
+      const c = mysqlDriver(mysqlUrl, (table) => {
+        const name = getTableName(table);
+        return [
+          `DROP TABLE IF EXISTS ${name}`,
+          `CREATE TABLE ${name} (id INT PRIMARY KEY, tenant_id VARCHAR(64) NOT NULL, name LONGTEXT, name_search MEDIUMTEXT, city LONGTEXT, city_search MEDIUMTEXT)`,
+          ...mysqlMod.searchIndexSql(table, table.nameSearch, `${name}_name`),
+          ...mysqlMod.searchIndexSql(table, table.citySearch, `${name}_city`),
+        ];
+      });
       return {
         ...c,
-        async reset(table) {
-          const name = getTableName(table);
-          await pool.query(`DROP TABLE IF EXISTS ${name}`);
-          await pool.query(`CREATE TABLE ${name} (id INT PRIMARY KEY, tenant_id VARCHAR(64) NOT NULL, name LONGTEXT, name_search MEDIUMTEXT, city LONGTEXT, city_search MEDIUMTEXT)`);
-          for (const stmt of mysqlMod.searchIndexSql(table, table.nameSearch, `${name}_name`)) await pool.query(stmt);
-          for (const stmt of mysqlMod.searchIndexSql(table, table.citySearch, `${name}_city`)) await pool.query(stmt);
-        },
         // Rows holding tokens in `column`, and those of them its FULLTEXT index shows: every
         // token is 16 hex digits, so one of these 16 prefixes finds any row that has one.
         async shown(table, column) {
           const [name, col] = [getTableName(table), column.name];
-          const [[held]] = await pool.query(`SELECT COUNT(*) AS n FROM ${name} WHERE ${col} <> ''`);
-          const [[found]] = await pool.query(`SELECT COUNT(*) AS n FROM ${name} WHERE MATCH(${col}) AGAINST('0* 1* 2* 3* 4* 5* 6* 7* 8* 9* a* b* c* d* e* f*' IN BOOLEAN MODE)`);
+          const [[held]] = await c.pool.query(`SELECT COUNT(*) AS n FROM ${name} WHERE ${col} <> ''`);
+          const [[found]] = await c.pool.query(`SELECT COUNT(*) AS n FROM ${name} WHERE MATCH(${col}) AGAINST('0* 1* 2* 3* 4* 5* 6* 7* 8* 9* a* b* c* d* e* f*' IN BOOLEAN MODE)`);
           return { held: Number(held.n), shown: Number(found.n) };
         },
       };
