@@ -70,3 +70,41 @@ test('a KeyRing shows nothing through inspect, JSON or its properties', () => {
   for (const f of forbidden) assert.ok(!text.includes(f));
   assert.deepEqual(Object.keys(ring), []);
 });
+
+test("a failed query's DrizzleQueryError lists envelopes and index terms, never the plaintext or a key", async () => {
+  const { DrizzleQueryError } = await import('drizzle-orm/errors');
+  const { drizzle } = await import('drizzle-orm/sqlite-proxy');
+  const { integer, sqliteTable } = await import('drizzle-orm/sqlite-core');
+  const m = await import('@sveltycms/ale/drizzle/sqlite');
+  const on = { collection: 'people', keyRing: new ale.KeyRing([SECRET]), tenant: 'acme' };
+  const people = sqliteTable('people', {
+    id: integer('id').primaryKey(),
+    name: m.encryptedText('name', on),
+    nameSearch: m.searchIndexColumn('name_search', { ...on, field: 'name' }),
+    mail: m.encryptedText('mail', on),
+    mailIndex: m.blindIndexColumn('mail_index', { ...on, field: 'mail' }),
+    score: m.encryptedNumber('score', on),
+    scoreRange: m.rangeIndexColumn('score_range', { ...on, field: 'score', type: 'number' }),
+  });
+  // A database that refuses every query, as one whose table is missing or locked does.
+  const db = drizzle(async () => {
+    throw new Error('SQLITE_ERROR: no such table: people');
+  });
+  const [name, mail, score] = [`${PLAINTEXT} Müller`, 'hygiene.mail@example.org', 271828.5];
+  const failures = await Promise.all(
+    [
+      db.insert(people).values({ id: 1, name, nameSearch: name, mail, mailIndex: mail, score, scoreRange: score }),
+      db.select().from(people).where(m.searchContains(people.nameSearch, 'Müller')),
+      db.select().from(people).where(m.searchWords(people.nameSearch, `${PLAINTEXT.slice(0, 9)}*`)),
+      db.select().from(people).where(m.matchBlindIndex(people.mailIndex, mail)),
+      db.select().from(people).where(m.rangeBetween(people.scoreRange, 271828, 271829)),
+    ].map((query) => query.then(() => assert.fail('the query ran'), (e) => e)),
+  );
+  for (const e of failures) {
+    assert.ok(e instanceof DrizzleQueryError, String(e));
+    // Drizzle's message lists the parameters (docs: SECURITY.md, "Key hygiene"): what the database is sent, no more.
+    assert.match(e.message, /\nparams: ./);
+    const text = `${e.message}\n${e.stack}\n${inspect(e)}`;
+    for (const f of [...forbidden, 'Müller', 'müller', 'hygiene.mail', String(score), '271829']) assert.ok(!text.includes(f), `leaks ${f.slice(0, 8)}…: ${e.message.slice(0, 200)}`);
+  }
+});
