@@ -14,6 +14,11 @@
 // MariaDB, a page newest first whose ids follow the values, narrowed by
 // the rows at both ends of the key (SearchSql.ends): the writer deletes
 // right after that sample, the first answer to hold the greatest id.
+// And a page in one snapshot: `fetch` on a REPEATABLE READ transaction,
+// the writer on another connection right after the page's first query,
+// and the page must be the snapshot's (docs/search.md, "Writes between a
+// page's queries"): on PostgreSQL, and on MariaDB with a token table (its
+// FULLTEXT index is not transactional for readers).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -127,10 +132,10 @@ for (const driver of SQLITE_DRIVERS) {
 
 // Ids that follow the values: fetch's first rows (by id) are the page's far end, newest first.
 const following = Array.from({ length: ROWS }, (_, i) => ({ id: i + 1, amount: (i + 1) * 1.5 }));
-const serverColumns = (m, int) => ({
+const serverColumns = (m, int, tokenTable) => ({
   id: int('id').primaryKey(),
   amount: m.encryptedNumber('amount', on),
-  amountRange: m.rangeIndexColumn('amount_range', { ...on, type: 'number', field: 'amount' }),
+  amountRange: m.rangeIndexColumn('amount_range', { ...on, type: 'number', field: 'amount', tokenTable }),
 });
 
 /** The page newest first on `db`, with the writer deleting the 40 greatest values after the first answer that holds the greatest id; the page must be the next 20. `settle(ids)` waits until the index shows `ids`. */
@@ -158,6 +163,38 @@ async function fromBothEnds(db, t, settle) {
   );
 }
 
+/**
+ * The page newest first with `fetch` on a REPEATABLE READ transaction of
+ * `db`, the writer deleting the 40 greatest values on another connection
+ * right after the page's first query: the page must be the snapshot's 20
+ * greatest, the deleted rows among them.
+ */
+async function inOneSnapshot(db, t) {
+  const gone = following.slice(-DELETED).map((r) => r.id);
+  let queries = 0;
+  const page = await db.transaction(
+    (tx) =>
+      withTenant('acme', () =>
+        orderedPage(
+          async (where, limit, offset) => {
+            const found = await tx.select({ id: t.id, amount: t.amount }).from(t).where(where).orderBy(asc(t.id)).limit(limit).offset(offset);
+            if (++queries === 1) await db.delete(t).where(inArray(t.id, gone));
+            return found;
+          },
+          { column: t.amountRange, value: (r) => r.amount, order: 'desc', limit: 20 },
+        ),
+      ),
+    { isolationLevel: 'repeatable read' },
+  );
+  assert.ok(queries > 1, 'the page asked again after the writer');
+  assert.equal((await db.select({ id: t.id }).from(t)).length, ROWS - DELETED, 'the writer committed');
+  assert.deepEqual(
+    page.rows.map((r) => r.id),
+    following.slice(-20).reverse().map((r) => r.id),
+    `the page is the snapshot's 20 greatest (${queries} queries)`,
+  );
+}
+
 const pgUrl = serverUrl('PG_URL');
 for (const driver of pgUrl === null ? [] : oracleDrivers('pg', Object.keys(pgDrivers(pgUrl)))) {
   test(`orderedPage goes on past a part narrowed from both ends of the key that a writer emptied (PostgreSQL, ${driver})`, async () => {
@@ -168,6 +205,21 @@ for (const driver of pgUrl === null ? [] : oracleDrivers('pg', Object.keys(pgDri
       await query('CREATE TABLE ale_changing (id integer PRIMARY KEY, amount text, amount_range bigint[])');
       await db.insert(t).values(following.map((r) => ({ ...r, amountRange: r.amount })));
       await fromBothEnds(db, t, async () => {});
+    } finally {
+      await query('DROP TABLE IF EXISTS ale_changing');
+      await end();
+    }
+  });
+}
+for (const driver of pgUrl === null ? [] : oracleDrivers('pg', Object.keys(pgDrivers(pgUrl)))) {
+  test(`orderedPage in a REPEATABLE READ transaction is the snapshot's page while a writer deletes (PostgreSQL, ${driver})`, async () => {
+    const { db, query, end } = pgDrivers(pgUrl)[driver]();
+    const t = pgTable('ale_changing', serverColumns(pgMod, pgInteger));
+    try {
+      await query('DROP TABLE IF EXISTS ale_changing');
+      await query('CREATE TABLE ale_changing (id integer PRIMARY KEY, amount text, amount_range bigint[])');
+      await db.insert(t).values(following.map((r) => ({ ...r, amountRange: r.amount })));
+      await inOneSnapshot(db, t);
     } finally {
       await query('DROP TABLE IF EXISTS ale_changing');
       await end();
@@ -204,6 +256,28 @@ if (mysqlUrl !== null && oracleDrivers('mysql', ['mysql2']).length > 0) {
       }
     } finally {
       await pool.query('DROP TABLE IF EXISTS ale_changing');
+      await pool.end();
+    }
+  });
+}
+
+if (mysqlUrl !== null && oracleDrivers('mysql', ['mysql2']).length > 0) {
+  test("orderedPage in a REPEATABLE READ transaction is the snapshot's page while a writer deletes (MariaDB, mysql2, token table)", async () => {
+    const pool = mysql.createPool({ uri: mysqlUrl, connectionLimit: 2 });
+    const db = drizzleMysql(pool);
+    const t = mysqlTable('ale_changing', serverColumns(mysqlMod, mysqlInt, 'ale_changing_tokens'));
+    const drop = async () => {
+      await pool.query('DROP TABLE IF EXISTS ale_changing_tokens');
+      await pool.query('DROP TABLE IF EXISTS ale_changing');
+    };
+    try {
+      await drop();
+      await pool.query('CREATE TABLE ale_changing (id INT PRIMARY KEY, amount TEXT, amount_range MEDIUMTEXT)');
+      for (const stmt of mysqlMod.rangeTokenTableSql(t, t.amountRange)) await pool.query(stmt);
+      await db.insert(t).values(following.map((r) => ({ ...r, amountRange: r.amount })));
+      await inOneSnapshot(db, t);
+    } finally {
+      await drop();
       await pool.end();
     }
   });
