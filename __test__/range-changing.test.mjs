@@ -196,35 +196,23 @@ async function inOneSnapshot(db, t) {
 }
 
 const pgUrl = serverUrl('PG_URL');
-for (const driver of pgUrl === null ? [] : oracleDrivers('pg', Object.keys(pgDrivers(pgUrl)))) {
-  test(`orderedPage goes on past a part narrowed from both ends of the key that a writer emptied (PostgreSQL, ${driver})`, async () => {
-    const { db, query, end } = pgDrivers(pgUrl)[driver]();
-    const t = pgTable('ale_changing', serverColumns(pgMod, pgInteger));
-    try {
-      await query('DROP TABLE IF EXISTS ale_changing');
-      await query('CREATE TABLE ale_changing (id integer PRIMARY KEY, amount text, amount_range bigint[])');
-      await db.insert(t).values(following.map((r) => ({ ...r, amountRange: r.amount })));
-      await fromBothEnds(db, t, async () => {});
-    } finally {
-      await query('DROP TABLE IF EXISTS ale_changing');
-      await end();
-    }
-  });
+/** `check(db, t)` on a fresh PostgreSQL table of `following`, through `driver`. */
+async function onPg(driver, check) {
+  const { db, query, end } = pgDrivers(pgUrl)[driver]();
+  const t = pgTable('ale_changing', serverColumns(pgMod, pgInteger));
+  try {
+    await query('DROP TABLE IF EXISTS ale_changing');
+    await query('CREATE TABLE ale_changing (id integer PRIMARY KEY, amount text, amount_range bigint[])');
+    await db.insert(t).values(following.map((r) => ({ ...r, amountRange: r.amount })));
+    await check(db, t);
+  } finally {
+    await query('DROP TABLE IF EXISTS ale_changing');
+    await end();
+  }
 }
 for (const driver of pgUrl === null ? [] : oracleDrivers('pg', Object.keys(pgDrivers(pgUrl)))) {
-  test(`orderedPage in a REPEATABLE READ transaction is the snapshot's page while a writer deletes (PostgreSQL, ${driver})`, async () => {
-    const { db, query, end } = pgDrivers(pgUrl)[driver]();
-    const t = pgTable('ale_changing', serverColumns(pgMod, pgInteger));
-    try {
-      await query('DROP TABLE IF EXISTS ale_changing');
-      await query('CREATE TABLE ale_changing (id integer PRIMARY KEY, amount text, amount_range bigint[])');
-      await db.insert(t).values(following.map((r) => ({ ...r, amountRange: r.amount })));
-      await inOneSnapshot(db, t);
-    } finally {
-      await query('DROP TABLE IF EXISTS ale_changing');
-      await end();
-    }
-  });
+  test(`orderedPage goes on past a part narrowed from both ends of the key that a writer emptied (PostgreSQL, ${driver})`, () => onPg(driver, (db, t) => fromBothEnds(db, t, async () => {})));
+  test(`orderedPage in a REPEATABLE READ transaction is the snapshot's page while a writer deletes (PostgreSQL, ${driver})`, () => onPg(driver, inOneSnapshot));
 }
 
 const mysqlUrl = serverUrl('MYSQL_URL');
