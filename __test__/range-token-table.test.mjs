@@ -17,7 +17,7 @@ import { alias, int, mysqlSchema, mysqlTable, primaryKey, serial, varchar } from
 import * as mysqlMod from '@sveltycms/ale/drizzle/mysql';
 import * as pgMod from '@sveltycms/ale/drizzle/pg';
 import * as sqliteMod from '@sveltycms/ale/drizzle/sqlite';
-import { oracleDrivers } from './fixtures/dialects.mjs';
+import { mysqlDriver, oracleDrivers } from './fixtures/dialects.mjs';
 import { ale, SECRET } from './helpers.mjs';
 import { serverUrl } from './servers.mjs';
 
@@ -122,8 +122,6 @@ if (url && oracleDrivers('mysql', ['mysql2']).length > 0) {
   });
 
   test('a token table pairs keys of other types: a string, and a serial', async () => {
-    const pool = mysql.createPool({ uri: url, connectionLimit: 2 });
-    const db = drizzle(pool);
     const byText = mysqlTable('token_table_text_key', {
       id: varchar('id', { length: 36 }).primaryKey(),
       amountRange: mysqlMod.rangeIndexColumn('amount_range', { ...on, type: 'number', field: 'amount', tokenTable: 'token_table_text_key_tokens' }),
@@ -132,37 +130,38 @@ if (url && oracleDrivers('mysql', ['mysql2']).length > 0) {
       id: serial('id').primaryKey(),
       amountRange: mysqlMod.rangeIndexColumn('amount_range', { ...on, type: 'number', field: 'amount', tokenTable: 'token_table_serial_key_tokens' }),
     });
+    // Each table's key, its rows' keys, and the key the database gives a row inserted without one.
     const cases = [
       [byText, 'id VARCHAR(36) PRIMARY KEY', ['0b6f5c1e-7d3a-4c55-9a1e-2f4b8c9d0e11', 'b', 'ü-é']],
       // A serial's keys past 2^32, which an INT row_key would not hold (below 2^53: mysql2 reads them as numbers).
-      [bySerial, 'id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY', [2 ** 40, 2 ** 40 + 1, 2 ** 52]],
+      [bySerial, 'id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY', [2 ** 40, 2 ** 40 + 1, 2 ** 52], 2 ** 52 + 1],
     ];
+    const drops = (name) => [`DROP TABLE IF EXISTS ${name}_tokens`, `DROP TABLE IF EXISTS ${name}`];
+    const c = mysqlDriver(url, (t) => {
+      const [name, keyDdl] = [getTableName(t), cases.find(([x]) => x === t)[1]];
+      return [...drops(name), `CREATE TABLE ${name} (${keyDdl}, amount_range MEDIUMTEXT)`, ...mysqlMod.rangeTokenTableSql(t, t.amountRange)];
+    });
     try {
-      for (const [t, keyDdl, ids] of cases) {
+      for (const [t, , ids, given] of cases) {
         const name = getTableName(t);
-        const tokens = `${name}_tokens`;
-        await pool.query(`DROP TABLE IF EXISTS ${tokens}`);
-        await pool.query(`DROP TABLE IF EXISTS ${name}`);
-        await pool.query(`CREATE TABLE ${name} (${keyDdl}, amount_range MEDIUMTEXT)`);
-        for (const stmt of mysqlMod.rangeTokenTableSql(t, t.amountRange)) await pool.query(stmt);
+        await c.reset(t);
         const values = [-2, 5, 9];
-        await db.insert(t).values(ids.map((id, k) => ({ id, amountRange: values[k] })));
-        const [rows] = await pool.query(`SELECT CAST(id AS CHAR) AS id, amount_range FROM ${name}`);
-        const [pairs] = await pool.query(`SELECT CAST(row_key AS CHAR) AS row_key, LOWER(HEX(token)) AS token FROM ${tokens}`);
+        await c.db.insert(t).values(ids.map((id, k) => ({ id, amountRange: values[k] })));
+        if (given !== undefined) await c.db.insert(t).values({ amountRange: 7 });
+        const [rows] = await c.pool.query(`SELECT CAST(id AS CHAR) AS id, amount_range FROM ${name}`);
+        const [pairs] = await c.pool.query(`SELECT CAST(row_key AS CHAR) AS row_key, LOWER(HEX(token)) AS token FROM ${name}_tokens`);
         const text = rows.flatMap((r) => [...new Set(r.amount_range.split(' '))].map((w) => `${r.id} ${w}`)).sort();
         assert.deepEqual(pairs.map((p) => `${p.row_key} ${p.token}`).sort(), text, name);
-        const found = await mysqlMod.withTenant('acme', async () => db.select({ id: t.id }).from(t).where(mysqlMod.rangeGt(t.amountRange, 0)));
-        assert.deepEqual(found.map((r) => String(r.id)).sort(), ids.slice(1).map(String).sort(), name);
-        await db.delete(t).where(eq(t.id, ids[1]));
-        const [[{ left }]] = await pool.query(`SELECT COUNT(*) AS \`left\` FROM ${tokens} WHERE row_key = ?`, [ids[1]]);
+        const above = [...ids.slice(1), ...(given === undefined ? [] : [given])];
+        const found = await mysqlMod.withTenant('acme', async () => c.db.select({ id: t.id }).from(t).where(mysqlMod.rangeGt(t.amountRange, 0)));
+        assert.deepEqual(found.map((r) => String(r.id)).sort(), above.map(String).sort(), name);
+        await c.db.delete(t).where(eq(t.id, ids[1]));
+        const [[{ left }]] = await c.pool.query(`SELECT COUNT(*) AS \`left\` FROM ${name}_tokens WHERE row_key = ?`, [ids[1]]);
         assert.equal(Number(left), 0, `${name}: a deleted row's pairs go with it`);
       }
     } finally {
-      for (const [t] of cases) {
-        await pool.query(`DROP TABLE IF EXISTS ${getTableName(t)}_tokens`);
-        await pool.query(`DROP TABLE IF EXISTS ${getTableName(t)}`);
-      }
-      await pool.end();
+      for (const stmt of cases.flatMap(([t]) => drops(getTableName(t)))) await c.pool.query(stmt);
+      await c.close();
     }
   });
 }
