@@ -9,8 +9,11 @@
 // BETWEEN of about 100 rows, every row of it; a first page of 20 rows in
 // value order (ascending or descending, ORDER BY x LIMIT 20); and the 20
 // after a value at a random rank (WHERE x > v ORDER BY x LIMIT 20, or <
-// and DESC). Every encrypted answer is checked against the plaintext one
-// first. Also the index's size per row.
+// and DESC). The plaintext side is asked twice: as raw SQL through the
+// driver, and through Drizzle as an application asks it, selecting the id
+// and the value as the encrypted side does (the search bench's way); the
+// three take turns going first. Every answer is checked against the raw
+// plaintext one. Also the index's size per row.
 //
 //   node bench/range-queries.mjs [--rows 100000] [--queries 200] [--dialects sqlite,pg,mysql,mysql-tokens]
 //                                [--values measures|prices] [--ids insertion|values] [--random-page-cost 1.1]
@@ -22,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
-import { asc } from 'drizzle-orm';
+import { and, asc, between, desc, gt, isNotNull, lt } from 'drizzle-orm';
 import { idsFollowingValues, RANGE_CONTEXT, RANGE_SECRET, RANGE_VALUES } from './range-data.mjs';
 import { openSqlite } from './sqlite.mjs';
 import { nearestRank, seededRandom } from './stats.mjs';
@@ -146,8 +149,8 @@ const ms = (x) => `${(x / 1e6).toFixed(2)} ms`;
 const ids = (rows) => JSON.stringify(rows.map((r) => r.id));
 
 console.log(`${runtime}, ${ROWS.toLocaleString('en-US')} rows of ${flags.values}${flags.ids === 'values' ? ' (ids in value order)' : ''}, ${QUERIES} queries of each kind\n`);
-console.log('| dialect | query | encrypted median / p95 | plaintext median / p95 (B-tree) | queries per answer | index per row |');
-console.log('| --- | --- | --- | --- | --- | --- |');
+console.log('| dialect | query | encrypted median / p95 | B-tree, raw SQL: median / p95 (encrypted ÷) | B-tree, through Drizzle: median / p95 (encrypted ÷) | queries per answer | index per row |');
+console.log('| --- | --- | --- | --- | --- | --- | --- |');
 for (const name of flags.dialects.split(',')) {
   const d = await DIALECTS[name]();
   try {
@@ -161,6 +164,11 @@ for (const name of flags.dialects.split(',')) {
     const loadS = (Date.now() - t0) / 1000;
     const perRow = (await d.indexBytes()) / ROWS;
     const select = () => d.db.select({ id: d.enc.id, amount: d.enc.amount }).from(d.enc);
+    /** The plaintext rows of `where` through Drizzle, in value order `dir` (then id), at most `limit`. */
+    const plainDrizzle = (where, dir, limit) => {
+      const q = d.db.select({ id: d.plain.id, amount: d.plain.amount }).from(d.plain).where(where);
+      return dir === undefined ? q.orderBy(asc(d.plain.id)) : q.orderBy(dir === 'asc' ? asc(d.plain.amount) : desc(d.plain.amount), asc(d.plain.id)).limit(limit);
+    };
     /** 20 rows in value order, in the direction `dir`, within `within` if given. */
     const ordered = (dir, within) => d.m.orderedPage((where, limit, offset) => select().where(where).orderBy(asc(d.enc.id)).limit(limit).offset(offset), { column: d.enc.amountRange, value: (r) => r.amount, order: dir, limit: 20, within });
     const kinds = {
@@ -175,6 +183,7 @@ for (const name of flags.dialects.split(',')) {
             return (await select().where(where).orderBy(asc(d.enc.id))).filter((r) => where.matches(r.amount));
           },
           plaintext: () => d.between(lo, hi),
+          drizzle: () => plainDrizzle(between(d.plain.amount, lo, hi)),
           queries: () => 1,
         };
       },
@@ -187,6 +196,7 @@ for (const name of flags.dialects.split(',')) {
             return page.rows;
           },
           plaintext: () => d.first(dir.toUpperCase()),
+          drizzle: () => plainDrizzle(isNotNull(d.plain.amount), dir, 20),
           queries: () => page.queries,
         };
       },
@@ -203,39 +213,32 @@ for (const name of flags.dialects.split(',')) {
             return page.rows;
           },
           plaintext: () => d.after(dir.toUpperCase(), v),
+          drizzle: () => plainDrizzle(and(isNotNull(d.plain.amount), dir === 'asc' ? gt(d.plain.amount, v) : lt(d.plain.amount, v)), dir, 20),
           queries: () => page.queries,
         };
       },
     };
     for (const [kind, make] of Object.entries(kinds)) {
-      const times = { enc: [], plain: [] };
+      const times = { encrypted: [], plaintext: [], drizzle: [] };
       let queries = 0;
       for (let i = 0; i < QUERIES; i++) {
         const q = await make();
-        let got;
-        let want;
-        // Each side goes first on every other query.
-        const enc = async () => {
+        const got = {};
+        // Each side goes first on every third query.
+        const sides = ['encrypted', 'plaintext', 'drizzle'];
+        for (let k = 0; k < sides.length; k++) {
+          const side = sides[(i + k) % sides.length];
           const a = process.hrtime.bigint();
-          got = await q.encrypted();
-          times.enc.push(Number(process.hrtime.bigint() - a));
-        };
-        const plain = async () => {
-          const a = process.hrtime.bigint();
-          want = await q.plaintext();
-          times.plain.push(Number(process.hrtime.bigint() - a));
-        };
-        if (i % 2) {
-          await plain();
-          await enc();
-        } else {
-          await enc();
-          await plain();
+          got[side] = await q[side]();
+          times[side].push(Number(process.hrtime.bigint() - a));
         }
-        if (ids(got) !== ids(want)) throw new Error(`${name} ${kind}: the encrypted answer differs from the plaintext one`);
+        if (ids(got.encrypted) !== ids(got.plaintext)) throw new Error(`${name} ${kind}: the encrypted answer differs from the plaintext one`);
+        if (ids(got.drizzle) !== ids(got.plaintext)) throw new Error(`${name} ${kind}: the plaintext answer through Drizzle differs from the raw one`);
         queries += q.queries();
       }
-      console.log(`| ${d.name} | ${kind} | ${ms(nearestRank(times.enc, 0.5))} / ${ms(nearestRank(times.enc, 0.95))} | ${ms(nearestRank(times.plain, 0.5))} / ${ms(nearestRank(times.plain, 0.95))} | ${(queries / QUERIES).toFixed(1)} | ${kind === 'between' ? `${perRow.toFixed(0)} B (load ${loadS.toFixed(0)} s)` : ''} |`);
+      const cell = (side) => `${ms(nearestRank(times[side], 0.5))} / ${ms(nearestRank(times[side], 0.95))}`;
+      const ratio = (side) => (nearestRank(times.encrypted, 0.5) / nearestRank(times[side], 0.5)).toFixed(1);
+      console.log(`| ${d.name} | ${kind} | ${cell('encrypted')} | ${cell('plaintext')} (${ratio('plaintext')}×) | ${cell('drizzle')} (${ratio('drizzle')}×) | ${(queries / QUERIES).toFixed(1)} | ${kind === 'between' ? `${perRow.toFixed(0)} B (load ${loadS.toFixed(0)} s)` : ''} |`);
     }
   } finally {
     await d.close();
