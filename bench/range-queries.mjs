@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
-import { and, asc, between, desc, gt, isNotNull, lt } from 'drizzle-orm';
+import { asc, between, desc, gt, isNotNull, lt } from 'drizzle-orm';
 import { idsFollowingValues, RANGE_CONTEXT, RANGE_SECRET, RANGE_VALUES } from './range-data.mjs';
 import { openSqlite } from './sqlite.mjs';
 import { nearestRank, seededRandom } from './stats.mjs';
@@ -213,7 +213,7 @@ for (const name of flags.dialects.split(',')) {
             return page.rows;
           },
           plaintext: () => d.after(dir.toUpperCase(), v),
-          drizzle: () => plainDrizzle(and(isNotNull(d.plain.amount), dir === 'asc' ? gt(d.plain.amount, v) : lt(d.plain.amount, v)), dir, 20),
+          drizzle: () => plainDrizzle(dir === 'asc' ? gt(d.plain.amount, v) : lt(d.plain.amount, v), dir, 20),
           queries: () => page.queries,
         };
       },
