@@ -24,9 +24,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import mysql from 'mysql2/promise';
 import { asc, getTableName, inArray } from 'drizzle-orm';
-import { drizzle as drizzleMysql } from 'drizzle-orm/mysql2';
 import { int as mysqlInt, mysqlTable } from 'drizzle-orm/mysql-core';
 import { integer as pgInteger, pgTable } from 'drizzle-orm/pg-core';
 import { integer, sqliteTable } from 'drizzle-orm/sqlite-core';
@@ -225,33 +223,30 @@ const mysqlUrl = serverUrl('MYSQL_URL');
 const DROP_MYSQL = ['DROP TABLE IF EXISTS ale_changing_tokens', 'DROP TABLE IF EXISTS ale_changing'];
 if (mysqlUrl !== null && oracleDrivers('mysql', ['mysql2']).length > 0) {
   test('orderedPage goes on past a part narrowed from both ends of the key that a writer emptied (MariaDB, mysql2, FULLTEXT)', async () => {
-    const pool = mysql.createPool({ uri: mysqlUrl, connectionLimit: 2 });
-    const db = drizzleMysql(pool);
     const t = mysqlTable('ale_changing', serverColumns(mysqlMod, mysqlInt));
+    const c = mysqlDriver(mysqlUrl, () => [...DROP_MYSQL, 'CREATE TABLE ale_changing (id INT PRIMARY KEY, amount TEXT, amount_range MEDIUMTEXT)', ...mysqlMod.searchIndexSql(t, t.amountRange, `${getTableName(t)}_amount`)]);
     // Until a query of every row's range shows exactly `ids` (FULLTEXT shows a commit a moment late).
     const all = mysqlMod.rangeGte(t.amountRange, -Number.MAX_VALUE);
-    const shown = async () => (await db.select({ id: t.id }).from(t).where(all).orderBy(asc(t.id))).map((r) => r.id);
+    const shown = async () => (await c.db.select({ id: t.id }).from(t).where(all).orderBy(asc(t.id))).map((r) => r.id);
     const settle = (ids) => eventually(shown, [...ids].sort((x, y) => x - y), 'the FULLTEXT index shows the rows', true);
     try {
       // FULLTEXT can show a row through one token before another (range-suite.mjs), which a
       // page can then miss: up to three tries from a fresh table. Without the fix every try
       // fails the same way, so a retry cannot hide it.
       for (let attempt = 1; ; attempt++) {
-        for (const stmt of DROP_MYSQL) await pool.query(stmt);
-        await pool.query('CREATE TABLE ale_changing (id INT PRIMARY KEY, amount TEXT, amount_range MEDIUMTEXT)');
-        for (const stmt of mysqlMod.searchIndexSql(t, t.amountRange, `${getTableName(t)}_amount`)) await pool.query(stmt);
-        await db.insert(t).values(following.map((r) => ({ ...r, amountRange: r.amount })));
+        await c.reset(t);
+        await c.db.insert(t).values(following.map((r) => ({ ...r, amountRange: r.amount })));
         await settle(following.map((r) => r.id));
         try {
-          await fromBothEnds(db, t, settle);
+          await fromBothEnds(c.db, t, settle);
           break;
         } catch (e) {
           if (attempt === 3) throw e;
         }
       }
     } finally {
-      for (const stmt of DROP_MYSQL) await pool.query(stmt);
-      await pool.end();
+      for (const stmt of DROP_MYSQL) await c.pool.query(stmt);
+      await c.close();
     }
   });
   test("orderedPage in a REPEATABLE READ transaction is the snapshot's page while a writer deletes (MariaDB, mysql2, token table)", async () => {
