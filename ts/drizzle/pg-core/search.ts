@@ -105,7 +105,10 @@ function keyEnds(column: Column): EndsQuery | undefined {
 
 /**
  * The GIN index on search index column `column` of `table`, and for a
- * text search index the column's statistics target, as SQL for a migration written by hand. The
+ * text search index the column's statistics target, as SQL for a migration
+ * written by hand. Each statement can run again, and the index may already
+ * be there: declared in the schema (`index(name).using('gin', …)`), it is
+ * in drizzle-kit's migration of the table, before this one. The
  * planner guesses how many rows hold a token from the column's most common
  * elements; at the default target it guesses alike for every token outside
  * them, and too high for a rare one, then walks the primary key to fill a
@@ -116,7 +119,7 @@ function keyEnds(column: Column): EndsQuery | undefined {
 export function searchIndexSql(table: Table, column: Column, name: string): string[] {
   const q = (id: string) => `"${id.replaceAll('"', '""')}"`;
   const [t, c] = [q(getTableName(table)), q(column.name)];
-  const index = `CREATE INDEX ${q(name)} ON ${t} USING gin (${c})`;
+  const index = `CREATE INDEX IF NOT EXISTS ${q(name)} ON ${t} USING gin (${c})`;
   // A range index keeps the default target: the planner weighs each token
   // a query asks for against every common element the statistics keep, so
   // at the largest target planning a range query cost more than running it

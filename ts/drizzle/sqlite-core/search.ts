@@ -93,9 +93,11 @@ function ftsMatch(column: Column, fts: string, query: string): { sql: SQL; query
 /**
  * The statements that give search index column `column` of `table` an FTS5
  * table named `fts`, kept by triggers, and fill it from the rows already
- * there: run them once, in a migration (drizzle-kit cannot declare a
- * virtual table or a trigger); the last one, FTS5's `optimize`, is worth
- * running again after many writes. The FTS5 table holds no text, only the
+ * there, in a migration (drizzle-kit cannot declare a virtual table or a
+ * trigger). Each can run again: what is there stays, so a run after the
+ * FTS5 table was dropped (by `drizzle-kit push`, docs/search.md) makes it
+ * anew beside the triggers still there and refills it; the last one,
+ * FTS5's `optimize`, is worth running again after many writes. The FTS5 table holds no text, only the
  * tokens' doclists (`content=` the table itself), without positions
  * (`detail=column`: a token query needs none, and the column filter of
  * every query needs the column).
@@ -105,11 +107,11 @@ export function searchIndexSql(table: Table, column: Column, fts: string): strin
   const [t, c, f] = [q(getTableName(table)), q(column.name), q(fts)];
   const trigger = (what: string) => q(`${fts}_${what}`);
   return [
-    `CREATE VIRTUAL TABLE ${f} USING fts5(${c}, content=${t}, content_rowid='rowid', detail=column, tokenize='ascii')`,
-    `CREATE TRIGGER ${trigger('insert')} AFTER INSERT ON ${t} BEGIN INSERT INTO ${f}(rowid, ${c}) VALUES (new.rowid, new.${c}); END`,
-    `CREATE TRIGGER ${trigger('delete')} AFTER DELETE ON ${t} BEGIN INSERT INTO ${f}(${f}, rowid, ${c}) VALUES ('delete', old.rowid, old.${c}); END`,
+    `CREATE VIRTUAL TABLE IF NOT EXISTS ${f} USING fts5(${c}, content=${t}, content_rowid='rowid', detail=column, tokenize='ascii')`,
+    `CREATE TRIGGER IF NOT EXISTS ${trigger('insert')} AFTER INSERT ON ${t} BEGIN INSERT INTO ${f}(rowid, ${c}) VALUES (new.rowid, new.${c}); END`,
+    `CREATE TRIGGER IF NOT EXISTS ${trigger('delete')} AFTER DELETE ON ${t} BEGIN INSERT INTO ${f}(${f}, rowid, ${c}) VALUES ('delete', old.rowid, old.${c}); END`,
     // On any update that moves the row or changes its tokens: a changed rowid too, or the index would point at the old one.
-    `CREATE TRIGGER ${trigger('update')} AFTER UPDATE ON ${t} WHEN old.rowid IS NOT new.rowid OR old.${c} IS NOT new.${c} BEGIN INSERT INTO ${f}(${f}, rowid, ${c}) VALUES ('delete', old.rowid, old.${c}); INSERT INTO ${f}(rowid, ${c}) VALUES (new.rowid, new.${c}); END`,
+    `CREATE TRIGGER IF NOT EXISTS ${trigger('update')} AFTER UPDATE ON ${t} WHEN old.rowid IS NOT new.rowid OR old.${c} IS NOT new.${c} BEGIN INSERT INTO ${f}(${f}, rowid, ${c}) VALUES ('delete', old.rowid, old.${c}); INSERT INTO ${f}(rowid, ${c}) VALUES (new.rowid, new.${c}); END`,
     `INSERT INTO ${f}(${f}) VALUES ('rebuild')`,
     // A rebuild leaves the index in many segments, which each query then
     // reads and merges: merged into one, lookups are faster (docs/search.md,
