@@ -140,6 +140,12 @@ const suites = [
     count: (out) => last(out, /ℹ pass (\d+)[\s\S]*?ℹ fail (\d+)/g),
   },
   {
+    name: 'drizzle-kit generate, migrate and push against the search and range columns on SQLite, PostgreSQL and MariaDB (Node 24)',
+    cmd: join(bin, 'node'),
+    args: ['--test', '--test-reporter=spec', '__test__/drizzle-kit.check.mjs'],
+    count: (out) => last(out, /ℹ pass (\d+)[\s\S]*?ℹ fail (\d+)/g),
+  },
+  {
     name: 'the SvelteKit 3 example from packed tarballs (vite build with no key, node build, bun build/index.js, vite dev)',
     cmd: join(bin, 'node'),
     args: ['--test', '--test-reporter=spec', '__test__/sveltekit.check.mjs'],

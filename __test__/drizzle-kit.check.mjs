@@ -1,0 +1,212 @@
+// drizzle-kit (a pinned dev dependency) against the package's search and
+// range columns, run as an adopter runs it: its CLI on a drizzle.config.js
+// in a project folder. In each dialect, `generate` writes the columns'
+// types that docs/search.md ("Per dialect") gives, and PostgreSQL's GIN
+// indexes; Drizzle's migrator then runs that migration and a custom one
+// (`generate --custom`) holding the index statements, and search and range
+// queries find their rows. Then `push`, which docs/search.md warns about:
+// on SQLite and PostgreSQL it leaves the indexes alone when the schema is
+// written as the docs say (a `tablesFilter`, a declared GIN index), and
+// breaks them, as the docs warn, when it is not. MariaDB's push is not run:
+// the docs say to use generate and migrate there. Run by scripts/test.mjs
+// on Node 24 only: drizzle-kit is a Node tool.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ale, SECRET } from './helpers.mjs';
+import { serverUrl } from './servers.mjs';
+
+// CommonJS throughout, as drizzle-kit loads the schema: the check writes
+// through the same column objects, from the same copy of each module.
+const require = createRequire(import.meta.url);
+const FIXTURE = fileURLToPath(new URL('./fixtures/kit-schema.cjs', import.meta.url));
+const { NAME, names, people, indexStatements } = require(FIXTURE);
+// its CLI, which the package does not export: beside its main file
+const KIT = join(dirname(require.resolve('drizzle-kit')), 'bin.cjs');
+const keyRing = new ale.KeyRing([SECRET]);
+
+/**
+ * A project folder for `dialect`: its schema.js (the fixture's table with
+ * `options`), drizzle.config.js (`config` beside the dialect, schema and
+ * out), and `kit(...args)`, which runs drizzle-kit's CLI there with no
+ * terminal, so a question it would ask fails the run instead of waiting.
+ */
+function project(dialect, config, options = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'ale-kit-'));
+  const write = (schemaOptions, more = {}) => {
+    writeFileSync(join(dir, 'schema.js'), `exports.people = require(${JSON.stringify(FIXTURE)}).people(${JSON.stringify(dialect)}, ${JSON.stringify(schemaOptions)});\n`);
+    const full = { dialect: dialect === 'pg' ? 'postgresql' : dialect, schema: './schema.js', out: './drizzle', ...config, ...more };
+    writeFileSync(join(dir, 'drizzle.config.js'), `module.exports = ${JSON.stringify(full)};\n`);
+  };
+  write(options);
+  return {
+    dir,
+    migrations: join(dir, 'drizzle'),
+    /** Rewrites the schema and the config, as an adopter edits them between runs. */
+    write,
+    kit(...args) {
+      const r = spawnSync(process.execPath, [KIT, ...args, '--config', 'drizzle.config.js'], { cwd: dir, encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
+      return { status: r.status, out: `${r.stdout}${r.stderr}` };
+    },
+    /** The SQL files `generate` wrote, by name. */
+    sql: () =>
+      readdirSync(join(dir, 'drizzle'))
+        .filter((f) => f.endsWith('.sql'))
+        .sort()
+        .map((f) => ({ file: join(dir, 'drizzle', f), text: readFileSync(join(dir, 'drizzle', f), 'utf8') })),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * `generate`, then `generate --custom` filled with the index statements, as
+ * docs/search.md tells adopters; returns the table's migration text.
+ */
+function generate(p, dialect) {
+  const made = p.kit('generate');
+  assert.equal(made.status, 0, made.out);
+  const custom = p.kit('generate', '--custom', '--name', 'ale_indexes');
+  assert.equal(custom.status, 0, custom.out);
+  const [tableSql, customSql] = p.sql();
+  assert.match(customSql.file, /_ale_indexes\.sql$/);
+  writeFileSync(customSql.file, indexStatements(dialect, people(dialect)).join('\n--> statement-breakpoint\n'));
+  return tableSql.text;
+}
+
+/**
+ * Writes two rows through `db` and asks a search and a range query: what
+ * the candidates hold after the exact test equals the answer over every
+ * row, decrypted, so far.
+ */
+async function queriesAnswer(db, dialect, ids) {
+  const table = people(dialect, { keyRing });
+  const { searchContains, rangeGt } = require(`@sveltycms/ale/drizzle/${dialect}`);
+  const rows = [
+    { id: ids[0], name: 'Jürgen Müller', total: -15.5 },
+    { id: ids[1], name: 'Anna Schmidt', total: 730 },
+  ];
+  for (const row of rows) await db.insert(table).values({ ...row, nameSearch: row.name, totalRange: row.total });
+  const all = await db.select().from(table);
+  const answer = async (where, value) => (await db.select().from(table).where(where)).filter((row) => where.matches(value(row))).map((row) => row.id).sort((a, b) => a - b);
+  const oracle = (keep) => all.filter(keep).map((row) => row.id).sort((a, b) => a - b);
+  assert.deepEqual(await answer(searchContains(table.nameSearch, 'ülle'), (row) => row.name), oracle((row) => row.name.includes('ülle')));
+  assert.deepEqual(await answer(rangeGt(table.totalRange, 0), (row) => row.total), oracle((row) => row.total > 0));
+  assert.ok(all.some((row) => row.id === ids[0]) && all.some((row) => row.id === ids[1]));
+}
+
+test('SQLite: generate writes text columns, and the migrations with searchIndexSql make a table that searches', async (t) => {
+  const { default: Database } = await import('better-sqlite3');
+  const { drizzle } = require('drizzle-orm/better-sqlite3');
+  const { migrate } = require('drizzle-orm/better-sqlite3/migrator');
+  const p = project('sqlite', { dbCredentials: { url: './app.db' } });
+  const sqlite = new Database(join(p.dir, 'app.db'));
+  t.after(() => (sqlite.close(), p.remove()));
+  const ddl = generate(p, 'sqlite');
+  for (const column of ['name', 'name_search', 'total', 'total_range']) assert.match(ddl, new RegExp(`\`${column}\` text,?\\n`));
+  const db = drizzle(sqlite);
+  migrate(db, { migrationsFolder: p.migrations });
+  await queriesAnswer(db, 'sqlite', [1, 2]);
+  const fts = () => sqlite.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'kit_people_%' AND type IN ('table', 'trigger') ORDER BY name").pluck().all();
+  const made = fts();
+  assert.ok(made.includes(names.nameIndex) && made.includes(names.totalIndex), made.join());
+
+  // push, with the FTS5 tables filtered out as docs/search.md says: no
+  // question, the new column added, the FTS5 tables and triggers kept
+  const filtered = [names.nameIndex, names.totalIndex].flatMap((fts) => [`!${fts}`, `!${fts}_*`]);
+  p.write({ note: true }, { tablesFilter: filtered });
+  const push = p.kit('push');
+  assert.equal(push.status, 0, push.out);
+  assert.ok(sqlite.prepare(`SELECT note FROM ${NAME}`).all().length === 2);
+  assert.deepEqual(fts(), made);
+  await queriesAnswer(db, 'sqlite', [3, 4]);
+
+  // push --force without the filter, the docs' warning: the FTS5 table
+  // goes, its triggers stay, and the next insert fails
+  p.write({ note: true });
+  const forced = p.kit('push', '--force');
+  assert.ok(!fts().includes(names.nameIndex) || !fts().includes(names.totalIndex), `push --force left the FTS5 tables: ${forced.out}`);
+  assert.throws(() => sqlite.prepare(`INSERT INTO ${NAME} (id, name_search, total_range) VALUES (5, '', '')`).run(), /no such table/);
+  // the docs' remedy: the statements again make the FTS5 table anew, beside
+  // the triggers, and fill it from every row already there
+  for (const statement of indexStatements('sqlite', people('sqlite'))) sqlite.exec(statement);
+  assert.deepEqual(fts(), made);
+  await queriesAnswer(db, 'sqlite', [5, 6]);
+});
+
+test('PostgreSQL: generate writes bigint[] columns and their GIN indexes; push keeps declared indexes and drops undeclared ones', async (t) => {
+  const url = serverUrl('PG_URL');
+  if (!url) return;
+  const { default: postgres } = await import('postgres');
+  const { drizzle } = require('drizzle-orm/postgres-js');
+  const { migrate } = require('drizzle-orm/postgres-js/migrator');
+  const client = postgres(url, { max: 1, onnotice: () => {} });
+  const drop = () => client.unsafe(`DROP TABLE IF EXISTS ${NAME}; DROP SCHEMA IF EXISTS kit_drizzle CASCADE`);
+  await drop();
+  // tablesFilter: the test database holds the other suites' tables, which push would offer to drop
+  const p = project('pg', { dbCredentials: { url }, tablesFilter: [NAME] });
+  t.after(async () => (await drop(), await client.end(), p.remove()));
+  const ddl = generate(p, 'pg');
+  assert.match(ddl, /"name" text,\n/);
+  for (const column of ['name_search', 'total_range']) assert.match(ddl, new RegExp(`"${column}" bigint\\[\\],?\\n`));
+  for (const [index, column] of [
+    [names.nameIndex, 'name_search'],
+    [names.totalIndex, 'total_range'],
+  ]) {
+    assert.match(ddl, new RegExp(`CREATE INDEX "${index}" ON "${NAME}" USING gin \\("${column}"\\)`));
+  }
+  const db = drizzle(client);
+  await migrate(db, { migrationsFolder: p.migrations, migrationsSchema: 'kit_drizzle' });
+  await queriesAnswer(db, 'pg', [1, 2]);
+  const indexes = async () => (await client`SELECT indexname FROM pg_indexes WHERE tablename = ${NAME} AND indexdef LIKE '%USING gin%' ORDER BY 1`).map((r) => r.indexname);
+  const statistics = async () => (await client`SELECT attstattarget FROM pg_attribute WHERE attrelid = ${NAME}::regclass AND attname = 'name_search'`)[0].attstattarget;
+  assert.deepEqual(await indexes(), [names.nameIndex, names.totalIndex]);
+  assert.equal(await statistics(), 10000);
+
+  // push with the indexes declared: the new column added, the indexes and the statistics target kept
+  p.write({ note: true });
+  const push = p.kit('push');
+  assert.equal(push.status, 0, push.out);
+  assert.equal((await client`SELECT count(note) AS n FROM ${client(NAME)}`)[0].n, '0');
+  assert.deepEqual(await indexes(), [names.nameIndex, names.totalIndex]);
+  assert.equal(await statistics(), 10000);
+  await queriesAnswer(db, 'pg', [3, 4]);
+
+  // push with them left out of the schema, the docs' warning: both dropped, with no question
+  p.write({ note: true, gin: false });
+  const dropped = p.kit('push');
+  assert.equal(dropped.status, 0, dropped.out);
+  assert.deepEqual(await indexes(), []);
+});
+
+test('MariaDB: generate writes mediumtext columns, and the migrations with searchIndexSql and rangeTokenTableSql make a table that searches', async (t) => {
+  const url = serverUrl('MYSQL_URL');
+  if (!url) return;
+  const { default: mysql } = await import('mysql2/promise');
+  const { drizzle } = require('drizzle-orm/mysql2');
+  const { migrate } = require('drizzle-orm/mysql2/migrator');
+  const pool = mysql.createPool({ uri: url, connectionLimit: 1 });
+  const drop = async () => {
+    for (const table of [names.tokenTable, NAME, 'kit_migrations']) await pool.query(`DROP TABLE IF EXISTS ${table}`);
+  };
+  await drop();
+  const p = project('mysql', { dbCredentials: { url } });
+  t.after(async () => (await drop(), await pool.end(), p.remove()));
+  const ddl = generate(p, 'mysql');
+  assert.match(ddl, /`name` longtext,\n/);
+  for (const column of ['name_search', 'total_range']) assert.match(ddl, new RegExp(`\`${column}\` mediumtext,\\n`));
+  const db = drizzle(pool);
+  await migrate(db, { migrationsFolder: p.migrations, migrationsTable: 'kit_migrations' });
+  await queriesAnswer(db, 'mysql', [1, 2]);
+  const [fulltext] = await pool.query(`SELECT index_name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_type = 'FULLTEXT'`, [NAME]);
+  assert.deepEqual(
+    fulltext.map((r) => r.index_name ?? r.INDEX_NAME),
+    [names.nameIndex],
+  );
+  const [pairs] = await pool.query(`SELECT count(*) AS n FROM ${names.tokenTable}`);
+  assert.ok(Number(pairs[0].n) > 0, 'the token table holds the rows’ pairs');
+});
