@@ -44,7 +44,8 @@ for (const driver of oracleDrivers('sqlite', SQLITE_DRIVERS)) {
         async reset(table) {
           const name = getTableName(table);
           s.exec(`CREATE TABLE ${name} (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, name TEXT, name_search TEXT, city TEXT, city_search TEXT)`);
-          for (const stmt of sqliteMod.searchIndexSql(table, table.nameSearch, `${name}_name`)) s.exec(stmt);
+          // the name column's statements twice: each can run again
+          for (const round of [1, 2]) for (const stmt of sqliteMod.searchIndexSql(table, table.nameSearch, `${name}_name`)) s.exec(stmt);
           for (const stmt of sqliteMod.searchIndexSql(table, table.citySearch, `${name}_city`)) s.exec(stmt);
         },
         explain: async (query) => {
@@ -78,7 +79,8 @@ if (pgUrl) {
             const name = getTableName(table);
             await c.query(`DROP TABLE IF EXISTS ${name}`);
             await c.query(`CREATE TABLE ${name} (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, name TEXT, name_search BIGINT[], city TEXT, city_search BIGINT[])`);
-            for (const stmt of pgMod.searchIndexSql(table, table.nameSearch, `${name}_name`)) await c.query(stmt);
+            // the name column's statements twice: each can run again
+            for (const round of [1, 2]) for (const stmt of pgMod.searchIndexSql(table, table.nameSearch, `${name}_name`)) await c.query(stmt);
             for (const stmt of pgMod.searchIndexSql(table, table.citySearch, `${name}_city`)) await c.query(stmt);
             await c.query(`ANALYZE ${name}`);
           },

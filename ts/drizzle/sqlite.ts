@@ -8,7 +8,7 @@ import { sqliteSearch } from './sqlite-core/search.js';
 export * from './index.js';
 
 export { aleKeys, keyTable as aleKeysTable } from './sqlite-core/keys.js';
-/** The FTS5 table, triggers and first fill that index a searchIndexColumn with `fts` (run once, in a migration). */
+/** The FTS5 table, triggers and first fill that index a searchIndexColumn with `fts`, for a migration (each statement can run again). */
 export { searchIndexSql } from './sqlite-core/search.js';
 /** The FTS5 side of a search condition, for pages in rowid order that FTS5 drives and stops early; with a placeholder, for a prepared statement. */
 export { searchHits, searchHitsPlaceholder, type SearchHits, type SearchHitsPlaceholder } from './sqlite-core/hits.js';

@@ -108,7 +108,8 @@ function keyEnds(column: Column): EndsQuery | undefined {
  * text search index the column's statistics target, as SQL for a migration
  * written by hand. Each statement can run again, and the index may already
  * be there: declared in the schema (`index(name).using('gin', …)`), it is
- * in drizzle-kit's migration of the table, before this one. The
+ * in drizzle-kit's migration of the table, before this one. PostgreSQL
+ * matches the name alone, so any index under it stays as it is. The
  * planner guesses how many rows hold a token from the column's most common
  * elements; at the default target it guesses alike for every token outside
  * them, and too high for a rare one, then walks the primary key to fill a

@@ -94,13 +94,14 @@ function ftsMatch(column: Column, fts: string, query: string): { sql: SQL; query
  * The statements that give search index column `column` of `table` an FTS5
  * table named `fts`, kept by triggers, and fill it from the rows already
  * there, in a migration (drizzle-kit cannot declare a virtual table or a
- * trigger). Each can run again: what is there stays, so a run after the
- * FTS5 table was dropped (by `drizzle-kit push`, docs/search.md) makes it
- * anew beside the triggers still there and refills it; the last one,
- * FTS5's `optimize`, is worth running again after many writes. The FTS5 table holds no text, only the
- * tokens' doclists (`content=` the table itself), without positions
- * (`detail=column`: a token query needs none, and the column filter of
- * every query needs the column).
+ * trigger). Each can run again: what is there under the names stays,
+ * whatever its definition, so a run after the FTS5 table was dropped (by
+ * `drizzle-kit push`, docs/search.md) makes it anew beside the triggers
+ * still there and refills it; to change a definition, drop first. The
+ * last one, FTS5's `optimize`, is worth running again after many writes.
+ * The FTS5 table holds no text, only the tokens' doclists (`content=` the
+ * table itself), without positions (`detail=column`: a token query needs
+ * none, and the column filter of every query needs the column).
  */
 export function searchIndexSql(table: Table, column: Column, fts: string): string[] {
   const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
