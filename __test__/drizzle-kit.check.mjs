@@ -67,6 +67,18 @@ function project(dialect, config, options = {}) {
   };
 }
 
+/** After test `t`: its tables dropped, its connection closed and project `p` removed, even when the drop fails. */
+function cleanUp(t, p, drop, end) {
+  t.after(async () => {
+    try {
+      await drop();
+    } finally {
+      await end();
+      p.remove();
+    }
+  });
+}
+
 /** `drizzle-kit push` in `p`, which must apply its changes: no error, and no question refused. */
 function push(p) {
   const { status, out } = p.kit('push');
@@ -164,14 +176,7 @@ if (pgUrl) test('PostgreSQL: generate writes bigint[] columns and their GIN inde
   await drop();
   // tablesFilter: the test database holds the other suites' tables, which push would offer to drop
   const p = project('pg', { dbCredentials: { url: pgUrl }, tablesFilter: [NAME] });
-  t.after(async () => {
-    try {
-      await drop();
-    } finally {
-      await client.end();
-      p.remove();
-    }
-  });
+  cleanUp(t, p, drop, () => client.end());
   const ddl = generate(p, 'pg');
   assert.match(ddl, /"name" text,\n/);
   for (const column of ['name_search', 'total_range']) assert.match(ddl, new RegExp(`"${column}" bigint\\[\\],?\\n`));
@@ -214,14 +219,7 @@ if (mysqlUrl) test('MariaDB: generate writes mediumtext columns, and the migrati
   };
   await drop();
   const p = project('mysql', { dbCredentials: { url: mysqlUrl } });
-  t.after(async () => {
-    try {
-      await drop();
-    } finally {
-      await pool.end();
-      p.remove();
-    }
-  });
+  cleanUp(t, p, drop, () => pool.end());
   const ddl = generate(p, 'mysql');
   assert.match(ddl, /`name` longtext,\n/);
   for (const column of ['name_search', 'total_range']) assert.match(ddl, new RegExp(`\`${column}\` mediumtext,\\n`));
