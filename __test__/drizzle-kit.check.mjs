@@ -103,21 +103,27 @@ function generate(p, dialect) {
 }
 
 /**
- * Writes two rows through `db` and asks a search and a range query: what
- * the candidates hold after the exact test equals the answer over every
- * row, decrypted, so far.
+ * Writes two rows through `db`, reads them back, and asks a blind index, a
+ * search and a range query: what the candidates hold after the exact test
+ * equals the answer over every row, decrypted, so far.
  */
 async function queriesAnswer(db, dialect, ids) {
   const table = people(dialect, { keyRing });
-  const { searchContains, rangeGt } = require(`@sveltycms/ale/drizzle/${dialect}`);
+  const { matchBlindIndex, searchContains, rangeGt } = require(`@sveltycms/ale/drizzle/${dialect}`);
   const rows = [
-    { id: ids[0], name: 'Jürgen Müller', total: -15.5 },
-    { id: ids[1], name: 'Anna Schmidt', total: 730 },
+    { id: ids[0], name: 'Jürgen Müller', bio: 'Geboren in Köln', profile: { langs: ['de', 'tr'] }, total: -15.5 },
+    { id: ids[1], name: 'Anna Schmidt', bio: '', profile: null, total: 730 },
   ];
-  for (const row of rows) await db.insert(table).values({ ...row, nameSearch: row.name, totalRange: row.total });
+  for (const row of rows) await db.insert(table).values({ ...row, nameIndex: row.name, nameSearch: row.name, totalRange: row.total });
   const all = await db.select().from(table);
+  for (const row of rows) {
+    const { bio, profile, total } = all.find((r) => r.id === row.id);
+    assert.deepEqual({ bio, profile, total }, { bio: row.bio, profile: row.profile, total: row.total });
+  }
   const answer = async (where, value) => (await db.select().from(table).where(where)).filter((row) => where.matches(value(row))).map((row) => row.id).sort((a, b) => a - b);
   const oracle = (keep) => all.filter(keep).map((row) => row.id).sort((a, b) => a - b);
+  const byIndex = (await db.select().from(table).where(matchBlindIndex(table.nameIndex, 'Anna Schmidt'))).map((row) => row.id).sort((a, b) => a - b);
+  assert.deepEqual(byIndex, oracle((row) => row.name === 'Anna Schmidt'));
   assert.deepEqual(await answer(searchContains(table.nameSearch, 'ülle'), (row) => row.name), oracle((row) => row.name.includes('ülle')));
   assert.deepEqual(await answer(rangeGt(table.totalRange, 0), (row) => row.total), oracle((row) => row.total > 0));
 }
@@ -130,17 +136,18 @@ test('SQLite: generate writes text columns, and the migrations with searchIndexS
   const sqlite = new Database(join(p.dir, 'app.db'));
   t.after(() => (sqlite.close(), p.remove()));
   const ddl = generate(p, 'sqlite');
-  for (const column of ['name', 'name_search', 'total', 'total_range']) assert.match(ddl, new RegExp(`\`${column}\` text,?\\n`));
+  for (const column of ['name', 'name_index', 'profile', 'name_search', 'total', 'total_range']) assert.match(ddl, new RegExp(`\`${column}\` text,?\\n`));
+  assert.match(ddl, /`bio` blob,\n/);
   const db = drizzle(sqlite);
   migrate(db, { migrationsFolder: p.migrations });
   await queriesAnswer(db, 'sqlite', [1, 2]);
   const fts = () => sqlite.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'kit_people_%' AND type IN ('table', 'trigger') ORDER BY name").pluck().all();
   const made = fts();
-  assert.ok(made.includes(names.nameIndex) && made.includes(names.totalIndex), made.join());
+  assert.ok(made.includes(names.nameSearch) && made.includes(names.totalRange), made.join());
 
   // push, with the FTS5 tables filtered out as docs/search.md says: no
   // question, the new column added, the FTS5 tables and triggers kept
-  const filtered = [names.nameIndex, names.totalIndex].flatMap((fts) => [`!${fts}`, `!${fts}_*`]);
+  const filtered = [names.nameSearch, names.totalRange].flatMap((fts) => [`!${fts}`, `!${fts}_*`]);
   p.write({ note: true }, { tablesFilter: filtered });
   push(p);
   assert.equal(sqlite.prepare(`SELECT note FROM ${NAME}`).all().length, 2);
@@ -152,8 +159,8 @@ test('SQLite: generate writes text columns, and the migrations with searchIndexS
   // triggers stay, and the next insert fails
   p.write({ note: true });
   const forced = p.kit('push', '--force');
-  assert.match(forced.out, new RegExp(`no such table: ${names.nameIndex}_data`), forced.out);
-  const shadows = ['', '_config', '_data', '_docsize', '_idx'].map((end) => `${names.nameIndex}${end}`);
+  assert.match(forced.out, new RegExp(`no such table: ${names.nameSearch}_data`), forced.out);
+  const shadows = ['', '_config', '_data', '_docsize', '_idx'].map((end) => `${names.nameSearch}${end}`);
   assert.deepEqual(
     fts(),
     made.filter((name) => !shadows.includes(name)),
@@ -178,11 +185,18 @@ if (pgUrl) test('PostgreSQL: generate writes bigint[] columns and their GIN inde
   const p = project('pg', { dbCredentials: { url: pgUrl }, tablesFilter: [NAME] });
   cleanUp(t, p, drop, () => client.end());
   const ddl = generate(p, 'pg');
-  assert.match(ddl, /"name" text,\n/);
+  for (const [column, type] of [
+    ['name', 'text'],
+    ['name_index', 'char\\(43\\)'],
+    ['bio', '"bytea"'], // drizzle-kit quotes it, which PostgreSQL reads as the same type
+    ['profile', 'text'],
+  ]) {
+    assert.match(ddl, new RegExp(`"${column}" ${type},\\n`));
+  }
   for (const column of ['name_search', 'total_range']) assert.match(ddl, new RegExp(`"${column}" bigint\\[\\],?\\n`));
   for (const [index, column] of [
-    [names.nameIndex, 'name_search'],
-    [names.totalIndex, 'total_range'],
+    [names.nameSearch, 'name_search'],
+    [names.totalRange, 'total_range'],
   ]) {
     assert.match(ddl, new RegExp(`CREATE INDEX "${index}" ON "${NAME}" USING gin \\("${column}"\\)`));
   }
@@ -191,14 +205,14 @@ if (pgUrl) test('PostgreSQL: generate writes bigint[] columns and their GIN inde
   await queriesAnswer(db, 'pg', [1, 2]);
   const indexes = async () => (await client`SELECT indexname FROM pg_indexes WHERE tablename = ${NAME} AND indexdef LIKE '%USING gin%' ORDER BY 1`).map((r) => r.indexname);
   const statistics = async () => (await client`SELECT attstattarget FROM pg_attribute WHERE attrelid = ${NAME}::regclass AND attname = 'name_search'`)[0].attstattarget;
-  assert.deepEqual(await indexes(), [names.nameIndex, names.totalIndex]);
+  assert.deepEqual(await indexes(), [names.nameSearch, names.totalRange]);
   assert.equal(await statistics(), 10000);
 
   // push with the indexes declared: the new column added, the indexes and the statistics target kept
   p.write({ note: true });
   push(p);
   assert.equal((await client`SELECT count(note) AS n FROM ${client(NAME)}`)[0].n, '0');
-  assert.deepEqual(await indexes(), [names.nameIndex, names.totalIndex]);
+  assert.deepEqual(await indexes(), [names.nameSearch, names.totalRange]);
   assert.equal(await statistics(), 10000);
   await queriesAnswer(db, 'pg', [3, 4]);
 
@@ -221,7 +235,14 @@ if (mysqlUrl) test('MariaDB: generate writes mediumtext columns, and the migrati
   const p = project('mysql', { dbCredentials: { url: mysqlUrl } });
   cleanUp(t, p, drop, () => pool.end());
   const ddl = generate(p, 'mysql');
-  assert.match(ddl, /`name` longtext,\n/);
+  for (const [column, type] of [
+    ['name', 'longtext'],
+    ['name_index', 'char\\(43\\)'],
+    ['bio', 'longblob'],
+    ['profile', 'longtext'],
+  ]) {
+    assert.match(ddl, new RegExp(`\`${column}\` ${type},\\n`));
+  }
   for (const column of ['name_search', 'total_range']) assert.match(ddl, new RegExp(`\`${column}\` mediumtext,\\n`));
   const db = drizzle(pool);
   await migrate(db, { migrationsFolder: p.migrations, migrationsTable: 'kit_migrations' });
@@ -229,7 +250,7 @@ if (mysqlUrl) test('MariaDB: generate writes mediumtext columns, and the migrati
   const [fulltext] = await pool.query(`SELECT index_name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_type = 'FULLTEXT'`, [NAME]);
   assert.deepEqual(
     fulltext.map((r) => r.index_name ?? r.INDEX_NAME),
-    [names.nameIndex],
+    [names.nameSearch],
   );
   const [pairs] = await pool.query(`SELECT count(*) AS n FROM ${names.tokenTable}`);
   assert.ok(Number(pairs[0].n) > 0, 'the token table holds the rows’ pairs');
