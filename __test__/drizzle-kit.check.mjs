@@ -79,12 +79,18 @@ function cleanUp(t, p, drop, end) {
   });
 }
 
-/** `drizzle-kit push` in `p`, which must apply its changes: no error, and no question refused. */
+/**
+ * `drizzle-kit push --verbose` in `p`, which must apply its changes: no
+ * error, and no question refused. Returns the statements it ran, which it
+ * lists before it runs them.
+ */
 function push(p) {
-  const { status, out } = p.kit('push');
+  const { status, out } = p.kit('push', '--verbose');
   assert.equal(status, 0, out);
-  assert.match(out, /\[✓\] Changes applied/, out);
   assert.doesNotMatch(out, /error|data loss|TTY/i, out);
+  const listed = /current statements:\n([\s\S]*?)\n\[✓\] Changes applied/.exec(out);
+  assert.ok(listed, out);
+  return listed[1].split('\n').filter((line) => line.trim() !== '');
 }
 
 /**
@@ -149,7 +155,7 @@ test('SQLite: generate writes text columns, and the migrations with searchIndexS
   // question, the new column added, the FTS5 tables and triggers kept
   const filtered = [names.nameSearch, names.totalRange].flatMap((fts) => [`!${fts}`, `!${fts}_*`]);
   p.write({ note: true }, { tablesFilter: filtered });
-  push(p);
+  assert.deepEqual(push(p), [`ALTER TABLE \`${NAME}\` ADD \`note\` text;`]);
   assert.equal(sqlite.prepare(`SELECT note FROM ${NAME}`).all().length, 2);
   assert.deepEqual(fts(), made);
   await queriesAnswer(db, 'sqlite', [3, 4]);
@@ -210,7 +216,7 @@ if (pgUrl) test('PostgreSQL: generate writes bigint[] columns and their GIN inde
 
   // push with the indexes declared: the new column added, the indexes and the statistics target kept
   p.write({ note: true });
-  push(p);
+  assert.deepEqual(push(p), [`ALTER TABLE "${NAME}" ADD COLUMN "note" text;`]);
   assert.equal((await client`SELECT count(note) AS n FROM ${client(NAME)}`)[0].n, '0');
   assert.deepEqual(await indexes(), [names.nameSearch, names.totalRange]);
   assert.equal(await statistics(), 10000);
@@ -218,7 +224,7 @@ if (pgUrl) test('PostgreSQL: generate writes bigint[] columns and their GIN inde
 
   // push with them left out of the schema, the docs' warning: both dropped, with no question
   p.write({ note: true, gin: false });
-  push(p);
+  assert.deepEqual(push(p), [`DROP INDEX "${names.nameSearch}";`, `DROP INDEX "${names.totalRange}";`]);
   assert.deepEqual(await indexes(), []);
 });
 
