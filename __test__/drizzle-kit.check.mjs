@@ -36,8 +36,9 @@ const keyRing = new ale.KeyRing([SECRET]);
  * A project folder for `dialect`: its schema.js (the fixture's table with
  * `options`), drizzle.config.js (`config` beside the dialect, schema and
  * out), and `kit(...args)`, which runs drizzle-kit's CLI there with no
- * terminal: a question it would ask is refused, and the timeout is a
- * backstop. drizzle-kit's push prints an error and exits 0 all the same,
+ * terminal (a question it would ask is refused, and the timeout is a
+ * backstop) and no secret in its environment: it loads the schema, and
+ * the package with it, as `vite build` does, before any key is set. drizzle-kit's push prints an error and exits 0 all the same,
  * so `push` below reads what it printed.
  */
 function project(dialect, config, options = {}) {
@@ -54,7 +55,10 @@ function project(dialect, config, options = {}) {
     /** Rewrites the schema and the config, as an adopter edits them between runs. */
     write,
     kit(...args) {
-      const r = spawnSync(process.execPath, [KIT, ...args, '--config', 'drizzle.config.js'], { cwd: dir, encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
+      const env = { ...process.env };
+      delete env.ENCRYPTION_KEY;
+      delete env.SECRET_ENCRYPTION_KEY;
+      const r = spawnSync(process.execPath, [KIT, ...args, '--config', 'drizzle.config.js'], { cwd: dir, env, encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
       return { status: r.status, out: `${r.stdout}${r.stderr}` };
     },
     /** The SQL files `generate` wrote, by name. */
