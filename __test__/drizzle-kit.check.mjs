@@ -4,7 +4,9 @@
 // the columns' types that docs/search.md ("Per dialect") gives, and
 // PostgreSQL's GIN indexes; Drizzle's migrator then runs that migration and
 // a custom one (`generate --custom`) holding the index statements, and
-// search and range queries find their rows. Then `push`, which
+// search and range queries find their rows; a tenant key store declared in
+// the schema module keys its tenants in the key table drizzle-kit made
+// (`aleKeysTable`) once bound at start-up. Then `push`, which
 // docs/search.md warns about, on SQLite and PostgreSQL: it leaves the
 // indexes alone when the schema is written as the docs say (a
 // `tablesFilter`, a declared GIN index), and breaks them, as the docs warn,
@@ -27,10 +29,12 @@ import { serverUrl } from './servers.mjs';
 // tables, conditions and driver come from one copy of each module.
 const require = createRequire(import.meta.url);
 const FIXTURE = fileURLToPath(new URL('./fixtures/kit-schema.cjs', import.meta.url));
-const { NAME, names, people, indexStatements } = require(FIXTURE);
+const { NAME, KEYS_TABLE, NOTES, names, people, keyStore, keyedTables, indexStatements } = require(FIXTURE);
 // its CLI, which the package does not export: beside its main file
 const KIT = join(dirname(require.resolve('drizzle-kit')), 'bin.cjs');
 const keyRing = new ale.KeyRing([SECRET]);
+/** The key store's KEK, given at start-up only: drizzle-kit never sees it. */
+const KEK = 'kit-kek-0123456789-abcdefghijklmnop';
 
 /**
  * A project folder for `dialect`: its schema.js (the fixture's table with
@@ -44,7 +48,11 @@ const keyRing = new ale.KeyRing([SECRET]);
 function project(dialect, config, options = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'ale-kit-'));
   const write = (schemaOptions, more = {}) => {
-    writeFileSync(join(dir, 'schema.js'), `exports.people = require(${JSON.stringify(FIXTURE)}).people(${JSON.stringify(dialect)}, ${JSON.stringify(schemaOptions)});\n`);
+    const [f, d] = [JSON.stringify(FIXTURE), JSON.stringify(dialect)];
+    writeFileSync(
+      join(dir, 'schema.js'),
+      `const f = require(${f});\nexports.people = f.people(${d}, ${JSON.stringify(schemaOptions)});\nObject.assign(exports, f.keyedTables(${d}, f.keyStore(${d})));\n`,
+    );
     const full = { dialect: dialect === 'pg' ? 'postgresql' : dialect, schema: './schema.js', out: './drizzle', ...config, ...more };
     writeFileSync(join(dir, 'drizzle.config.js'), `module.exports = ${JSON.stringify(full)};\n`);
   };
@@ -138,6 +146,25 @@ async function queriesAnswer(db, dialect, ids) {
   assert.deepEqual(await answer(rangeGt(table.totalRange, 0), (row) => row.total), oracle((row) => row.total > 0));
 }
 
+/**
+ * The key store on the tables drizzle-kit made: bound to `db` at start-up,
+ * it keeps a tenant's keys in its key table, a row under them reads back
+ * and is found by its blind index, and a shred makes it unreadable.
+ */
+async function keyStoreWorks(db, dialect) {
+  const { matchBlindIndex, withTenant } = require(`@sveltycms/ale/drizzle/${dialect}`);
+  const keys = keyStore(dialect);
+  const { aleKeys, notes } = keyedTables(dialect, keys);
+  keys.bind(db, { kek: KEK });
+  await keys.ready();
+  await withTenant('acme', () => db.insert(notes).values({ id: 1, body: 'hello acme', bodyIndex: 'hello acme' }));
+  const found = await withTenant('acme', () => db.select().from(notes).where(matchBlindIndex(notes.bodyIndex, 'hello acme')));
+  assert.deepEqual(found.map((row) => [row.id, row.body]), [[1, 'hello acme']]);
+  assert.deepEqual((await db.select().from(aleKeys)).map((row) => [row.tenant, row.purpose]).sort(), [['acme', 'data'], ['acme', 'index']]);
+  await keys.shred('acme');
+  await assert.rejects(() => withTenant('acme', () => db.select().from(notes)), { code: 'ALE_KEY_SHREDDED' });
+}
+
 test('SQLite: generate writes text columns, and the migrations with searchIndexSql make a table that searches', async (t) => {
   const { default: Database } = await import('better-sqlite3');
   const { drizzle } = require('drizzle-orm/better-sqlite3');
@@ -151,6 +178,7 @@ test('SQLite: generate writes text columns, and the migrations with searchIndexS
   const db = drizzle(sqlite);
   migrate(db, { migrationsFolder: p.migrations });
   await queriesAnswer(db, 'sqlite', [1, 2]);
+  await keyStoreWorks(db, 'sqlite');
   const fts = () => sqlite.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'kit_people_%' AND type IN ('table', 'trigger') ORDER BY name").pluck().all();
   const made = fts();
   assert.ok(made.includes(names.nameSearch) && made.includes(names.totalRange), made.join());
@@ -189,10 +217,10 @@ if (pgUrl) test('PostgreSQL: generate writes bigint[] columns and their GIN inde
   const { drizzle } = require('drizzle-orm/postgres-js');
   const { migrate } = require('drizzle-orm/postgres-js/migrator');
   const client = postgres(pgUrl, { max: 1, onnotice: () => {} });
-  const drop = () => client.unsafe(`DROP TABLE IF EXISTS ${NAME}; DROP SCHEMA IF EXISTS kit_drizzle CASCADE`);
+  const drop = () => client.unsafe(`DROP TABLE IF EXISTS ${NAME}, ${NOTES}, ${KEYS_TABLE}; DROP SCHEMA IF EXISTS kit_drizzle CASCADE`);
   await drop();
   // tablesFilter: the test database holds the other suites' tables, which push would offer to drop
-  const p = project('pg', { dbCredentials: { url: pgUrl }, tablesFilter: [NAME] });
+  const p = project('pg', { dbCredentials: { url: pgUrl }, tablesFilter: [NAME, NOTES, KEYS_TABLE] });
   cleanUp(t, p, drop, () => client.end());
   const ddl = generate(p, 'pg');
   for (const [column, type] of [
@@ -213,6 +241,7 @@ if (pgUrl) test('PostgreSQL: generate writes bigint[] columns and their GIN inde
   const db = drizzle(client);
   await migrate(db, { migrationsFolder: p.migrations, migrationsSchema: 'kit_drizzle' });
   await queriesAnswer(db, 'pg', [1, 2]);
+  await keyStoreWorks(db, 'pg');
   const indexes = async () => (await client`SELECT indexname FROM pg_indexes WHERE tablename = ${NAME} AND indexdef LIKE '%USING gin%' ORDER BY 1`).map((r) => r.indexname);
   const statistics = async () => (await client`SELECT attstattarget FROM pg_attribute WHERE attrelid = ${NAME}::regclass AND attname = 'name_search'`)[0].attstattarget;
   assert.deepEqual(await indexes(), [names.nameSearch, names.totalRange]);
@@ -239,7 +268,7 @@ if (mysqlUrl) test('MariaDB: generate writes mediumtext columns, and the migrati
   const { migrate } = require('drizzle-orm/mysql2/migrator');
   const pool = mysql.createPool({ uri: mysqlUrl, connectionLimit: 1 });
   const drop = async () => {
-    for (const table of [names.tokenTable, NAME, 'kit_migrations']) await pool.query(`DROP TABLE IF EXISTS ${table}`);
+    for (const table of [names.tokenTable, NAME, NOTES, KEYS_TABLE, 'kit_migrations']) await pool.query(`DROP TABLE IF EXISTS ${table}`);
   };
   await drop();
   const p = project('mysql', { dbCredentials: { url: mysqlUrl } });
@@ -257,6 +286,7 @@ if (mysqlUrl) test('MariaDB: generate writes mediumtext columns, and the migrati
   const db = drizzle(pool);
   await migrate(db, { migrationsFolder: p.migrations, migrationsTable: 'kit_migrations' });
   await queriesAnswer(db, 'mysql', [1, 2]);
+  await keyStoreWorks(db, 'mysql');
   const [fulltext] = await pool.query(`SELECT index_name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_type = 'FULLTEXT'`, [NAME]);
   assert.deepEqual(
     fulltext.map((r) => r.index_name ?? r.INDEX_NAME),
