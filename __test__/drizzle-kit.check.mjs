@@ -10,9 +10,10 @@
 // docs/search.md warns about, on SQLite and PostgreSQL: it leaves the
 // indexes alone when the schema is written as the docs say (a
 // `tablesFilter`, a declared GIN index), and breaks them, as the docs warn,
-// when it is not. MariaDB's push is not run: the docs say to use generate
-// and migrate there. Run by scripts/test.mjs on Node 24 only: drizzle-kit
-// is a Node tool.
+// when it is not. On MariaDB, where the docs say to use generate and
+// migrate instead, push runs up to the data-loss question it asks, which
+// lists the key table among the tables it would truncate. Run by
+// scripts/test.mjs on Node 24 only: drizzle-kit is a Node tool.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -294,4 +295,18 @@ if (mysqlUrl) test('MariaDB: generate writes mediumtext columns, and the migrati
   );
   const [pairs] = await pool.query(`SELECT count(*) AS n FROM ${names.tokenTable}`);
   assert.ok(Number(pairs[0].n) > 0, 'the token table holds the rows’ pairs');
+
+  // push, which docs/search.md says not to use on MariaDB: it reads
+  // `int(11)` as a change of type, so the tables with rows would be
+  // truncated, the key table among them (every tenant's keys); the
+  // FULLTEXT index and the token table would go. It asks first, and with
+  // no terminal the question is refused, so nothing is applied.
+  p.write({}, { tablesFilter: [NAME, NOTES, KEYS_TABLE, names.tokenTable] });
+  const { out } = p.kit('push', '--verbose');
+  for (const statement of [`truncate table ${KEYS_TABLE};`, `DROP TABLE \`${names.tokenTable}\`;`, `DROP INDEX \`${names.nameSearch}\` ON \`${NAME}\`;`]) {
+    assert.ok(out.split('\n').includes(statement), `push would run ${statement}\n${out}`);
+  }
+  assert.match(out, /THIS ACTION WILL CAUSE DATA LOSS[\s\S]*Interactive prompts require a TTY/, out);
+  const [kept] = await pool.query(`SELECT (SELECT count(*) FROM ${KEYS_TABLE}) AS k, (SELECT count(*) FROM ${names.tokenTable}) AS t`);
+  assert.deepEqual([Number(kept[0].k), Number(kept[0].t)], [2, Number(pairs[0].n)]);
 });

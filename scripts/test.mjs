@@ -140,7 +140,7 @@ const suites = [
     count: (out) => last(out, /ℹ pass (\d+)[\s\S]*?ℹ fail (\d+)/g),
   },
   {
-    name: 'drizzle-kit against the search and range columns: generate and migrate on SQLite, PostgreSQL and MariaDB, push on SQLite and PostgreSQL (Node 24)',
+    name: "drizzle-kit against the package's columns and key table: generate and migrate on SQLite, PostgreSQL and MariaDB, push on SQLite and PostgreSQL, and on MariaDB up to its question (Node 24)",
     cmd: join(bin, 'node'),
     args: ['--test', '--test-reporter=spec', '__test__/drizzle-kit.check.mjs'],
     count: (out) => last(out, /ℹ pass (\d+)[\s\S]*?ℹ fail (\d+)/g),
