@@ -1,126 +1,40 @@
-// drizzle-kit (a pinned dev dependency) against the package's search and
-// range columns, run as an adopter runs it: its CLI on a drizzle.config.js
-// in a project folder. On SQLite, PostgreSQL and MariaDB, `generate` writes
-// the columns' types that docs/search.md ("Per dialect") gives, and
-// PostgreSQL's GIN indexes; Drizzle's migrator then runs that migration and
-// a custom one (`generate --custom`) holding the index statements, and
-// search and range queries find their rows; a tenant key store declared in
-// the schema module keys its tenants in the key table drizzle-kit made
-// (`aleKeysTable`) once bound at start-up. Then `push`, which
-// docs/search.md warns about, on SQLite and PostgreSQL: it leaves the
-// indexes alone when the schema is written as the docs say (a
-// `tablesFilter`, a declared GIN index), and breaks them, as the docs warn,
-// when it is not; on SQLite a change that makes it rebuild the table drops
-// the FTS5 triggers, which the statements run again restore. On MariaDB, where the docs say to use generate and
-// migrate instead, push runs up to the data-loss question it asks, which
-// lists the key table among the tables it would truncate. Run by
-// scripts/test.mjs on Node 24 only: drizzle-kit is a Node tool.
+// drizzle-kit (a pinned dev dependency) against the package's columns,
+// run as an adopter runs it: its CLI on a drizzle.config.js in a project
+// folder (fixtures/kit-project.mjs).
+// - On SQLite, PostgreSQL and MariaDB, `generate` writes the columns'
+//   types that the docs give, and PostgreSQL's GIN indexes. Drizzle's
+//   migrator runs that migration and a custom one (`generate --custom`)
+//   holding the index statements; then search and range queries find
+//   their rows, and a tenant key store declared in the schema module keys
+//   its tenants in the key table drizzle-kit made (`aleKeysTable`).
+// - `push` on SQLite and PostgreSQL leaves the indexes alone when the
+//   schema is written as docs/search.md says (a `tablesFilter`, a declared
+//   GIN index), and breaks them, as it warns, when it is not. On SQLite, a
+//   change that makes drizzle-kit rebuild the table drops the FTS5
+//   triggers, and the statements run again restore them.
+// - On MariaDB, where the docs say to use generate and migrate instead,
+//   push runs up to its data-loss question, which lists the key table
+//   among the tables it would truncate.
+// Run by scripts/test.mjs on Node 24 only: drizzle-kit is a Node tool.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { ale, SECRET } from './helpers.mjs';
 import { serverUrl } from './servers.mjs';
+import { KEK } from './tenant-keys-suite.mjs';
+import { cleanUp, FIXTURE, generate, KIT_VERSION, project, push } from './fixtures/kit-project.mjs';
 
 // The fixture is CommonJS because drizzle-kit requires the schema file;
 // the check loads it, the package and Drizzle the same way, so that its
 // tables, conditions and driver come from one copy of each module.
 const require = createRequire(import.meta.url);
-const FIXTURE = fileURLToPath(new URL('./fixtures/kit-schema.cjs', import.meta.url));
 const { NAME, KEYS_TABLE, NOTES, names, people, keyStore, keyedTables, indexStatements } = require(FIXTURE);
-// its CLI, which the package does not export: beside its main file
-const KIT = join(dirname(require.resolve('drizzle-kit')), 'bin.cjs');
 const keyRing = new ale.KeyRing([SECRET]);
-/** The key store's KEK, given at start-up only: drizzle-kit never sees it. */
-const KEK = 'kit-kek-0123456789-abcdefghijklmnop';
 
-/**
- * A project folder for `dialect`: its schema.js (the fixture's table with
- * `options`), drizzle.config.js (`config` beside the dialect, schema and
- * out), and `kit(...args)`, which runs drizzle-kit's CLI there with no
- * terminal (a question it would ask is refused, and the timeout is a
- * backstop) and no secret in its environment: it loads the schema, and
- * the package with it, as `vite build` does, before any key is set. drizzle-kit's push prints an error and exits 0 all the same,
- * so `push` below reads what it printed.
- */
-function project(dialect, config, options = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'ale-kit-'));
-  const write = (schemaOptions, more = {}) => {
-    const [f, d] = [JSON.stringify(FIXTURE), JSON.stringify(dialect)];
-    writeFileSync(
-      join(dir, 'schema.js'),
-      `const f = require(${f});\nexports.people = f.people(${d}, ${JSON.stringify(schemaOptions)});\nObject.assign(exports, f.keyedTables(${d}, f.keyStore(${d})));\n`,
-    );
-    const full = { dialect: dialect === 'pg' ? 'postgresql' : dialect, schema: './schema.js', out: './drizzle', ...config, ...more };
-    writeFileSync(join(dir, 'drizzle.config.js'), `module.exports = ${JSON.stringify(full)};\n`);
-  };
-  write(options);
-  return {
-    dir,
-    migrations: join(dir, 'drizzle'),
-    /** Rewrites the schema and the config, as an adopter edits them between runs. */
-    write,
-    kit(...args) {
-      const env = { ...process.env };
-      delete env.ENCRYPTION_KEY;
-      delete env.SECRET_ENCRYPTION_KEY;
-      const r = spawnSync(process.execPath, [KIT, ...args, '--config', 'drizzle.config.js'], { cwd: dir, env, encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
-      return { status: r.status, out: `${r.stdout}${r.stderr}` };
-    },
-    /** The SQL files `generate` wrote, by name. */
-    sql: () =>
-      readdirSync(join(dir, 'drizzle'))
-        .filter((f) => f.endsWith('.sql'))
-        .sort()
-        .map((f) => ({ file: join(dir, 'drizzle', f), text: readFileSync(join(dir, 'drizzle', f), 'utf8') })),
-    remove: () => rmSync(dir, { recursive: true, force: true }),
-  };
-}
-
-/** After test `t`: its tables dropped, its connection closed and project `p` removed, even when the drop fails. */
-function cleanUp(t, p, drop, end) {
-  t.after(async () => {
-    try {
-      await drop();
-    } finally {
-      await end();
-      p.remove();
-    }
-  });
-}
-
-/**
- * `drizzle-kit push --verbose` in `p`, which must apply its changes: no
- * error, and no question refused. Returns the statements it ran, which it
- * lists before it runs them.
- */
-function push(p) {
-  const { status, out } = p.kit('push', '--verbose');
-  assert.equal(status, 0, out);
-  assert.doesNotMatch(out, /error|data loss|TTY/i, out);
-  const listed = /current statements:\n([\s\S]*?)\n\[✓\] Changes applied/.exec(out);
-  assert.ok(listed, out);
-  return listed[1].split('\n').filter((line) => line.trim() !== '');
-}
-
-/**
- * `generate`, then `generate --custom` filled with the index statements, as
- * docs/search.md tells adopters; returns the table's migration text.
- */
-function generate(p, dialect) {
-  const made = p.kit('generate');
-  assert.equal(made.status, 0, made.out);
-  const custom = p.kit('generate', '--custom', '--name', 'ale_indexes');
-  assert.equal(custom.status, 0, custom.out);
-  const [tableSql, customSql] = p.sql();
-  assert.match(customSql.file, /_ale_indexes\.sql$/);
-  writeFileSync(customSql.file, indexStatements(dialect, people(dialect)).join('\n--> statement-breakpoint\n'));
-  return tableSql.text;
-}
+test('drizzle-kit is the version the docs were checked with', () => {
+  assert.equal(KIT_VERSION, '0.31.11');
+});
 
 /**
  * Writes two rows through `db`, reads them back, and asks a blind index, a
@@ -158,16 +72,20 @@ async function keyStoreWorks(db, dialect) {
   const keys = keyStore(dialect);
   const { aleKeys, notes } = keyedTables(dialect, keys);
   keys.bind(db, { kek: KEK });
-  await keys.ready();
-  await withTenant('acme', () => db.insert(notes).values({ id: 1, body: 'hello acme', bodyIndex: 'hello acme' }));
-  const found = await withTenant('acme', () => db.select().from(notes).where(matchBlindIndex(notes.bodyIndex, 'hello acme')));
-  assert.deepEqual(found.map((row) => [row.id, row.body]), [[1, 'hello acme']]);
-  assert.deepEqual((await db.select().from(aleKeys)).map((row) => [row.tenant, row.purpose]).sort(), [['acme', 'data'], ['acme', 'index']]);
-  await keys.shred('acme');
-  await assert.rejects(() => withTenant('acme', () => db.select().from(notes)), { code: 'ALE_KEY_SHREDDED' });
+  try {
+    await keys.ready();
+    await withTenant('acme', () => db.insert(notes).values({ id: 1, body: 'hello acme', bodyIndex: 'hello acme' }));
+    const found = await withTenant('acme', () => db.select().from(notes).where(matchBlindIndex(notes.bodyIndex, 'hello acme')));
+    assert.deepEqual(found.map((row) => [row.id, row.body]), [[1, 'hello acme']]);
+    assert.deepEqual((await db.select().from(aleKeys)).map((row) => [row.tenant, row.purpose]).sort(), [['acme', 'data'], ['acme', 'index']]);
+    await keys.shred('acme');
+    await assert.rejects(() => withTenant('acme', () => db.select().from(notes)), { code: 'ALE_KEY_SHREDDED' });
+  } finally {
+    await keys.close();
+  }
 }
 
-test('SQLite: generate writes text columns, and the migrations with searchIndexSql make a table that searches', async (t) => {
+test('SQLite: generate and migrate make tables that search and key; push keeps filtered FTS5 tables, loses the triggers when it rebuilds the table, and breaks them with --force; the statements again restore them', async (t) => {
   const { default: Database } = await import('better-sqlite3');
   const { drizzle } = require('drizzle-orm/better-sqlite3');
   const { migrate } = require('drizzle-orm/better-sqlite3/migrator');
@@ -194,11 +112,17 @@ test('SQLite: generate writes text columns, and the migrations with searchIndexS
   assert.deepEqual(fts(), made);
   await queriesAnswer(db, 'sqlite', [3, 4]);
 
-  // a change ALTER TABLE cannot make: drizzle-kit rebuilds the table (a new
-  // one, the rows copied, the old one dropped, the new one renamed), and
-  // the triggers go with the old one, silently; a row written then is
-  // missing from the index, until the statements run again (docs/search.md)
+  // a change SQLite's ALTER TABLE cannot make (an existing column's
+  // default): drizzle-kit rebuilds the table (a new one, the rows copied,
+  // the old one dropped, the new one renamed), in the migration generate
+  // writes and in push, and the triggers go with the old table, silently;
+  // a row written then is missing from the index until the statements run
+  // again (docs/search.md)
+  assert.equal(p.kit('generate').status, 0); // the column, as a migration: the snapshot the next one is made from
   p.write({ note: 'default' }, { tablesFilter: filtered });
+  assert.equal(p.kit('generate').status, 0);
+  const rebuild = p.sql().at(-1).text;
+  for (const step of [`CREATE TABLE \`__new_${NAME}\``, `DROP TABLE \`${NAME}\`;`, `ALTER TABLE \`__new_${NAME}\` RENAME TO \`${NAME}\`;`]) assert.ok(rebuild.includes(step), rebuild);
   assert.ok(push(p).includes(`DROP TABLE \`${NAME}\`;`));
   const triggers = made.filter((name) => /_(insert|delete|update)$/.test(name));
   assert.equal(triggers.length, 6);
@@ -209,16 +133,17 @@ test('SQLite: generate writes text columns, and the migrations with searchIndexS
   const { searchContains } = require('@sveltycms/ale/drizzle/sqlite');
   const table = people('sqlite', { keyRing });
   await db.insert(table).values({ id: 5, name: 'Müller', nameSearch: 'Müller', total: 1, totalRange: 1 });
-  const found = async () => (await db.select().from(table).where(searchContains(table.nameSearch, 'ülle'))).map((row) => row.id);
-  assert.ok(!(await found()).includes(5), 'the row written after the rebuild is not in the index');
+  const found = async () => (await db.select().from(table).where(searchContains(table.nameSearch, 'ülle'))).map((row) => row.id).sort((a, b) => a - b);
+  assert.deepEqual(await found(), [1, 3], 'the rows copied keep their entries; the row written after the rebuild has none');
   for (const statement of indexStatements('sqlite', people('sqlite'))) sqlite.exec(statement);
   assert.deepEqual(fts(), made);
-  assert.ok((await found()).includes(5));
+  assert.deepEqual(await found(), [1, 3, 5]);
   await queriesAnswer(db, 'sqlite', [6, 7]);
 
   // push --force without the filter, the docs' warning: it drops the first
   // FTS5 table and stops on its first shadow table, which went with it; the
-  // triggers stay, and the next insert fails
+  // triggers stay, and the next insert fails. The schema keeps the default,
+  // so push sees no change but the FTS5 tables.
   p.write({ note: 'default' });
   const forced = p.kit('push', '--force');
   assert.match(forced.out, new RegExp(`no such table: ${names.nameSearch}_data`), forced.out);
@@ -236,7 +161,7 @@ test('SQLite: generate writes text columns, and the migrations with searchIndexS
 });
 
 const pgUrl = serverUrl('PG_URL');
-if (pgUrl) test('PostgreSQL: generate writes bigint[] columns and their GIN indexes; push keeps declared indexes and drops undeclared ones', async (t) => {
+if (pgUrl) test('PostgreSQL: generate and migrate make tables that search and key, with the GIN indexes declared; push keeps declared indexes and drops undeclared ones', async (t) => {
   const { default: postgres } = await import('postgres');
   const { drizzle } = require('drizzle-orm/postgres-js');
   const { migrate } = require('drizzle-orm/postgres-js/migrator');
@@ -271,7 +196,8 @@ if (pgUrl) test('PostgreSQL: generate writes bigint[] columns and their GIN inde
   assert.deepEqual(await indexes(), [names.nameSearch, names.totalRange]);
   assert.equal(await statistics(), 10000);
 
-  // push with the indexes declared: the new column added, the indexes and the statistics target kept
+  // push with the indexes declared: the new column added, the indexes and
+  // the statistics target kept
   p.write({ note: true });
   assert.deepEqual(push(p), [`ALTER TABLE "${NAME}" ADD COLUMN "note" text;`]);
   assert.equal((await client`SELECT count(note) AS n FROM ${client(NAME)}`)[0].n, '0');
@@ -286,7 +212,7 @@ if (pgUrl) test('PostgreSQL: generate writes bigint[] columns and their GIN inde
 });
 
 const mysqlUrl = serverUrl('MYSQL_URL');
-if (mysqlUrl) test('MariaDB: generate writes mediumtext columns, and the migrations with searchIndexSql and rangeTokenTableSql make a table that searches', async (t) => {
+if (mysqlUrl) test('MariaDB: generate and migrate make tables that search and key, with FULLTEXT and a token table; push would truncate the key table, and asks first', async (t) => {
   const { default: mysql } = await import('mysql2/promise');
   const { drizzle } = require('drizzle-orm/mysql2');
   const { migrate } = require('drizzle-orm/mysql2/migrator');
@@ -311,25 +237,30 @@ if (mysqlUrl) test('MariaDB: generate writes mediumtext columns, and the migrati
   await migrate(db, { migrationsFolder: p.migrations, migrationsTable: 'kit_migrations' });
   await queriesAnswer(db, 'mysql', [1, 2]);
   await keyStoreWorks(db, 'mysql');
-  const [fulltext] = await pool.query(`SELECT index_name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_type = 'FULLTEXT'`, [NAME]);
-  assert.deepEqual(
-    fulltext.map((r) => r.index_name ?? r.INDEX_NAME),
-    [names.nameSearch],
-  );
+  const fulltext = async () => {
+    const [rows] = await pool.query(`SELECT index_name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_type = 'FULLTEXT'`, [NAME]);
+    return rows.map((r) => r.index_name ?? r.INDEX_NAME);
+  };
+  assert.deepEqual(await fulltext(), [names.nameSearch]);
   const [pairs] = await pool.query(`SELECT count(*) AS n FROM ${names.tokenTable}`);
   assert.ok(Number(pairs[0].n) > 0, 'the token table holds the rows’ pairs');
 
   // push, which docs/search.md says not to use on MariaDB: it reads
   // `int(11)` as a change of type, so the tables with rows would be
   // truncated, the key table among them (every tenant's keys); the
-  // FULLTEXT index and the token table would go. It asks first, and with
-  // no terminal the question is refused, so nothing is applied.
+  // FULLTEXT index and the token table would go. It asks first (not with
+  // --force, which this never passes). With no terminal the question
+  // fails, and drizzle-kit prints the error and applies nothing; a version
+  // that went on without an answer would apply it all, to the tables the
+  // filter names and no others.
   p.write({}, { tablesFilter: [NAME, NOTES, KEYS_TABLE, names.tokenTable] });
   const { out } = p.kit('push', '--verbose');
+  assert.doesNotMatch(out, /Changes applied/, out);
   for (const statement of [`truncate table ${KEYS_TABLE};`, `DROP TABLE \`${names.tokenTable}\`;`, `DROP INDEX \`${names.nameSearch}\` ON \`${NAME}\`;`]) {
     assert.ok(out.split('\n').includes(statement), `push would run ${statement}\n${out}`);
   }
   assert.match(out, /THIS ACTION WILL CAUSE DATA LOSS[\s\S]*Interactive prompts require a TTY/, out);
   const [kept] = await pool.query(`SELECT (SELECT count(*) FROM ${KEYS_TABLE}) AS k, (SELECT count(*) FROM ${names.tokenTable}) AS t`);
   assert.deepEqual([Number(kept[0].k), Number(kept[0].t)], [2, Number(pairs[0].n)]);
+  assert.deepEqual(await fulltext(), [names.nameSearch]);
 });

@@ -12,6 +12,16 @@ export const ale = require('../main.cjs');
 export const SECRET = 'test-secret-0123456789-abcdefghijklmnop';
 export const OLD_SECRET = 'older-secret-0123456789-abcdefghijklmnop';
 export const CTX = ['tenant-a', 'users', 'email'];
+
+/** The environment variables the package and the SvelteKit example read secrets from. */
+const SECRET_VARIABLES = ['ENCRYPTION_KEY', 'SECRET_ENCRYPTION_KEY', 'ENCRYPTION_KEY_PREVIOUS', 'ALE_KEK'];
+
+/** A copy of `env` without them: a process started with it has no key to read, as under `vite build`. */
+export function withoutSecrets(env = process.env) {
+  const copy = { ...env };
+  for (const name of SECRET_VARIABLES) delete copy[name];
+  return copy;
+}
 export const runtime = process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.version}`;
 
 /** Asserts that fn throws an Error whose code is `code`; returns the error. */

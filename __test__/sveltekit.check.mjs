@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { createRequire } from 'node:module';
 import { bin, pack, root, run, scratchEnv } from './fixtures/pack.mjs';
-import { SECRET } from './helpers.mjs';
+import { SECRET, withoutSecrets } from './helpers.mjs';
 
 const { KeyRing } = createRequire(import.meta.url)('../main.cjs');
 /** The KEK the example's servers bind the tenant key store to (ALE_KEK); `vite build` runs without it. */
@@ -87,8 +87,7 @@ test('examples/sveltekit: vite build with no key, then node build, bun build/ind
       recursive: true,
       filter: (src) => !/[/\\](node_modules|build|\.svelte-kit)$/.test(src) && !/\.db(-wal|-shm)?$/.test(src),
     });
-    const env = scratchEnv();
-    for (const name of ['ENCRYPTION_KEY', 'SECRET_ENCRYPTION_KEY', 'ENCRYPTION_KEY_PREVIOUS', 'ALE_KEK']) delete env[name];
+    const env = withoutSecrets(scratchEnv());
     run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', tarballs.main, tarballs.platform], { cwd: app, env });
 
     const vite = join(app, 'node_modules', 'vite', 'bin', 'vite.js');
