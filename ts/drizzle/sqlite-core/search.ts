@@ -95,9 +95,10 @@ function ftsMatch(column: Column, fts: string, query: string): { sql: SQL; query
  * table named `fts`, kept by triggers, and fill it from the rows already
  * there, in a migration (drizzle-kit cannot declare a virtual table or a
  * trigger). Each can run again: what is there under the names stays,
- * whatever its definition, so a run after the FTS5 table was dropped (by
- * `drizzle-kit push`, docs/search.md) makes it anew beside the triggers
- * still there and refills it; to change a definition, drop first. The
+ * whatever its definition, so a run after drizzle-kit dropped the FTS5
+ * table (`push`) or the triggers (a table it rebuilt) makes what is
+ * missing anew and refills the index (docs/search.md); to change a
+ * definition, drop first. The
  * last one, FTS5's `optimize`, is worth running again after many writes.
  * The FTS5 table holds no text, only the tokens' doclists (`content=` the
  * table itself), without positions (`detail=column`: a token query needs
