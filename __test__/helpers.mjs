@@ -12,6 +12,7 @@ export const ale = require('../main.cjs');
 export const SECRET = 'test-secret-0123456789-abcdefghijklmnop';
 export const OLD_SECRET = 'older-secret-0123456789-abcdefghijklmnop';
 export const CTX = ['tenant-a', 'users', 'email'];
+export const runtime = process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.version}`;
 
 /** The environment variables the package and the SvelteKit example read secrets from. */
 const SECRET_VARIABLES = ['ENCRYPTION_KEY', 'SECRET_ENCRYPTION_KEY', 'ENCRYPTION_KEY_PREVIOUS', 'ALE_KEK'];
@@ -22,7 +23,6 @@ export function withoutSecrets(env = process.env) {
   for (const name of SECRET_VARIABLES) delete copy[name];
   return copy;
 }
-export const runtime = process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.version}`;
 
 /** Asserts that fn throws an Error whose code is `code`; returns the error. */
 export function throwsCode(assert, fn, code) {
