@@ -140,8 +140,9 @@ export declare class KeyRing {
   searchTokens(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer
   /**
    * The same tokens as the text SQLite FTS5 and MySQL FULLTEXT index:
-   * each as 16 lowercase hex digits, one space between two ('' for no
-   * token). What the Drizzle columns of those dialects store.
+   * each token's first 30 bits as 6 base32hex digits (`0`-`9`, `a`-`v`),
+   * one space between two, a word that repeats the one before left out
+   * ('' for no token). What the Drizzle columns of those dialects store.
    */
   searchTokenText(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): string
   /**

@@ -47,6 +47,22 @@ export function flipBit(envelope, part, bit) {
 }
 
 /**
+ * Search tokens (a Buffer, 8 bytes each, sorted) as the words a search
+ * index column stores on SQLite and MySQL, written here independently of
+ * ts/shared/search-words.ts and the addon's words.rs: each token's first 30
+ * bits in base 32 (JavaScript's digits 0-9, a-v), six digits, a word equal
+ * to the one before left out.
+ */
+export function searchWordsOf(tokens) {
+  const words = [];
+  for (let at = 0; at < tokens.length; at += 8) {
+    const word = (tokens.readBigUInt64BE(at) >> 34n).toString(32).padStart(6, '0');
+    if (words.at(-1) !== word) words.push(word);
+  }
+  return words.join(' ');
+}
+
+/**
  * A seeded generator (mulberry32) for randomized tests: the seed is
  * ALE_SEED or a random one, printed under `name`, so that a failure can be
  * replayed with ALE_SEED=<the seed>.

@@ -122,11 +122,11 @@ if (mysqlUrl && oracleDrivers('mysql', ['mysql2']).length > 0) {
       return {
         ...c,
         // Rows holding tokens in `column`, and those of them its FULLTEXT index shows: every
-        // token is 16 hex digits, so one of these 16 prefixes finds any row that has one.
+        // word starts with one of the 32 digits, so one of these prefixes finds any row that has one.
         async shown(table, column) {
           const [name, col] = [getTableName(table), column.name];
           const [[held]] = await c.pool.query(`SELECT COUNT(*) AS n FROM ${name} WHERE ${col} <> ''`);
-          const [[found]] = await c.pool.query(`SELECT COUNT(*) AS n FROM ${name} WHERE MATCH(${col}) AGAINST('0* 1* 2* 3* 4* 5* 6* 7* 8* 9* a* b* c* d* e* f*' IN BOOLEAN MODE)`);
+          const [[found]] = await c.pool.query(`SELECT COUNT(*) AS n FROM ${name} WHERE MATCH(${col}) AGAINST('${[...'0123456789abcdefghijklmnopqrstuv'].map((d) => `${d}*`).join(' ')}' IN BOOLEAN MODE)`);
           return { held: Number(held.n), shown: Number(found.n) };
         },
       };

@@ -5,7 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { ale, SECRET, OLD_SECRET, seeded, throwsCode } from './helpers.mjs';
+import { ale, SECRET, OLD_SECRET, searchWordsOf as words, seeded, throwsCode } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const js = require('../dist/cjs/fallback/index.js');
@@ -123,11 +123,9 @@ describe('search tokens, on the backend in use', () => {
     throwsCode(assert, () => both.searchTokens('müller', ...CTX, thenRight), 'ALE_INVALID_INPUT');
   });
 
-  test('searchTokenText is searchTokens as hex words one space apart, on a ring and process-wide, and refuses what it refuses with the same error', () => {
+  test('searchTokenText is searchTokens as words one space apart, on a ring and process-wide, and refuses what it refuses with the same error', () => {
     ale.initKeyRing([SECRET, OLD_SECRET]);
     const both = new ale.KeyRing([SECRET, OLD_SECRET]);
-    // written here from the Buffer, independently of hexWords and of the addon's words.rs
-    const words = (tokens) => (tokens.toString('hex').match(/.{16}/g) ?? []).join(' ');
     // options that are not an object are read natively (src/callbacks/search.rs)
     const OPTIONS = [undefined, { contains: false, prefix: false }, { accents: true }, { secret: 1 }, { words: false, accents: true }, 5, null];
     let nonEmpty = 0;

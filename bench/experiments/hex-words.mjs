@@ -1,6 +1,6 @@
-// How a value's search tokens become the text SQLite FTS5 and MySQL
-// FULLTEXT index (ts/shared/hex-words.ts, hexWords): words of 16 hex
-// digits separated by spaces. The package's way (bytes written once, one
+// How tokens become words of 16 hex digits separated by spaces
+// (ts/shared/hex-words.ts, hexWords): a range index column's text on
+// SQLite and MySQL, and a search index column's until 2026-12-06. The package's way (bytes written once, one
 // string made) against building the string piece by piece, as it did
 // before, and against joining slices; each result flattened, as a driver
 // does when it binds it. Outputs compared first.

@@ -62,8 +62,9 @@ impl KeyRing {
     }
 
     /// The same tokens as the text SQLite FTS5 and MySQL FULLTEXT index:
-    /// each as 16 lowercase hex digits, one space between two ('' for no
-    /// token). What the Drizzle columns of those dialects store.
+    /// each token's first 30 bits as 6 base32hex digits (`0`-`9`, `a`-`v`),
+    /// one space between two, a word that repeats the one before left out
+    /// ('' for no token). What the Drizzle columns of those dialects store.
     // Replaced at load by the direct path, as searchTokens is.
     #[napi(
         catch_unwind,
@@ -205,7 +206,7 @@ pub fn search_query(
 pub(crate) enum Form {
     /// A Buffer, 8 bytes a token (`searchTokens`).
     Bytes,
-    /// A string of hex words (`searchTokenText`).
+    /// A string of words (`searchTokenText`).
     Words,
 }
 

@@ -2,7 +2,6 @@
 // a dialect's customType(), and the batch helpers over its transactions.
 import { sql, type Column, type SQL } from 'drizzle-orm';
 import { codedError } from '../shared/errors.js';
-import { hexWords } from '../shared/hex-words.js';
 import { batchHelpers, type Transact } from './batch.js';
 import { fieldCodec, jsonMappers, textMappers, type ColumnOptionsBase, type EncryptedColumnOptions, type FieldCodec, type OnKeyRing, type OnTenantKeys } from './codec.js';
 import { tenantConversion } from './keys/convert.js';
@@ -145,8 +144,8 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
     searchIndexColumn<TName extends string>(name: TName, options: SearchIndexOptions): BuilderOf<D, TName, string | StoredIndex, 'text'> {
       const codec = searchCodec(name, options);
       const answer: SearchColumn = { codec, sql: search };
-      // Where the column stores hex words (FTS5, FULLTEXT), the addon writes them with the tokens: no Buffer, no loop over its bytes here.
-      const tokensOf = search.store === hexWords ? (value: string) => codec.tokenText(value) : (value: string) => search.store(codec.tokens(value));
+      // Where the column stores words (FTS5, FULLTEXT), the addon writes them with the tokens: no Buffer, no loop over its bytes here.
+      const tokensOf = search.text ? (value: string) => codec.tokenText(value) : (value: string) => search.store(codec.tokens(value), codec);
       const toDriver = (value: string | StoredIndex) => ((value as unknown) === SEARCH_PROBE ? answer : (storedIndexOf(value) ?? tokensOf(value as string)));
       return column<string | StoredIndex>(name, search.type, toDriver, (stored: unknown) => new StoredIndex(search.read(stored))) as BuilderOf<D, TName, string | StoredIndex, 'text'>;
     },
@@ -161,7 +160,7 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
     rangeIndexColumn<TName extends string, T extends RangeType>(name: TName, options: RangeIndexOptions<T>): BuilderOf<D, TName, RangeValues[T] | StoredIndex, 'text'> {
       const codec = rangeCodec(name, options, search.spots, search.tokenTables === true);
       const answer: SearchColumn = { codec, sql: search };
-      const toDriver = (value: RangeValues[T] | StoredIndex) => ((value as unknown) === SEARCH_PROBE ? answer : (storedIndexOf(value) ?? search.store(codec.tokens(value))));
+      const toDriver = (value: RangeValues[T] | StoredIndex) => ((value as unknown) === SEARCH_PROBE ? answer : (storedIndexOf(value) ?? search.store(codec.tokens(value), codec)));
       return column<RangeValues[T] | StoredIndex>(name, search.type, toDriver, (stored: unknown) => new StoredIndex(search.read(stored))) as BuilderOf<D, TName, RangeValues[T] | StoredIndex, 'text'>;
     },
     ...batchHelpers(transact, jobs),

@@ -1,20 +1,20 @@
-// Search tokens as the text SQLite FTS5 and MySQL FULLTEXT index: 16
-// lowercase hex digits a token, one space between two. The addon writes
-// the same text natively (KeyRing#searchTokenText, crates/core/src/search/
-// words.rs); the JS backend and the Drizzle columns given a Buffer of
-// tokens make it here.
+// Range tokens as the text a range index column stores on SQLite (FTS5)
+// and MySQL (FULLTEXT, and the token tables' triggers, which cut it): 16
+// lowercase hex digits a token, one space between two. Search index
+// columns store shorter words (search-words.ts).
 import { codedError } from './errors.js';
 
 const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
 
 /**
- * Tokens as words of 16 hex digits, separated by spaces: what SQLite FTS5
- * and MySQL FULLTEXT index. Written as bytes and made a string once: a
- * string built piece by piece is a rope of two pieces a token, which the
- * driver then flattens (docs/performance.md, "Search tokens, per value").
+ * Tokens as words of 16 hex digits, separated by spaces: what a range
+ * index column stores on SQLite and MySQL. Written as bytes and made a
+ * string once: a string built piece by piece is a rope of two pieces a
+ * token, which the driver then flattens (docs/performance.md, "Search
+ * tokens, per value").
  */
 export function hexWords(tokens: Buffer): string {
-  if (tokens.length % 8 !== 0) throw codedError('ALE_INTERNAL', `search tokens come 8 bytes each; got ${tokens.length} bytes`);
+  if (tokens.length % 8 !== 0) throw codedError('ALE_INTERNAL', `range tokens come 8 bytes each; got ${tokens.length} bytes`);
   if (tokens.length === 0) return '';
   const out = Buffer.allocUnsafe((tokens.length >> 3) * 17 - 1);
   let at = 0;

@@ -87,7 +87,7 @@ function plan(keys: TenantKeys, cells: Cells): Plan {
       if (from === null) continue;
       const next = atColumn({ ...cells.where[at], rowKey: row.key }, () => {
         const text = plaintextOf(source, from);
-        return search ? search.sql.store(search.codec.tokensOfText(text, t)) : sealer.blindIndex(text, t, collection, field);
+        return search ? search.sql.store(search.codec.tokensOfText(text, t), search.codec) : sealer.blindIndex(text, t, collection, field);
       });
       if (next === stored) progress.skipped++;
       else updates.push({ key: row.key, set: [[at, next]], expect: [[at, stored], [source, from]] });

@@ -1,21 +1,22 @@
-// Search tokens on MySQL and MariaDB: words of 16 hex digits in a
-// `mediumtext` column (a 4 KB value's trigrams pass `text`'s 64 KB), found
+// Search and range tokens on MySQL and MariaDB: words (6 digits a search
+// token, 16 hex digits a range token) in a `mediumtext` column (a 4 KB value's trigrams pass `text`'s 64 KB), found
 // with MATCH … AGAINST in boolean mode, which needs the column's FULLTEXT
 // index (searchIndexSql(); drizzle-kit cannot declare one).
 import { sql, getTableName, type Column, type Table } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/mysql-core';
-import { hexWords } from '../../shared/hex-words.js';
+import { tokenWords } from '../../shared/search-words.js';
 import { bothEnds, tableKey, type KeyConfig } from '../range/table-key.js';
-import { allHex, hexTokens, inText, type EndsQuery, type SearchSql } from '../search/sql.js';
+import { allHex, inText, queryTokens, storeWords, type EndsQuery, type SearchSql } from '../search/sql.js';
 import { inTokenTable } from './token-table.js';
 
 export const mysqlSearch: SearchSql = {
   type: 'mediumtext',
-  store: hexWords,
+  store: storeWords,
+  text: true,
   read: (stored) => String(stored),
   list: (stored) => (stored === '' ? [] : stored.split(' ')),
   where(column, sets) {
-    const each = sets.map((set) => sql`match(${column}) against(${hexTokens(set).map((t) => `+${t}`).join(' ')} in boolean mode)`);
+    const each = sets.map((set) => sql`match(${column}) against(${tokenWords(queryTokens(set)).map((t) => `+${t}`).join(' ')} in boolean mode)`);
     return sql`(${sql.join(each, sql` or `)})`;
   },
   // Exact: an excluded word costs a lookup as an included one does.

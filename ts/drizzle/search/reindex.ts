@@ -82,7 +82,7 @@ export function searchReindexer(transact: Transact, jobs: JobTableSpec | undefin
         const next = atColumn({ ...where, rowKey: row.key }, (): string | null => {
           if (cell === null) return null;
           const text = spec.storage === 'binary' ? spec.sealer.decryptBinary(bytesOnly(cell), t, spec.collection, spec.field) : spec.sealer.decrypt(textOnly(cell), t, spec.collection, spec.field);
-          return sql.store(codec.tokensOfText(text, t));
+          return sql.store(codec.tokensOfText(text, t), codec);
         });
         if (next === stored) {
           if (cell === null) progress.nulls++;

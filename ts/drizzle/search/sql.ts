@@ -1,13 +1,21 @@
 // How a dialect stores search tokens and asks for them (sqlite-core,
 // pg-core and mysql-core each give one), and the helpers they share.
 import { sql, type Column, type SQL } from 'drizzle-orm';
+import { hexWords } from '../../shared/hex-words.js';
+import { searchWords } from '../../shared/search-words.js';
 import type { IndexCodec } from '../index-codec.js';
 
 export interface SearchSql {
   /** The column's SQL type. */
   type: string;
-  /** A value's tokens (8 bytes each) as the column stores them. */
-  store(tokens: Buffer): string;
+  /**
+   * A value's tokens (8 bytes each) as a column with `codec` stores them:
+   * on SQLite and MySQL, a search index column's as searchWords' text (30
+   * bits a token), a range index column's as hexWords' (64).
+   */
+  store(tokens: Buffer, codec: IndexCodec): string;
+  /** Whether a search index column stores searchWords' text, which the addon writes with the tokens (searchTokenText). */
+  text: boolean;
   /** What the driver reads back, as `store` wrote it. */
   read(stored: unknown): string;
   /** The tokens of a value `read` gave, one string each (the same token, the same string). */
@@ -80,6 +88,11 @@ export interface SearchSql {
   sampler?(codec: IndexCodec): ((column: Column, tokens: Buffer, except: Buffer, n: number) => SQL) | undefined;
 }
 
+/** SearchSql.store where tokens are stored as words (SQLite, MySQL): a search index column's searchWords, a range index column's hexWords. */
+export function storeWords(tokens: Buffer, codec: IndexCodec): string {
+  return codec.source === 'text' ? searchWords(tokens) : hexWords(tokens);
+}
+
 /** SearchSql.narrowed's query: the cover's size, and the condition for the rows of its sets (as `any` takes them). */
 export interface NarrowedQuery {
   coverLimit: number;
@@ -96,23 +109,22 @@ export interface EndsQuery {
  * The most tokens of one set a query asks the database for. Any subset of a
  * query's tokens finds every row the whole set finds (and perhaps more,
  * which the exact test removes), so a long query costs a bounded lookup;
- * 16 tokens of 64 bits leave no room for chance matches in practice.
+ * 16 tokens (of 64 bits on PostgreSQL, 30 in a word elsewhere) leave no
+ * room for chance matches in practice.
  */
 export const MAX_QUERY_TOKENS = 16;
 
-/** The tokens of `set` as 16 hex digits each, at most MAX_QUERY_TOKENS, spread over the set. */
-export function hexTokens(set: Buffer): string[] {
+/** At most MAX_QUERY_TOKENS tokens of `set`, spread over it (8 bytes each). */
+export function queryTokens(set: Buffer): Buffer {
   const count = set.length / 8;
-  const step = count > MAX_QUERY_TOKENS ? count / MAX_QUERY_TOKENS : 1;
-  const out: string[] = [];
-  for (let i = 0; i < Math.min(count, MAX_QUERY_TOKENS); i++) {
-    const at = Math.floor(i * step) * 8;
-    out.push(set.toString('hex', at, at + 8));
-  }
+  if (count <= MAX_QUERY_TOKENS) return set;
+  const step = count / MAX_QUERY_TOKENS;
+  const out = Buffer.allocUnsafe(MAX_QUERY_TOKENS * 8);
+  for (let i = 0; i < MAX_QUERY_TOKENS; i++) set.copy(out, i * 8, Math.floor(i * step) * 8, Math.floor(i * step) * 8 + 8);
   return out;
 }
 
-/** Every token of `tokens` as 16 hex digits. */
+/** Every token of `tokens` as 16 hex digits (a range index column's words, hexWords'). */
 export function allHex(tokens: Buffer): string[] {
   const out: string[] = [];
   for (let at = 0; at < tokens.length; at += 8) out.push(tokens.toString('hex', at, at + 8));
@@ -120,8 +132,8 @@ export function allHex(tokens: Buffer): string[] {
 }
 
 /**
- * Rows whose text `column` (tokens as 16 hex digits between spaces, so a
- * hit of `instr` is a whole token) holds one of `tokens` and none of
+ * Rows whose range index text `column` (tokens as 16 hex digits between
+ * spaces, so a hit of `instr` is a whole token) holds one of `tokens` and none of
  * `except`, tested row by row: SQLite without FTS5, and the walks of
  * MariaDB's SearchSql.ends.
  */

@@ -1,13 +1,15 @@
-// Search tokens on SQLite: words of 16 hex digits in a `text` column, found
-// through the column's FTS5 table when it has one (searchIndexSql() makes
-// it, with the triggers that keep it), else by scanning the column.
+// Search and range tokens on SQLite: words in a `text` column (6 digits a
+// search token, 16 hex digits a range token), found through the column's
+// FTS5 table when it has one (searchIndexSql() makes it, with the triggers
+// that keep it), else by scanning the column.
 import { sql, getTableName, type Column, type SQL, type Table } from 'drizzle-orm';
-import { hexWords } from '../../shared/hex-words.js';
-import { allHex, hexTokens, inText, type SearchSql } from '../search/sql.js';
+import { tokenWords } from '../../shared/search-words.js';
+import { allHex, inText, queryTokens, storeWords, type SearchSql } from '../search/sql.js';
 
 export const sqliteSearch: SearchSql = {
   type: 'text',
-  store: hexWords,
+  store: storeWords,
+  text: true,
   read: (stored) => String(stored),
   list: (stored) => (stored === '' ? [] : stored.split(' ')),
   where(column, sets, codec) {
@@ -16,12 +18,12 @@ export const sqliteSearch: SearchSql = {
       // this column only (the FTS5 table may index other columns too, as
       // the CMS's content search does). Tokens and the column are quoted: a
       // bare word could read as a keyword.
-      const where = ftsMatch(column, codec.fts, sets.map((set) => `(${hexTokens(set).map((t) => `"${t}"`).join(' AND ')})`).join(' OR '));
+      const where = ftsMatch(column, codec.fts, sets.map((set) => `(${tokenWords(queryTokens(set)).map((t) => `"${t}"`).join(' AND ')})`).join(' OR '));
       ftsQueries.set(where.sql, where.query);
       return where.sql;
     }
-    // A token is 16 hex digits between spaces, so a hit of `instr` is the whole token.
-    const each = sets.map((set) => sql`(${sql.join(hexTokens(set).map((t) => sql`instr(${column}, ${t}) > 0`), sql` and `)})`);
+    // Every word is 6 digits between spaces, so a hit of `instr` is a whole word.
+    const each = sets.map((set) => sql`(${sql.join(tokenWords(queryTokens(set)).map((t) => sql`instr(${column}, ${t}) > 0`), sql` and `)})`);
     return sql`(${sql.join(each, sql` or `)})`;
   },
   // Exact: an excluded token costs a lookup (or a scan) as an included one does.

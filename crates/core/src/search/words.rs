@@ -1,95 +1,74 @@
-//! A value's tokens as the text SQLite FTS5 and MySQL FULLTEXT index: each
-//! token as 16 lowercase hex digits, big-endian, one space between tokens
+//! A value's search tokens as the text SQLite FTS5 and MySQL FULLTEXT index:
+//! each token's first 30 bits as 6 base32hex digits (RFC 4648's
+//! extended-hex alphabet, lowercase: `0`–`9`, `a`–`v`, in the order of
+//! their values, so that words sort as their tokens do),
+//! one space between two, a word that repeats the one before left out
 //! (docs/search.md, "Per dialect"). The Drizzle columns of those dialects
 //! store this text on every write of a searchable column; it is made here,
 //! with the tokens, so that JS needs no loop over their bytes
 //! (docs/performance.md, "Search tokens, per value").
+//!
+//! Why 30 bits and not the token's 64: FTS5's cost on a write grows with
+//! the bytes of the words it indexes, and at 16 hex digits a token the 4 KB
+//! write gate could not be met (docs/search.md, "Shorter words"). Two grams
+//! then share a word with probability 2^-30: a chance candidate, which the
+//! exact test removes, as it removes the structural ones. PostgreSQL keeps
+//! the 64 bits (a `bigint[]`).
 
 use super::tokens::Token;
 
-// A token's sixteen lowercase hex digits, most significant first.
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-use self::hex16_scalar as hex16;
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-use self::hex16_sse2 as hex16;
+/// Digits a word.
+pub const WORD_LEN: usize = 6;
 
-/// How many bytes [`write_words`] writes for `count` tokens.
+/// The bits of a token that its word keeps (its most significant): five a
+/// digit.
+const WORD_BITS: u32 = 30;
+const _: () = assert!(WORD_BITS as usize == 5 * WORD_LEN);
+
+/// The most bytes [`write_words`] writes for `count` tokens (fewer when
+/// two tokens share a word).
 pub fn words_len(count: usize) -> usize {
-    // 16 digits a token and a space between two
-    (count * 17).saturating_sub(1)
+    // a word a token and a space between two
+    (count * (WORD_LEN + 1)).saturating_sub(1)
 }
 
-/// Appends `tokens` to `out` as hex words separated by single spaces.
+/// The word of `token`: the digits of its first 30 bits, most significant
+/// first. Branch-free, a few operations on one 64-bit word instead of a
+/// loop of six lookups (docs/performance.md, "Search tokens, per value").
+pub fn word(token: Token) -> [u8; WORD_LEN] {
+    let x = token >> (Token::BITS - WORD_BITS);
+    // three groups of 10 bits, the first in the lowest of three 16-bit lanes
+    let groups = ((x >> 20) & 0x3ff) | (((x >> 10) & 0x3ff) << 16) | ((x & 0x3ff) << 32);
+    // each group's two digits, the first in the lower byte: six values of 0 to 31
+    let digits = ((groups >> 5) & 0x0000_001f_001f_001f) | ((groups & 0x0000_001f_001f_001f) << 8);
+    // 1 in each byte whose value is 10 or more (at most 31 + 118 < 256: no carry between bytes)
+    let letters = ((digits + 0x0000_7676_7676_7676) >> 7) & 0x0000_0101_0101_0101;
+    // '0' + value, and 'a' - '0' - 10 more for a letter
+    let chars = digits + 0x0000_3030_3030_3030 + letters * u64::from(b'a' - b'0' - 10);
+    let bytes = chars.to_le_bytes();
+    [bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5]]
+}
+
+/// Appends the words of `tokens` (sorted, as a value's are) to `out`,
+/// separated by single spaces; a word equal to the one before is left out,
+/// so that sorted, distinct tokens give distinct words.
 pub fn write_words(tokens: &[Token], out: &mut Vec<u8>) {
     // `out` may be a result buffer that held a plaintext: grown only by a
     // step that wipes the allocation it leaves.
     crate::scratch::reserve(out, words_len(tokens.len()));
-    for (i, &token) in tokens.iter().enumerate() {
-        if i != 0 {
+    // the bits of the last word written
+    let mut last: Option<Token> = None;
+    for &token in tokens {
+        let bits = token >> (Token::BITS - WORD_BITS);
+        if last == Some(bits) {
+            continue;
+        }
+        if last.is_some() {
             out.push(b' ');
         }
-        out.extend_from_slice(&hex16(token));
+        out.extend_from_slice(&word(token));
+        last = Some(bits);
     }
-}
-
-/// [`hex16`] with SSE2, part of x86-64's baseline: one vector of the
-/// token's nibbles, unpacked from its bytes, that a compare turns into
-/// digits and letters, in a few instructions where the scalar halves take
-/// dozens (docs/performance.md, "Search tokens, per value").
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-#[inline]
-fn hex16_sse2(token: Token) -> [u8; 16] {
-    use std::arch::x86_64::{
-        __m128i, _mm_add_epi8, _mm_and_si128, _mm_cmpgt_epi8, _mm_cvtsi64_si128, _mm_set1_epi8,
-        _mm_srli_epi16, _mm_unpacklo_epi8,
-    };
-    // the token's bytes, most significant first, as the vector's low half
-    let bytes = i64::from_le_bytes(token.to_be_bytes());
-    // ('0' and 'a' - '0' - 10 are below 128: the casts keep them)
-    let (zero, to_letters) = (b'0' as i8, (b'a' - b'0' - 10) as i8);
-    // SAFETY: SSE2 is enabled for this build (the cfg above), which is all
-    // these intrinsics need; they read and write no memory. The vector and
-    // the array are both 16 bytes, and every bit pattern is valid for both.
-    unsafe {
-        let bytes = _mm_cvtsi64_si128(bytes);
-        let low_nibbles = _mm_set1_epi8(0x0f);
-        let high = _mm_and_si128(_mm_srli_epi16::<4>(bytes), low_nibbles);
-        let low = _mm_and_si128(bytes, low_nibbles);
-        // each byte's high nibble, then its low one
-        let nibbles = _mm_unpacklo_epi8(high, low);
-        let letters = _mm_cmpgt_epi8(nibbles, _mm_set1_epi8(9));
-        let digits = _mm_add_epi8(
-            _mm_add_epi8(nibbles, _mm_set1_epi8(zero)),
-            _mm_and_si128(letters, _mm_set1_epi8(to_letters)),
-        );
-        std::mem::transmute::<__m128i, [u8; 16]>(digits)
-    }
-}
-
-/// [`hex16`] without SIMD: each half by [`hex8`]. (Compiled for tests
-/// everywhere, which compare it with the SSE2 form.)
-#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
-fn hex16_scalar(token: Token) -> [u8; 16] {
-    let [a, b, c, d, e, f, g, h] = token.to_be_bytes();
-    let high = hex8(u32::from_be_bytes([a, b, c, d])).to_be_bytes();
-    let low = hex8(u32::from_be_bytes([e, f, g, h])).to_be_bytes();
-    let mut digits = [0u8; 16];
-    digits[..8].copy_from_slice(&high);
-    digits[8..].copy_from_slice(&low);
-    digits
-}
-
-/// The eight lowercase hex digits of `x`, most significant in the top byte.
-#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
-fn hex8(x: u32) -> u64 {
-    let x = u64::from(x);
-    // One nibble a byte: halves, then bytes, then nibbles move apart.
-    let v = ((x & 0xFFFF_0000) << 16) | (x & 0xFFFF);
-    let v = ((v & 0x0000_FF00_0000_FF00) << 8) | (v & 0x0000_00FF_0000_00FF);
-    let v = ((v & 0x00F0_00F0_00F0_00F0) << 4) | (v & 0x000F_000F_000F_000F);
-    // 1 in each byte whose nibble is 10 or more: those become letters.
-    let letters = ((v + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
-    v + 0x3030_3030_3030_3030 + letters * u64::from(b'a' - b'0' - 10)
 }
 
 #[cfg(test)]
@@ -104,34 +83,52 @@ mod tests {
         *state
     }
 
+    /// The words as written independently: the token's top 30 bits as a
+    /// number in base 32, six digits, leading zeros kept.
     fn expected(tokens: &[Token]) -> String {
-        tokens
-            .iter()
-            .map(|t| format!("{t:016x}"))
-            .collect::<Vec<_>>()
-            .join(" ")
+        let mut words: Vec<String> = Vec::new();
+        for t in tokens {
+            let mut n = t >> 34;
+            let mut digits = Vec::new();
+            for _ in 0..6 {
+                digits.push(char::from_digit((n % 32) as u32, 32).unwrap_or('?'));
+                n /= 32;
+            }
+            let w: String = digits.into_iter().rev().collect();
+            if words.last() != Some(&w) {
+                words.push(w);
+            }
+        }
+        words.join(" ")
     }
 
     #[test]
-    fn every_nibble_at_every_place_is_its_digit() {
-        for place in 0..16 {
-            for nibble in 0..16u64 {
-                let token = nibble << (4 * place);
+    fn every_digit_at_every_place_is_its_value() {
+        for place in 0..6 {
+            for digit in 0..32u64 {
+                let token = digit << (34 + 5 * place);
                 let mut out = Vec::new();
                 write_words(&[token], &mut out);
                 assert_eq!(out, expected(&[token]).as_bytes(), "{token:x}");
             }
         }
+        // the 34 bits past the word change nothing
+        assert_eq!(word(0x0000_0003_ffff_ffff), *b"000000");
+        assert_eq!(word(u64::MAX), *b"vvvvvv");
     }
 
     #[test]
-    fn both_forms_write_the_same_digits() {
+    fn words_sort_as_their_tokens() {
         let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let tokens = (0..10_000).map(|_| xorshift(&mut state));
-        for token in tokens.chain([0, u64::MAX, 0x0123_4567_89ab_cdef]) {
-            let scalar = hex16_scalar(token);
-            assert_eq!(scalar, format!("{token:016x}").as_bytes(), "{token:x}");
-            assert_eq!(hex16(token), scalar, "{token:x}");
+        let mut tokens: Vec<Token> = (0..10_000).map(|_| xorshift(&mut state)).collect();
+        tokens.sort_unstable();
+        for pair in tokens.windows(2) {
+            assert!(
+                word(pair[0]) <= word(pair[1]),
+                "{:x} {:x}",
+                pair[0],
+                pair[1]
+            );
         }
     }
 
@@ -143,15 +140,31 @@ mod tests {
         assert_eq!(words_len(0), 0);
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
         for n in [1usize, 2, 3, 17, 400] {
-            let tokens: Vec<Token> = (0..n)
+            let mut tokens: Vec<Token> = (0..n)
                 .map(|_| xorshift(&mut state))
                 .chain([0, u64::MAX])
                 .collect();
+            tokens.sort_unstable();
             let mut out = b"kept".to_vec();
             write_words(&tokens, &mut out);
             assert_eq!(&out[..4], b"kept", "appends");
             assert_eq!(&out[4..], expected(&tokens).as_bytes());
             assert_eq!(out.len() - 4, words_len(tokens.len()));
         }
+    }
+
+    #[test]
+    fn tokens_that_share_a_word_write_it_once() {
+        // the same first 30 bits, the rest different
+        let tokens = [
+            5u64 << 34,
+            (5u64 << 34) | 1,
+            (5u64 << 34) | 0x3_ffff_ffff,
+            6u64 << 34,
+        ];
+        let mut out = Vec::new();
+        write_words(&tokens, &mut out);
+        assert_eq!(out, b"000005 000006");
+        assert!(out.len() < words_len(tokens.len()));
     }
 }
