@@ -31,8 +31,8 @@ export const SEARCH_SCENARIOS = [
 ];
 
 const COLUMNS = 'name, description';
-/** The CMS's content_nodes and its FTS5 table over `columns`, with its triggers (as db.mjs's ddl). */
-function ddl(columns, tokenizer, search) {
+/** The CMS's content_nodes and its FTS5 table over `columns`, with its triggers (as db.mjs's ddl); `tokenizer` is FTS5's tokenize option. */
+export function ddl(columns, tokenizer, search) {
   const news = columns.split(', ').map((c) => `new.${c}`).join(', ');
   const olds = columns.split(', ').map((c) => `old.${c}`).join(', ');
   return [
@@ -82,7 +82,7 @@ async function openSide(file, side, scenario, t, driver) {
 }
 
 /** Queries cut from the texts: words, two words and word prefixes (words), or substrings of 3 to 8 characters (contains). */
-function queries(corpus, kind, count, rand) {
+export function queries(corpus, kind, count, rand) {
   const pick = (list) => list[Math.floor(rand() * list.length)];
   return Array.from({ length: count }, () => {
     const words = pick(corpus).split(/[^a-z]+/i).filter((w) => w.length >= 3);
@@ -97,7 +97,7 @@ function queries(corpus, kind, count, rand) {
 }
 
 /** The plaintext side's FTS5 query for `q`. */
-function ftsMatch(kind, q) {
+export function ftsMatch(kind, q) {
   if (kind === 'contains') return `data : "${q}"`;
   return `data : (${q.split(' ').map((w) => (w.endsWith('*') ? `"${w.slice(0, -1)}"*` : `"${w}"`)).join(' AND ')})`;
 }

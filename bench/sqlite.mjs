@@ -12,12 +12,14 @@ export const SYNC_DRIVER = process.versions.bun ? 'bun:sqlite' : 'better-sqlite3
 
 /**
  * @param {string} file
- * @param {{ wal?: boolean, driver?: string }} [options] driver: one of SQLITE_DRIVERS (default: the CMS's)
+ * @param {{ wal?: boolean, driver?: string, extension?: string }} [options] driver: one of SQLITE_DRIVERS (default: the CMS's); extension: a SQLite loadable extension to load (bench/experiments/fts5-tokenizer.mjs)
  * @returns {Promise<{ db: any, exec: (sql: string) => void, all: (sql: string, ...params: any[]) => any[], close: () => void, driver: string, sqliteVersion: string }>}
  */
-export async function openSqlite(file, { wal = true, driver = SQLITE_DRIVERS[0] } = {}) {
+export async function openSqlite(file, { wal = true, driver = SQLITE_DRIVERS[0], extension } = {}) {
   if (!SQLITE_DRIVERS.includes(driver)) throw new Error(`${driver} is not a SQLite driver of ${runtimeName} (${SQLITE_DRIVERS.join(', ')})`);
-  const { client, db, label } = await OPEN[driver](file);
+  const { client, db, label } = await OPEN[driver](file, extension !== undefined);
+  // each driver names it loadExtension; node:sqlite's needs allowExtension at open
+  if (extension !== undefined) client.loadExtension(extension);
   const exec = (sql) => client.exec(sql);
   // bun:sqlite's close() leaves the connection open, a zombie, while any of
   // its statements is unfinalized (sqlite3_close_v2): finalize each here.
@@ -56,10 +58,10 @@ const OPEN = {
     const client = new Database(file);
     return { client, db: drizzle(client), label: 'better-sqlite3' };
   },
-  async 'node:sqlite'(file) {
+  async 'node:sqlite'(file, allowExtension) {
     const { DatabaseSync } = await import('node:sqlite');
     const { drizzle } = await import('drizzle-orm/sqlite-proxy');
-    const client = new DatabaseSync(file);
+    const client = new DatabaseSync(file, { allowExtension });
     return { client, db: drizzle(nodeSqliteProxy(client)), label: 'node:sqlite (sqlite-proxy)' };
   },
 };
