@@ -123,6 +123,27 @@ describe('search tokens, on the backend in use', () => {
     throwsCode(assert, () => both.searchTokens('müller', ...CTX, thenRight), 'ALE_INVALID_INPUT');
   });
 
+  test("the JS words (the fallback's searchTokenText, and every query's SQL): each token's first 30 bits, a word shared by two tokens written once", () => {
+    const { tokenWords, wordText } = require('../dist/cjs/shared/search-words.js');
+    const of = (...tokens) => Buffer.concat(tokens.map((t) => Buffer.from(t.toString(16).padStart(16, '0'), 'hex')));
+    // the same first 30 bits, the rest different; then the next word
+    const shared = of(5n << 34n, (5n << 34n) | 1n, (5n << 34n) | 0x3ffffffffn, 6n << 34n);
+    assert.equal(wordText(shared), '000005 000006');
+    assert.deepEqual(tokenWords(shared), ['000005', '000005', '000005', '000006'], 'a query keeps each token');
+    assert.equal(wordText(of(0n, 2n ** 64n - 1n)), '000000 vvvvvv');
+    assert.equal(wordText(Buffer.alloc(0)), '');
+    const rand = seeded('search words');
+    for (let i = 0; i < 500; i++) {
+      const tokens = Array.from({ length: 1 + Math.floor(rand() * 40) }, () => BigInt(Math.floor(rand() * 2 ** 32)) << 32n | BigInt(Math.floor(rand() * 2 ** 32)));
+      // a few tokens that share a word with the one before
+      for (let j = 1; j < tokens.length; j += 7) tokens[j] = (tokens[j - 1] & ~0x3ffffffffn) | BigInt(j);
+      tokens.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const buffer = of(...tokens);
+      assert.equal(wordText(buffer), words(buffer));
+      assert.deepEqual(tokenWords(buffer), tokens.map((t) => (t >> 34n).toString(32).padStart(6, '0')));
+    }
+  });
+
   test('searchTokenText is searchTokens as words one space apart, on a ring and process-wide, and refuses what it refuses with the same error', () => {
     ale.initKeyRing([SECRET, OLD_SECRET]);
     const both = new ale.KeyRing([SECRET, OLD_SECRET]);

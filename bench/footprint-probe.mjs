@@ -50,10 +50,10 @@ const WORDS = { contains: false, prefix: false, words: true };
 const searchColumn = sqliteTable('footprint_search', { s: searchIndexColumn('data_search', { collection: C, field: F, tenant: T, keyRing: ring, fts: 'footprint_search_fts', ...WORDS }) }).s;
 const texts = searchTexts(4096, 64);
 // What the column must write, made once and another way (the tokens as a
-// Buffer, made into text by the JS backend's searchWords), so the check
+// Buffer, made into text by the JS backend's wordText), so the check
 // tests the column's text rather than repeating its call.
-const { searchWords } = require('../dist/cjs/shared/search-words.js');
-const tokenTexts = texts.map((t) => searchWords(ring.searchTokens(t, T, C, F, WORDS)));
+const { wordText } = require('../dist/cjs/shared/search-words.js');
+const tokenTexts = texts.map((t) => wordText(ring.searchTokens(t, T, C, F, WORDS)));
 if (tokenTexts.some((t) => t.length === 0)) throw new Error('a 4 KB text gave no search token');
 
 // 64 distinct 256 B values and their envelopes, made before any timing.

@@ -1,13 +1,13 @@
 // Could the 4 KB word-index write meet the 5% gate if SQLite made the
-// search tokens itself? (docs/search.md, "An FTS5 tokenizer that opens
-// envelopes".) bench/search.mjs's 4 KB scenario, through the CMS's adapter
+// search tokens itself? (docs/search.md, "Shorter words".)
+// bench/search.mjs's 4 KB scenario, through the CMS's adapter
 // (drizzle-orm/sqlite-proxy over node:sqlite), with a third way to index:
 //
 // - package: today's columns: `data` encrypted, and its search index column
-//   (searchTokenText's hex words) in the CMS's FTS5 table in `data`'s place;
+//   (searchTokenText's words) in the CMS's FTS5 table in `data`'s place;
 // - tokenizer: `data` encrypted and nothing else; the CMS's FTS5 table
 //   indexes `data` with `ale_envelope` (./fts5-tokenizer, a SQLite loadable
-//   extension), which opens each envelope and yields the same hex words, so
+//   extension), which opens each envelope and yields the same words, so
 //   the row holds the envelope alone and no token crosses from JS;
 // - A/A: plaintext against plaintext, the control for a small effect.
 //
@@ -18,7 +18,7 @@
 // tokenizer's table, with false positives removed by decrypting, return
 // what plaintext FTS5 returns.
 //
-//   (cd bench/experiments/fts5-tokenizer && cargo build --release)
+//   (cd bench/experiments/fts5-tokenizer && CARGO_TARGET_DIR=../../../target/fts5-tokenizer cargo build --release)
 //   node bench/experiments/fts5-tokenizer.mjs [--rounds 30] [--extension path] [--upto nothing|open|tokens]
 //
 // --upto: the tokenizer stops there with each envelope (yields no token

@@ -11,8 +11,9 @@
 // - drizzle: the CMS's adapter (bench/db.mjs), the same rows with the
 //   envelope and the tokens' text ready-made in plain `text` columns,
 //   against the package's columns making them on every write, and against
-//   the same with the tokens' text made in JS from a Buffer (searchWords), as
-//   the columns did before searchTokenText.
+//   the same with the tokens' text made in JS from a Buffer (wordText;
+//   hexWords's 16-digit words until the words became shorter), as the
+//   columns did before searchTokenText.
 //
 //   node bench/experiments/search-write-floor.mjs [--rounds 12] [--pair | --apart]
 //
@@ -44,7 +45,7 @@ const ROUNDS = Number(flags.rounds);
 const PER_ROUND = 100;
 const require = createRequire(import.meta.url);
 const ale = require('../../index.js');
-const { searchWords } = require('../../dist/cjs/shared/search-words.js');
+const { wordText } = require('../../dist/cjs/shared/search-words.js');
 
 const corpus = searchTexts(4096, 64);
 const keyRing = new ale.KeyRing([Buffer.alloc(32, 7).toString('base64')]);
@@ -65,7 +66,7 @@ const envelopes = corpus.map((d) => TABLES.package.data.mapToDriverValue(d));
 const tokenTexts = corpus.map((d) => String(TABLES.package.dataSearch.mapToDriverValue(d)));
 // the 'text made in JS (before)' side writes what the package's column writes
 corpus.forEach((d, k) => {
-  if (searchWords(keyRing.searchTokens(d, TENANT, 'content_nodes', 'data', WORDS)) !== tokenTexts[k]) throw new Error('the two ways made other text');
+  if (wordText(keyRing.searchTokens(d, TENANT, 'content_nodes', 'data', WORDS)) !== tokenTexts[k]) throw new Error('the two ways made other text');
 });
 
 const COLUMNS = '_id TEXT PRIMARY KEY, path TEXT NOT NULL, parentId TEXT, nodeType TEXT NOT NULL, status TEXT NOT NULL, name TEXT NOT NULL, description TEXT, data TEXT, data_search TEXT, metadata TEXT, tenantId TEXT NOT NULL, createdAt INTEGER NOT NULL, updatedAt INTEGER NOT NULL';
@@ -172,7 +173,7 @@ const drizzle = await measure(
           ? { data: corpus[k], dataSearch: corpus[k] }
           : side === 'plain'
             ? { data: corpus[k] }
-            : { data: corpus[k], dataSearch: searchWords(keyRing.searchTokens(corpus[k], TENANT, 'content_nodes', 'data', WORDS)) };
+            : { data: corpus[k], dataSearch: wordText(keyRing.searchTokens(corpus[k], TENANT, 'content_nodes', 'data', WORDS)) };
     return s.run.insert(TABLES[side], { ...row('content_nodes', id, 0), ...data });
   },
 );

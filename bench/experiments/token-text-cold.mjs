@@ -15,13 +15,13 @@ import { median } from '../stats.mjs';
 const { values: flags } = parseArgs({ options: { 'sweep-mb': { type: 'string', default: '4' }, rounds: { type: 'string', default: '7' } } });
 const require = createRequire(import.meta.url);
 const ale = require('../../index.js');
-const { searchWords } = require('../../dist/cjs/shared/search-words.js');
+const { wordText } = require('../../dist/cjs/shared/search-words.js');
 
 const corpus = searchTexts(4096, 64);
 const ring = new ale.KeyRing([Buffer.alloc(32, 7).toString('base64')]);
 const CTX = ['acme', 'content_nodes', 'data'];
 const WORDS = { contains: false, prefix: false, words: true };
-for (const v of corpus) if (ring.searchTokenText(v, ...CTX, WORDS) !== searchWords(ring.searchTokens(v, ...CTX, WORDS))) throw new Error('the text is not the tokens');
+for (const v of corpus) if (ring.searchTokenText(v, ...CTX, WORDS) !== wordText(ring.searchTokens(v, ...CTX, WORDS))) throw new Error('the text is not the tokens');
 
 // one read and one write per 64-byte line
 const sweep = new Uint32Array((Number(flags['sweep-mb']) * 1024 * 1024) / 4);

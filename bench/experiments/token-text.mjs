@@ -2,7 +2,7 @@
 // index (docs/search.md, "What a search costs in the database"): made by
 // the addon in the call that makes the tokens (KeyRing#searchTokenText,
 // what the Drizzle columns of those dialects use now), against a Buffer of
-// tokens made into that text in JS (searchWords, as they did before); the
+// tokens made into that text in JS (wordText, as the JS backend does); the
 // Buffer alone for reference. bench/search.mjs's 4 KB texts and word index,
 // interleaved rounds, each string flattened as a driver binding it would;
 // outputs compared first.
@@ -18,7 +18,7 @@ const { values: flags } = parseArgs({ options: { rounds: { type: 'string', defau
 const ROUNDS = Number(flags.rounds);
 const require = createRequire(import.meta.url);
 const ale = require('../../index.js');
-const { searchWords } = require('../../dist/cjs/shared/search-words.js');
+const { wordText } = require('../../dist/cjs/shared/search-words.js');
 
 const corpus = searchTexts(4096, 64);
 const ring = new ale.KeyRing([Buffer.alloc(32, 7).toString('base64')]);
@@ -27,12 +27,12 @@ const WORDS = { contains: false, prefix: false, words: true };
 
 const sides = {
   'searchTokenText (the addon writes the text)': (v) => ring.searchTokenText(v, ...CTX, WORDS),
-  'searchTokens + searchWords (the text made in JS)': (v) => searchWords(ring.searchTokens(v, ...CTX, WORDS)),
+  'searchTokens + wordText (the text made in JS)': (v) => wordText(ring.searchTokens(v, ...CTX, WORDS)),
   'searchTokens alone (a Buffer)': (v) => ring.searchTokens(v, ...CTX, WORDS),
 };
 for (const v of corpus) {
   const text = sides['searchTokenText (the addon writes the text)'](v);
-  if (text !== sides['searchTokens + searchWords (the text made in JS)'](v)) throw new Error('the two ways made other text');
+  if (text !== sides['searchTokens + wordText (the text made in JS)'](v)) throw new Error('the two ways made other text');
 }
 const tokens = corpus.reduce((n, v) => n + ring.searchTokens(v, ...CTX, WORDS).length / 8, 0) / corpus.length;
 

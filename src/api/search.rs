@@ -285,7 +285,7 @@ pub(crate) unsafe fn tokens_in(
             // write_words grows it only by a step that wipes what it leaves.
             b.out.clear();
             write_words(&b.tokens, &mut b.out);
-            // SAFETY: the current env; hex digits and spaces are ASCII.
+            // SAFETY: the current env; the words' digits and spaces are ASCII.
             unsafe { ascii_to_js(raw, &b.out) }.map_err(crate::error::engine_failure)
         }
     }

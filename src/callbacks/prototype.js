@@ -179,7 +179,7 @@
     if (typeof secret !== 'number' || !(secret >= 0 && secret < 1024) || secret % 1 !== 0) return -6;
     return flags | (secret << 4);
   }
-  // searchTokenText: the same call, the tokens as hex words (a string).
+  // searchTokenText: the same call, the tokens as words (a string).
   function searchMethod(name, native) {
     define(proto, name, {
       [name](value, tenantId, collectionId, fieldName, options) {

@@ -18,7 +18,7 @@ import { Ring, type SharedRing } from './ring.js';
 import { utf8 } from './bytes.js';
 import { readSecret, searchMatches, searchNormalize, searchQueryWith, searchTokensWith } from './search/api.js';
 import { rangeTokensWith } from './search/range.js';
-import { searchWords } from '../shared/search-words.js';
+import { wordText } from '../shared/search-words.js';
 
 /** The AAD, `tenant:collection:field`: each part a well-formed, non-empty string without ':'. */
 function readContext(tenantId: unknown, collectionId: unknown, fieldName: unknown): string {
@@ -196,7 +196,7 @@ export class KeyRing implements NativeKeyRing {
   }
 
   searchTokenText(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): string {
-    return searchWords(searchTokensWith(KeyRing.#of(this), options, () => args(tenantId, collectionId, fieldName, value, readText, 'value')));
+    return wordText(searchTokensWith(KeyRing.#of(this), options, () => args(tenantId, collectionId, fieldName, value, readText, 'value')));
   }
 
   searchQuery(query: string, kind: 'contains' | 'prefix' | 'words', tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer {
@@ -299,7 +299,7 @@ export function searchTokens(value: string, tenantId: string, collectionId: stri
 
 export function searchTokenText(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): string {
   const ring = requireRing();
-  return searchWords(searchTokensWith(ring, options, () => args(tenantId, collectionId, fieldName, value, readText, 'value')));
+  return wordText(searchTokensWith(ring, options, () => args(tenantId, collectionId, fieldName, value, readText, 'value')));
 }
 
 export function searchQuery(query: string, kind: 'contains' | 'prefix' | 'words', tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer {

@@ -35,7 +35,7 @@ export function tokenWords(tokens: Buffer): string[] {
  * a rope, which the driver then flattens (docs/performance.md, "Search
  * tokens, per value").
  */
-export function searchWords(tokens: Buffer): string {
+export function wordText(tokens: Buffer): string {
   if (tokens.length % 8 !== 0) throw codedError('ALE_INTERNAL', `search tokens come 8 bytes each; got ${tokens.length} bytes`);
   if (tokens.length === 0) return '';
   const out = Buffer.allocUnsafe((tokens.length >> 3) * (WORD_LEN + 1) - 1);

@@ -15,7 +15,7 @@
 //! tree over the codes that holds it becomes a token.
 //!
 //! A ring keeps the column keys it derives ([`columns`]). FTS5 and
-//! FULLTEXT index tokens as hex words ([`words`]).
+//! FULLTEXT index tokens as words of 6 base32hex digits ([`words`]).
 
 pub mod columns;
 pub mod grams;

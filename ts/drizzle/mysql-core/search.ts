@@ -6,7 +6,7 @@ import { sql, getTableName, type Column, type Table } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/mysql-core';
 import { tokenWords } from '../../shared/search-words.js';
 import { bothEnds, tableKey, type KeyConfig } from '../range/table-key.js';
-import { allHex, inText, queryTokens, storeWords, type EndsQuery, type SearchSql } from '../search/sql.js';
+import { allHex, inText, cappedTokens, storeWords, type EndsQuery, type SearchSql } from '../search/sql.js';
 import { inTokenTable } from './token-table.js';
 
 export const mysqlSearch: SearchSql = {
@@ -16,7 +16,7 @@ export const mysqlSearch: SearchSql = {
   read: (stored) => String(stored),
   list: (stored) => (stored === '' ? [] : stored.split(' ')),
   where(column, sets) {
-    const each = sets.map((set) => sql`match(${column}) against(${tokenWords(queryTokens(set)).map((t) => `+${t}`).join(' ')} in boolean mode)`);
+    const each = sets.map((set) => sql`match(${column}) against(${tokenWords(cappedTokens(set)).map((t) => `+${t}`).join(' ')} in boolean mode)`);
     return sql`(${sql.join(each, sql` or `)})`;
   },
   // Exact: an excluded word costs a lookup as an included one does.

@@ -7,7 +7,7 @@ import { getTableConfig } from 'drizzle-orm/pg-core';
 import { searchColumn } from '../probe.js';
 import { bothEnds, tableKey, type KeyConfig } from '../range/table-key.js';
 import { EXACT_COVER_MAX } from '../range/tree.js';
-import { queryTokens, type EndsQuery, type NarrowedQuery, type SearchSql } from '../search/sql.js';
+import { cappedTokens, type EndsQuery, type NarrowedQuery, type SearchSql } from '../search/sql.js';
 
 /** Tokens as a bigint[] literal. */
 function arrayLiteral(tokens: Buffer): string {
@@ -24,7 +24,7 @@ export const pgSearch: SearchSql = {
   read: (stored) => (Array.isArray(stored) ? `{${stored.join(',')}}` : String(stored)),
   list: (stored) => (stored === '{}' ? [] : stored.slice(1, -1).split(',')),
   where(column, sets) {
-    const each = sets.map((set) => sql`${column} @> ${arrayLiteral(queryTokens(set))}::bigint[]`);
+    const each = sets.map((set) => sql`${column} @> ${arrayLiteral(cappedTokens(set))}::bigint[]`);
     return sql`(${sql.join(each, sql` or `)})`;
   },
   // docs/search.md, "Ranges at 100,000 rows": the planner's choice, measured.

@@ -32,7 +32,7 @@ export interface SearchCodec extends IndexCodec {
   readonly source: 'text';
   /** The tokens of `value` under the primary key, in `tenant` (default: the column's, or the scope's). */
   tokens(value: string, tenant?: string): Buffer;
-  /** The same tokens as words (searchWords' text), made by the searcher. */
+  /** The same tokens as words (wordText's text), made by the searcher. */
   tokenText(value: string, tenant?: string): string;
   /** The token sets of a query, one per key stored tokens may be under. */
   queries(query: string, kind: QueryKind): Buffer[];

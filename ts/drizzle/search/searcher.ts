@@ -13,7 +13,7 @@ export type QueryKind = 'contains' | 'prefix' | 'words';
 export interface Searcher {
   /** The tokens a value stores: sorted, distinct, 8 bytes each. */
   searchTokens(value: string, tenantId: string, collectionId: string, fieldName: string, options: SearchOptions): Buffer;
-  /** The same tokens as hex words, one space between two: what FTS5 and FULLTEXT index. */
+  /** The same tokens as words (6 base32hex digits each), one space between two: what FTS5 and FULLTEXT index. */
   searchTokenText(value: string, tenantId: string, collectionId: string, fieldName: string, options: SearchOptions): string;
   /** One token set per key a stored value's tokens may be under, primary first: a value matches when it holds every token of one set. */
   searchQueries(query: string, kind: QueryKind, tenantId: string, collectionId: string, fieldName: string, options: SearchOptions): Buffer[];

@@ -2,7 +2,7 @@
 // pg-core and mysql-core each give one), and the helpers they share.
 import { sql, type Column, type SQL } from 'drizzle-orm';
 import { hexWords } from '../../shared/hex-words.js';
-import { searchWords } from '../../shared/search-words.js';
+import { wordText } from '../../shared/search-words.js';
 import type { IndexCodec } from '../index-codec.js';
 
 export interface SearchSql {
@@ -10,11 +10,11 @@ export interface SearchSql {
   type: string;
   /**
    * A value's tokens (8 bytes each) as a column with `codec` stores them:
-   * on SQLite and MySQL, a search index column's as searchWords' text (30
+   * on SQLite and MySQL, a search index column's as wordText's text (30
    * bits a token), a range index column's as hexWords' (64).
    */
   store(tokens: Buffer, codec: IndexCodec): string;
-  /** Whether a search index column stores searchWords' text, which the addon writes with the tokens (searchTokenText). */
+  /** Whether a search index column stores wordText's text, which the addon writes with the tokens (searchTokenText). */
   text: boolean;
   /** What the driver reads back, as `store` wrote it. */
   read(stored: unknown): string;
@@ -88,9 +88,9 @@ export interface SearchSql {
   sampler?(codec: IndexCodec): ((column: Column, tokens: Buffer, except: Buffer, n: number) => SQL) | undefined;
 }
 
-/** SearchSql.store where tokens are stored as words (SQLite, MySQL): a search index column's searchWords, a range index column's hexWords. */
+/** SearchSql.store where tokens are stored as words (SQLite, MySQL): a search index column's wordText, a range index column's hexWords. */
 export function storeWords(tokens: Buffer, codec: IndexCodec): string {
-  return codec.source === 'text' ? searchWords(tokens) : hexWords(tokens);
+  return codec.source === 'text' ? wordText(tokens) : hexWords(tokens);
 }
 
 /** SearchSql.narrowed's query: the cover's size, and the condition for the rows of its sets (as `any` takes them). */
@@ -115,7 +115,7 @@ export interface EndsQuery {
 export const MAX_QUERY_TOKENS = 16;
 
 /** At most MAX_QUERY_TOKENS tokens of `set`, spread over it (8 bytes each). */
-export function queryTokens(set: Buffer): Buffer {
+export function cappedTokens(set: Buffer): Buffer {
   const count = set.length / 8;
   if (count <= MAX_QUERY_TOKENS) return set;
   const step = count / MAX_QUERY_TOKENS;

@@ -4,7 +4,7 @@
 // that keep it), else by scanning the column.
 import { sql, getTableName, type Column, type SQL, type Table } from 'drizzle-orm';
 import { tokenWords } from '../../shared/search-words.js';
-import { allHex, inText, queryTokens, storeWords, type SearchSql } from '../search/sql.js';
+import { allHex, inText, cappedTokens, storeWords, type SearchSql } from '../search/sql.js';
 
 export const sqliteSearch: SearchSql = {
   type: 'text',
@@ -18,12 +18,12 @@ export const sqliteSearch: SearchSql = {
       // this column only (the FTS5 table may index other columns too, as
       // the CMS's content search does). Tokens and the column are quoted: a
       // bare word could read as a keyword.
-      const where = ftsMatch(column, codec.fts, sets.map((set) => `(${tokenWords(queryTokens(set)).map((t) => `"${t}"`).join(' AND ')})`).join(' OR '));
+      const where = ftsMatch(column, codec.fts, sets.map((set) => `(${tokenWords(cappedTokens(set)).map((t) => `"${t}"`).join(' AND ')})`).join(' OR '));
       ftsQueries.set(where.sql, where.query);
       return where.sql;
     }
     // Every word is 6 digits between spaces, so a hit of `instr` is a whole word.
-    const each = sets.map((set) => sql`(${sql.join(tokenWords(queryTokens(set)).map((t) => sql`instr(${column}, ${t}) > 0`), sql` and `)})`);
+    const each = sets.map((set) => sql`(${sql.join(tokenWords(cappedTokens(set)).map((t) => sql`instr(${column}, ${t}) > 0`), sql` and `)})`);
     return sql`(${sql.join(each, sql` or `)})`;
   },
   // Exact: an excluded token costs a lookup (or a scan) as an included one does.

@@ -3,7 +3,7 @@
 //! tokens? This loadable extension registers an FTS5 tokenizer,
 //! `ale_envelope`, that wraps another (unicode61 unless told): a document
 //! text that opens as an envelope of the column named in the tokenizer's
-//! arguments yields the hex words `searchTokenText` makes for its plaintext
+//! arguments yields the words `searchTokenText` makes for its plaintext
 //! (word index, default folding); any other text, and every query, goes to
 //! the wrapped tokenizer. The row then holds the envelope alone, and no
 //! token crosses from JS.
@@ -151,98 +151,104 @@ unsafe extern "C" fn x_create(
     n_arg: c_int,
     pp_out: *mut *mut ffi::Fts5Tokenizer,
 ) -> c_int {
-    let api: *mut ffi::fts5_api = user.cast();
-    // SAFETY: FTS5 passes `n_arg` valid C strings.
-    let args: Vec<&CStr> = (0..usize::try_from(n_arg).unwrap_or(0))
-        .map(|i| unsafe { CStr::from_ptr(*az_arg.add(i)) })
-        .collect();
-    if args.len() < 3 {
-        return ffi::SQLITE_ERROR;
-    }
-    let text = |c: &CStr| c.to_str().map(str::to_owned);
-    let (Ok(tenant), Ok(collection), Ok(field)) = (text(args[0]), text(args[1]), text(args[2]))
-    else {
-        return ffi::SQLITE_ERROR;
-    };
-    let Ok(secret) = std::env::var("ALE_EXPERIMENT_SECRET") else {
-        return ffi::SQLITE_ERROR;
-    };
-    let upto = match std::env::var("ALE_EXPERIMENT_UPTO").as_deref() {
-        Ok("nothing") => Upto::Nothing,
-        Ok("open") => Upto::Open,
-        Ok("tokens") => Upto::Tokens,
-        Ok("all") | Err(_) => Upto::All,
-        Ok(_) => return ffi::SQLITE_ERROR,
-    };
-    let Ok(ring) = KeyRing::from_secrets(&[secret], RingOptions::default()) else {
-        return ffi::SQLITE_ERROR;
-    };
-    let column = match Context::new(&tenant, &collection, &field)
-        .and_then(|ctx| ring.column_tokens(0, &ctx))
-    {
-        Ok(c) => c,
-        Err(_) => return ffi::SQLITE_ERROR,
-    };
-    // the wrapped tokenizer
-    let parent_name = args.get(3).map_or(c"unicode61".as_ptr(), |c| c.as_ptr());
-    let mut parent_args: Vec<*const c_char> = args.iter().skip(4).map(|c| c.as_ptr()).collect();
-    let mut parent_user = null_mut();
-    let mut parent = ffi::fts5_tokenizer {
-        xCreate: None,
-        xDelete: None,
-        xTokenize: None,
-    };
-    let mut parent_instance = null_mut();
-    // SAFETY: SQLite's FTS5 API and tokenizer methods, with valid arguments.
-    unsafe {
-        let Some(find) = (*api).xFindTokenizer else {
+    guarded(|| {
+        let api: *mut ffi::fts5_api = user.cast();
+        let args: Vec<&CStr> = (0..usize::try_from(n_arg).unwrap_or(0))
+            // SAFETY: FTS5 passes `n_arg` valid C strings.
+            .map(|i| unsafe { CStr::from_ptr(*az_arg.add(i)) })
+            .collect();
+        if args.len() < 3 {
             return ffi::SQLITE_ERROR;
-        };
-        let rc = find(api, parent_name, &mut parent_user, &mut parent);
-        if rc != ffi::SQLITE_OK {
-            return rc;
         }
-        let (Some(create), Some(_), Some(_)) = (parent.xCreate, parent.xDelete, parent.xTokenize)
+        let text = |c: &CStr| c.to_str().map(str::to_owned);
+        let (Ok(tenant), Ok(collection), Ok(field)) = (text(args[0]), text(args[1]), text(args[2]))
         else {
             return ffi::SQLITE_ERROR;
         };
-        let rc = create(
-            parent_user,
-            parent_args.as_mut_ptr(),
-            c_int::try_from(parent_args.len()).unwrap_or(0),
-            &mut parent_instance,
-        );
-        if rc != ffi::SQLITE_OK {
-            return rc;
+        let Ok(secret) = std::env::var("ALE_EXPERIMENT_SECRET").map(zeroize::Zeroizing::new) else {
+            return ffi::SQLITE_ERROR;
+        };
+        let upto = match std::env::var("ALE_EXPERIMENT_UPTO").as_deref() {
+            Ok("nothing") => Upto::Nothing,
+            Ok("open") => Upto::Open,
+            Ok("tokens") => Upto::Tokens,
+            Ok("all") | Err(_) => Upto::All,
+            Ok(_) => return ffi::SQLITE_ERROR,
+        };
+        let Ok(ring) = KeyRing::from_secrets(&[secret.as_str()], RingOptions::default()) else {
+            return ffi::SQLITE_ERROR;
+        };
+        let column = match Context::new(&tenant, &collection, &field)
+            .and_then(|ctx| ring.column_tokens(0, &ctx))
+        {
+            Ok(c) => c,
+            Err(_) => return ffi::SQLITE_ERROR,
+        };
+        // the wrapped tokenizer
+        let parent_name = args.get(3).map_or(c"unicode61".as_ptr(), |c| c.as_ptr());
+        let mut parent_args: Vec<*const c_char> = args.iter().skip(4).map(|c| c.as_ptr()).collect();
+        let mut parent_user = null_mut();
+        let mut parent = ffi::fts5_tokenizer {
+            xCreate: None,
+            xDelete: None,
+            xTokenize: None,
+        };
+        let mut parent_instance = null_mut();
+        // SAFETY: SQLite's FTS5 API and tokenizer methods, with valid arguments.
+        unsafe {
+            let Some(find) = (*api).xFindTokenizer else {
+                return ffi::SQLITE_ERROR;
+            };
+            let rc = find(api, parent_name, &mut parent_user, &mut parent);
+            if rc != ffi::SQLITE_OK {
+                return rc;
+            }
+            let (Some(create), Some(_), Some(_)) =
+                (parent.xCreate, parent.xDelete, parent.xTokenize)
+            else {
+                return ffi::SQLITE_ERROR;
+            };
+            let rc = create(
+                parent_user,
+                parent_args.as_mut_ptr(),
+                c_int::try_from(parent_args.len()).unwrap_or(0),
+                &mut parent_instance,
+            );
+            if rc != ffi::SQLITE_OK {
+                return rc;
+            }
         }
-    }
-    let tokenizer = Box::new(Tokenizer {
-        upto,
-        ring,
-        tenant,
-        collection,
-        field,
-        column,
-        parent,
-        parent_instance,
-        aad: Vec::new(),
-        plaintext: Vec::new(),
-        normalized: String::new(),
-        tokens: Vec::new(),
-        words: Vec::new(),
-    });
-    // SAFETY: FTS5's out pointer.
-    unsafe { *pp_out = Box::into_raw(tokenizer).cast() };
-    ffi::SQLITE_OK
+        let tokenizer = Box::new(Tokenizer {
+            upto,
+            ring,
+            tenant,
+            collection,
+            field,
+            column,
+            parent,
+            parent_instance,
+            aad: Vec::new(),
+            plaintext: Vec::new(),
+            normalized: String::new(),
+            tokens: Vec::new(),
+            words: Vec::new(),
+        });
+        // SAFETY: FTS5's out pointer.
+        unsafe { *pp_out = Box::into_raw(tokenizer).cast() };
+        ffi::SQLITE_OK
+    })
 }
 
 unsafe extern "C" fn x_delete(p: *mut ffi::Fts5Tokenizer) {
-    // SAFETY: made by x_create, deleted once by FTS5.
-    let t = unsafe { Box::from_raw(p.cast::<Tokenizer>()) };
-    if let Some(delete) = t.parent.xDelete {
-        // SAFETY: the wrapped instance, deleted with ours.
-        unsafe { delete(t.parent_instance) };
-    }
+    guarded(|| {
+        // SAFETY: made by x_create, deleted once by FTS5.
+        let t = unsafe { Box::from_raw(p.cast::<Tokenizer>()) };
+        if let Some(delete) = t.parent.xDelete {
+            // SAFETY: the wrapped instance, deleted with ours.
+            unsafe { delete(t.parent_instance) };
+        }
+        ffi::SQLITE_OK
+    });
 }
 
 unsafe extern "C" fn x_tokenize(
@@ -253,42 +259,50 @@ unsafe extern "C" fn x_tokenize(
     n_text: c_int,
     x_token: Option<XToken>,
 ) -> c_int {
-    // SAFETY: made by x_create; FTS5 calls one method at a time per instance.
-    let t = unsafe { &mut *p.cast::<Tokenizer>() };
-    let Some(emit) = x_token else {
-        return ffi::SQLITE_ERROR;
-    };
-    if flags & ffi::FTS5_TOKENIZE_DOCUMENT != 0 && n_text > 0 {
-        // SAFETY: FTS5's text, `n_text` bytes.
-        let bytes = unsafe {
-            std::slice::from_raw_parts(text.cast::<u8>(), usize::try_from(n_text).unwrap_or(0))
+    guarded(|| {
+        // SAFETY: made by x_create; FTS5 calls one method at a time per instance.
+        let t = unsafe { &mut *p.cast::<Tokenizer>() };
+        let Some(emit) = x_token else {
+            return ffi::SQLITE_ERROR;
         };
-        if bytes.starts_with(b"v1:") && t.open(bytes) {
-            if t.upto < Upto::All {
-                return ffi::SQLITE_OK;
-            }
-            let mut rc = ffi::SQLITE_OK;
-            for word in t.words.split(|b| *b == b' ').filter(|w| !w.is_empty()) {
-                let len = c_int::try_from(word.len()).unwrap_or(0);
-                // SAFETY: FTS5's callback with its context; the word outlives the call.
-                rc = unsafe { emit(ctx, 0, word.as_ptr().cast(), len, 0, 0) };
-                if rc != ffi::SQLITE_OK {
-                    break;
+        if flags & ffi::FTS5_TOKENIZE_DOCUMENT != 0 && n_text > 0 {
+            // SAFETY: FTS5's text, `n_text` bytes.
+            let bytes = unsafe {
+                std::slice::from_raw_parts(text.cast::<u8>(), usize::try_from(n_text).unwrap_or(0))
+            };
+            if bytes.starts_with(b"v1:") && t.open(bytes) {
+                if t.upto < Upto::All {
+                    return ffi::SQLITE_OK;
                 }
+                let mut rc = ffi::SQLITE_OK;
+                for word in t.words.split(|b| *b == b' ').filter(|w| !w.is_empty()) {
+                    let len = c_int::try_from(word.len()).unwrap_or(0);
+                    // SAFETY: FTS5's callback with its context; the word outlives the call.
+                    rc = unsafe { emit(ctx, 0, word.as_ptr().cast(), len, 0, 0) };
+                    if rc != ffi::SQLITE_OK {
+                        break;
+                    }
+                }
+                return rc;
             }
-            return rc;
         }
-    }
-    // x_create made this tokenizer only with all three of the wrapped one's methods.
-    let Some(tokenize) = t.parent.xTokenize else {
-        return ffi::SQLITE_ERROR;
-    };
-    // SAFETY: the wrapped tokenizer, with FTS5's own arguments.
-    unsafe { tokenize(t.parent_instance, ctx, flags, text, n_text, x_token) }
+        // x_create made this tokenizer only with all three of the wrapped one's methods.
+        let Some(tokenize) = t.parent.xTokenize else {
+            return ffi::SQLITE_ERROR;
+        };
+        // SAFETY: the wrapped tokenizer, with FTS5's own arguments.
+        unsafe { tokenize(t.parent_instance, ctx, flags, text, n_text, x_token) }
+    })
+}
+
+/// A callback's body, with a panic turned into `SQLITE_ERROR` rather than
+/// unwinding into SQLite (which would abort the process).
+fn guarded(body: impl FnOnce() -> c_int) -> c_int {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(ffi::SQLITE_ERROR)
 }
 
 impl Tokenizer {
-    /// Opens `envelope` and writes its tokens' hex words into `self.words`;
+    /// Opens `envelope` and writes its tokens' words into `self.words`;
     /// false (nothing written) when it does not open as UTF-8 text.
     fn open(&mut self, envelope: &[u8]) -> bool {
         self.words.clear();

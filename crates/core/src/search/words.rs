@@ -18,7 +18,7 @@
 use super::tokens::Token;
 
 /// Digits a word.
-pub const WORD_LEN: usize = 6;
+const WORD_LEN: usize = 6;
 
 /// The bits of a token that its word keeps (its most significant): five a
 /// digit.
@@ -35,7 +35,7 @@ pub fn words_len(count: usize) -> usize {
 /// The word of `token`: the digits of its first 30 bits, most significant
 /// first. Branch-free, a few operations on one 64-bit word instead of a
 /// loop of six lookups (docs/performance.md, "Search tokens, per value").
-pub fn word(token: Token) -> [u8; WORD_LEN] {
+fn word(token: Token) -> [u8; WORD_LEN] {
     let x = token >> (Token::BITS - WORD_BITS);
     // three groups of 10 bits, the first in the lowest of three 16-bit lanes
     let groups = ((x >> 20) & 0x3ff) | (((x >> 10) & 0x3ff) << 16) | ((x & 0x3ff) << 32);
