@@ -16,6 +16,8 @@ import { people } from './fixtures/corpus.mjs';
 export const ROWS = 10_000;
 const OTHER_TENANT_ROWS = 500;
 const QUERIES = 1_000;
+/** Each token of `tokens` (8 bytes each) as 16 hex digits: the 64 bits PostgreSQL stores. */
+const hexOf = (tokens) => tokens.toString('hex').match(/.{16}/g) ?? [];
 
 /**
  * @param {object} d
@@ -243,7 +245,7 @@ export function searchSuite(d) {
       await conn.reset(t);
       await mod.withTenant('acme', () => conn.db.insert(t).values(rows.map((p) => ({ id: p.id, tenantId: 'acme', name: p.name, nameSearch: p.name, city: p.city, citySearch: p.city }))));
       // the text these columns wrote before, made here from the tokens
-      const oldText = (text) => (ring.searchTokens(text, 'acme', 'people', 'name').toString('hex').match(/.{16}/g) ?? []).join(' ');
+      const oldText = (text) => hexOf(ring.searchTokens(text, 'acme', 'people', 'name')).join(' ');
       for (const p of rows) await conn.db.update(t).set({ nameSearch: sql`${oldText(p.name)}` }).where(sql`${t.id} = ${p.id}`);
       const word = rows[0].name.split(/[\s<>@.,]+/u).filter(Boolean)[0];
       const where = await mod.withTenant('acme', async () => mod.searchWords(t.nameSearch, word));
@@ -541,7 +543,7 @@ export function searchSuite(d) {
           if (i === 5) return;
           // what the column holds: 64-bit tokens on PostgreSQL, their words elsewhere
           const tokens = ring.searchTokens(v, tenant, 'people', 'name');
-          const held = d.name.startsWith('pg') ? tokens.toString('hex').match(/.{16}/g) : searchWordsOf(tokens).split(' ');
+          const held = d.name.startsWith('pg') ? hexOf(tokens) : searchWordsOf(tokens).split(' ');
           const set = held.join(' ');
           sets.set(set, (sets.get(set) ?? 0) + 1);
           for (const token of held) counts.set(token, (counts.get(token) ?? 0) + 1);

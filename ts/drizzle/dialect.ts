@@ -15,7 +15,7 @@ import { rangeMappers } from './range/mappers.js';
 import { searchCodec, type SearchIndexOptions } from './search/codec.js';
 import { leakageReporter } from './search/leakage.js';
 import { searchReindexer } from './search/reindex.js';
-import type { SearchSql } from './search/sql.js';
+import { storeWords, type SearchSql } from './search/sql.js';
 import { storageOf, type Storage } from './storage.js';
 import { StoredIndex, storedIndexOf } from './stored-index.js';
 
@@ -144,8 +144,8 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
     searchIndexColumn<TName extends string>(name: TName, options: SearchIndexOptions): BuilderOf<D, TName, string | StoredIndex, 'text'> {
       const codec = searchCodec(name, options);
       const answer: SearchColumn = { codec, sql: search };
-      // Where the column stores words (FTS5, FULLTEXT), the addon writes them with the tokens: no Buffer, no loop over its bytes here.
-      const tokensOf = search.text ? (value: string) => codec.tokenText(value) : (value: string) => search.store(codec.tokens(value), codec);
+      // Where the column stores words (FTS5, FULLTEXT), the addon writes them with the tokens (searchTokenText, wordText's text): no Buffer, no loop over its bytes here.
+      const tokensOf = search.store === storeWords ? (value: string) => codec.tokenText(value) : (value: string) => search.store(codec.tokens(value), codec);
       const toDriver = (value: string | StoredIndex) => ((value as unknown) === SEARCH_PROBE ? answer : (storedIndexOf(value) ?? tokensOf(value as string)));
       return column<string | StoredIndex>(name, search.type, toDriver, (stored: unknown) => new StoredIndex(search.read(stored))) as BuilderOf<D, TName, string | StoredIndex, 'text'>;
     },

@@ -1,5 +1,6 @@
 // Search and range tokens on MySQL and MariaDB: words (6 digits a search
-// token, 16 hex digits a range token) in a `mediumtext` column (a 4 KB value's trigrams pass `text`'s 64 KB), found
+// token, 16 hex digits a range token) in a `mediumtext` column (a 4 KB
+// value's trigrams pass `text`'s 64 KB), found
 // with MATCH … AGAINST in boolean mode, which needs the column's FULLTEXT
 // index (searchIndexSql(); drizzle-kit cannot declare one).
 import { sql, getTableName, type Column, type Table } from 'drizzle-orm';
@@ -12,7 +13,6 @@ import { inTokenTable } from './token-table.js';
 export const mysqlSearch: SearchSql = {
   type: 'mediumtext',
   store: storeWords,
-  text: true,
   read: (stored) => String(stored),
   list: (stored) => (stored === '' ? [] : stored.split(' ')),
   where(column, sets) {

@@ -19,7 +19,6 @@ function arrayLiteral(tokens: Buffer): string {
 export const pgSearch: SearchSql = {
   type: 'bigint[]',
   store: arrayLiteral,
-  text: false,
   // Both drivers hand back an array of strings.
   read: (stored) => (Array.isArray(stored) ? `{${stored.join(',')}}` : String(stored)),
   list: (stored) => (stored === '{}' ? [] : stored.slice(1, -1).split(',')),

@@ -14,8 +14,6 @@ export interface SearchSql {
    * bits a token), a range index column's as hexWords' (64).
    */
   store(tokens: Buffer, codec: IndexCodec): string;
-  /** Whether a search index column stores wordText's text, which the addon writes with the tokens (searchTokenText). */
-  text: boolean;
   /** What the driver reads back, as `store` wrote it. */
   read(stored: unknown): string;
   /** The tokens of a value `read` gave, one string each (the same token, the same string). */
@@ -120,7 +118,10 @@ export function cappedTokens(set: Buffer): Buffer {
   if (count <= MAX_QUERY_TOKENS) return set;
   const step = count / MAX_QUERY_TOKENS;
   const out = Buffer.allocUnsafe(MAX_QUERY_TOKENS * 8);
-  for (let i = 0; i < MAX_QUERY_TOKENS; i++) set.copy(out, i * 8, Math.floor(i * step) * 8, Math.floor(i * step) * 8 + 8);
+  for (let i = 0; i < MAX_QUERY_TOKENS; i++) {
+    const at = Math.floor(i * step) * 8;
+    set.copy(out, i * 8, at, at + 8);
+  }
   return out;
 }
 

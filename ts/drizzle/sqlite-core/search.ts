@@ -9,7 +9,6 @@ import { allHex, inText, cappedTokens, storeWords, type SearchSql } from '../sea
 export const sqliteSearch: SearchSql = {
   type: 'text',
   store: storeWords,
-  text: true,
   read: (stored) => String(stored),
   list: (stored) => (stored === '' ? [] : stored.split(' ')),
   where(column, sets, codec) {
