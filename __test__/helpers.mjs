@@ -1,7 +1,11 @@
 // Shared by the JS tests; runs unchanged on Node 24 and Bun.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 
 const require = createRequire(import.meta.url);
@@ -94,4 +98,16 @@ export async function eventually(get, expected, message, late) {
   }
   assert.deepEqual(got, expected, message);
   return again;
+}
+
+/** The JSON that `script` (under scripts/) writes, run into a scratch folder: what a committed vectors file must equal. */
+export function generatedJson(script) {
+  const dir = mkdtempSync(join(tmpdir(), 'ale-generated-'));
+  try {
+    const out = join(dir, 'out.json');
+    execFileSync(process.execPath, [new URL(`../scripts/${script}`, import.meta.url).pathname, out], { stdio: 'ignore' });
+    return JSON.parse(readFileSync(out, 'utf8'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
