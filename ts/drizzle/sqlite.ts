@@ -10,6 +10,8 @@ export * from './index.js';
 export { aleKeys, keyTable as aleKeysTable } from './sqlite-core/keys.js';
 /** The FTS5 table, triggers and first fill that index a searchIndexColumn with `fts`, for a migration (each statement can run again). */
 export { searchIndexSql } from './sqlite-core/search.js';
+/** Whether a searchIndexColumn's FTS5 table and the triggers that keep it are there (a table drizzle-kit rebuilt has lost its triggers); with `rows`, whether the index holds every row. */
+export { searchIndexCheck, type SearchIndexCheck, type SearchIndexCheckOptions, type SearchIndexProblem } from './sqlite-core/check.js';
 /** The FTS5 side of a search condition, for pages in rowid order that FTS5 drives and stops early; with a placeholder, for a prepared statement. */
 export { searchHits, searchHitsPlaceholder, type SearchHits, type SearchHitsPlaceholder } from './sqlite-core/hits.js';
 

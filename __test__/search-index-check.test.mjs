@@ -1,0 +1,110 @@
+// searchIndexCheck on every SQLite driver of this runtime: it finds a
+// missing FTS5 table, a table that does not index the column, each missing
+// trigger (as after a table rebuild by drizzle-kit), a trigger that fires
+// on updates of other columns only, and, with `rows`, rows the index
+// missed; and it finds nothing once searchIndexSql's statements ran again.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import * as m from '@sveltycms/ale/drizzle/sqlite';
+import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
+import { ale, SECRET } from './helpers.mjs';
+
+const ring = new ale.KeyRing([SECRET]);
+const on = { collection: 'users', tenant: 'acme', keyRing: ring, field: 'name' };
+const users = sqliteTable('users', {
+  id: integer('id').primaryKey(),
+  name: m.encryptedText('name', on),
+  nameSearch: m.searchIndexColumn('name_search', { ...on, fts: 'users_name_fts' }),
+  bio: text('bio'),
+});
+const scanned = sqliteTable('users', { id: integer('id').primaryKey(), nameSearch: m.searchIndexColumn('name_search', on) });
+const CREATE = 'CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT, name_search TEXT, bio TEXT)';
+const codes = (check) => check.problems.map((p) => p.code);
+
+/** A fresh database on `driver`, closed and removed after `body`. */
+async function withDb(driver, body) {
+  const dir = mkdtempSync(join(tmpdir(), 'ale-index-check-'));
+  const s = await openSqlite(join(dir, 'users.db'), { driver });
+  try {
+    await body(s);
+  } finally {
+    s.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+for (const driver of SQLITE_DRIVERS) {
+  test(`searchIndexCheck (${driver}): a table rebuilt as drizzle-kit does loses its triggers, which the check names, and the rows written since; searchIndexSql again puts both right`, async () => {
+    await withDb(driver, async (s) => {
+      s.exec(CREATE);
+      const none = await m.searchIndexCheck(s.db, users.nameSearch);
+      assert.deepEqual(codes(none), ['ALE_SEARCH_FTS_MISSING']);
+      assert.match(none.problems[0].message, /users_name_fts.*searchIndexSql/);
+      for (const stmt of m.searchIndexSql(users, users.nameSearch, 'users_name_fts')) s.exec(stmt);
+      await s.db.insert(users).values({ id: 1, name: 'Jane Müller', nameSearch: 'Jane Müller' });
+      assert.deepEqual(await m.searchIndexCheck(s.db, users.nameSearch, { rows: true }), { ok: true, problems: [] });
+
+      // drizzle-kit's rebuild: a new table, the rows copied, the old one dropped, the new one renamed
+      s.exec(CREATE.replace('users', '__new_users'));
+      s.exec('INSERT INTO __new_users SELECT * FROM users');
+      s.exec('DROP TABLE users');
+      s.exec('ALTER TABLE __new_users RENAME TO users');
+      const rebuilt = await m.searchIndexCheck(s.db, users.nameSearch, { rows: true });
+      assert.equal(rebuilt.ok, false);
+      assert.deepEqual(codes(rebuilt), ['ALE_SEARCH_TRIGGER_MISSING', 'ALE_SEARCH_TRIGGER_MISSING', 'ALE_SEARCH_TRIGGER_MISSING']);
+      assert.deepEqual(rebuilt.problems.map((p) => /on (INSERT|DELETE|UPDATE)/.exec(p.message)?.[1]), ['INSERT', 'DELETE', 'UPDATE']);
+
+      await s.db.insert(users).values({ id: 2, name: 'Otto Müller', nameSearch: 'Otto Müller' });
+      const found = async () => (await s.db.select({ id: users.id }).from(users).where(m.searchWords(users.nameSearch, 'müller'))).map((r) => r.id);
+      assert.deepEqual(await found(), [1], 'the row written without triggers is missed');
+      assert.deepEqual(codes(await m.searchIndexCheck(s.db, users.nameSearch, { rows: true })).at(-1), 'ALE_SEARCH_INDEX_STALE');
+
+      for (const stmt of m.searchIndexSql(users, users.nameSearch, 'users_name_fts')) s.exec(stmt);
+      assert.deepEqual(await m.searchIndexCheck(s.db, users.nameSearch, { rows: true }), { ok: true, problems: [] });
+      assert.deepEqual(await found(), [1, 2]);
+    });
+  });
+
+  test(`searchIndexCheck (${driver}): an FTS5 table of the application's own, with its triggers, passes; one without the column, or whose update trigger ignores it, does not`, async () => {
+    await withDb(driver, async (s) => {
+      s.exec(CREATE);
+      s.exec("CREATE VIRTUAL TABLE users_name_fts USING fts5(bio, \"name_search\", content='users', content_rowid='id')");
+      // names as written in a migration, in another case: SQLite's names are one whatever the case
+      s.exec('CREATE TRIGGER users_ai AFTER INSERT ON Users BEGIN INSERT INTO users_name_fts(rowid, bio, name_search) VALUES (new.id, new.bio, new.name_search); END');
+      s.exec("CREATE TRIGGER users_ad AFTER DELETE ON users BEGIN INSERT INTO users_name_fts(users_name_fts, rowid, bio, name_search) VALUES ('delete', old.id, old.bio, old.name_search); END");
+      const update = (of) => `CREATE TRIGGER users_au AFTER UPDATE${of} ON users BEGIN
+        INSERT INTO users_name_fts(users_name_fts, rowid, bio, name_search) VALUES ('delete', old.id, old.bio, old.name_search);
+        INSERT INTO users_name_fts(rowid, bio, name_search) VALUES (new.id, new.bio, new.name_search); END`;
+      s.exec(update(' OF bio, "name_search"'));
+      await s.db.insert(users).values({ id: 1, name: 'Jane', nameSearch: 'Jane', bio: 'editor' });
+      assert.deepEqual(await m.searchIndexCheck(s.db, users.nameSearch, { rows: true }), { ok: true, problems: [] });
+
+      s.exec('DROP TRIGGER users_au');
+      s.exec(update(' OF bio'));
+      const check = await m.searchIndexCheck(s.db, users.nameSearch);
+      assert.deepEqual(codes(check), ['ALE_SEARCH_TRIGGER_MISSING']);
+      assert.match(check.problems[0].message, /on UPDATE/);
+      // a trigger on deletes that copies the column elsewhere keeps no index
+      s.exec('DROP TRIGGER users_ad');
+      s.exec('CREATE TABLE removed (name_search TEXT)');
+      s.exec('CREATE TRIGGER users_ad AFTER DELETE ON users BEGIN INSERT INTO removed(name_search) VALUES (old.name_search); END');
+      assert.deepEqual((await m.searchIndexCheck(s.db, users.nameSearch)).problems.map((p) => /on (INSERT|DELETE|UPDATE)/.exec(p.message)?.[1]), ['DELETE', 'UPDATE']);
+
+      s.exec('DROP TABLE users_name_fts');
+      s.exec("CREATE VIRTUAL TABLE users_name_fts USING fts5(bio, content='users', content_rowid='id')");
+      assert.equal(codes(await m.searchIndexCheck(s.db, users.nameSearch))[0], 'ALE_SEARCH_FTS_COLUMN');
+    });
+  });
+}
+
+test('searchIndexCheck: a column without `fts` has nothing to check (searches scan it); anything but a searchIndexColumn is refused', async () => {
+  await withDb(SQLITE_DRIVERS[0], async (s) => {
+    s.exec(CREATE);
+    assert.deepEqual(await m.searchIndexCheck(s.db, scanned.nameSearch), { ok: true, problems: [] });
+    await assert.rejects(m.searchIndexCheck(s.db, users.bio), (e) => e.code === 'ALE_INVALID_INPUT');
+  });
+});
