@@ -32,7 +32,7 @@ export interface LeakageReport {
   /** Rows of the tenant, and those with tokens (not NULL). */
   rows: number;
   indexed: number;
-  /** Distinct tokens, and tokens in all (a row's distinct tokens, summed over rows). */
+  /** Distinct tokens, and tokens in all (a row's distinct tokens, summed over rows); on SQLite and MySQL, the stored words (a token's first 30 bits). */
   distinct: number;
   tokens: number;
   /** Tokens per indexed row: median and largest (they grow with a value's length). */
