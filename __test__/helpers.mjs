@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 
 const require = createRequire(import.meta.url);
@@ -105,7 +106,7 @@ export function generatedJson(script) {
   const dir = mkdtempSync(join(tmpdir(), 'ale-generated-'));
   try {
     const out = join(dir, 'out.json');
-    execFileSync(process.execPath, [new URL(`../scripts/${script}`, import.meta.url).pathname, out], { stdio: 'ignore' });
+    execFileSync(process.execPath, [fileURLToPath(new URL(`../scripts/${script}`, import.meta.url)), out], { stdio: 'ignore' });
     return JSON.parse(readFileSync(out, 'utf8'));
   } finally {
     rmSync(dir, { recursive: true, force: true });

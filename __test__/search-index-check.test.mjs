@@ -56,7 +56,7 @@ for (const driver of SQLITE_DRIVERS) {
       const rebuilt = await m.searchIndexCheck(s.db, users.nameSearch, { rows: true });
       assert.equal(rebuilt.ok, false);
       assert.deepEqual(codes(rebuilt), ['ALE_SEARCH_TRIGGER_MISSING', 'ALE_SEARCH_TRIGGER_MISSING', 'ALE_SEARCH_TRIGGER_MISSING']);
-      assert.deepEqual(rebuilt.problems.map((p) => /on (INSERT|DELETE|UPDATE)/.exec(p.message)?.[1]), ['INSERT', 'DELETE', 'UPDATE']);
+      assert.deepEqual(rebuilt.problems.map((p) => /on every (INSERT|DELETE|UPDATE)/.exec(p.message)?.[1]), ['INSERT', 'DELETE', 'UPDATE']);
 
       await s.db.insert(users).values({ id: 2, name: 'Otto Müller', nameSearch: 'Otto Müller' });
       const found = async () => (await s.db.select({ id: users.id }).from(users).where(m.searchWords(users.nameSearch, 'müller'))).map((r) => r.id);
@@ -87,19 +87,50 @@ for (const driver of SQLITE_DRIVERS) {
       s.exec(update(' OF bio'));
       const check = await m.searchIndexCheck(s.db, users.nameSearch);
       assert.deepEqual(codes(check), ['ALE_SEARCH_TRIGGER_MISSING']);
-      assert.match(check.problems[0].message, /on UPDATE/);
+      assert.match(check.problems[0].message, /on every UPDATE/);
       // a trigger on deletes that copies the column elsewhere keeps no index
       s.exec('DROP TRIGGER users_ad');
       s.exec('CREATE TABLE removed (name_search TEXT)');
       s.exec('CREATE TRIGGER users_ad AFTER DELETE ON users BEGIN INSERT INTO removed(name_search) VALUES (old.name_search); END');
-      assert.deepEqual((await m.searchIndexCheck(s.db, users.nameSearch)).problems.map((p) => /on (INSERT|DELETE|UPDATE)/.exec(p.message)?.[1]), ['DELETE', 'UPDATE']);
+      assert.deepEqual((await m.searchIndexCheck(s.db, users.nameSearch)).problems.map((p) => /on every (INSERT|DELETE|UPDATE)/.exec(p.message)?.[1]), ['DELETE', 'UPDATE']);
 
       s.exec('DROP TABLE users_name_fts');
       s.exec("CREATE VIRTUAL TABLE users_name_fts USING fts5(bio, content='users', content_rowid='id')");
-      assert.equal(codes(await m.searchIndexCheck(s.db, users.nameSearch))[0], 'ALE_SEARCH_FTS_COLUMN');
+      const noColumn = await m.searchIndexCheck(s.db, users.nameSearch);
+      assert.equal(codes(noColumn)[0], 'ALE_SEARCH_FTS_COLUMN');
+      assert.match(noColumn.problems[0].message, /DROP TABLE "users_name_fts"/);
+      s.exec('DROP TABLE users_name_fts');
+      s.exec("CREATE VIRTUAL TABLE users_name_fts USING fts5(NAME_SEARCH, content='people', content_rowid='id')");
+      assert.match((await m.searchIndexCheck(s.db, users.nameSearch)).problems[0].message, /reads its rows from people, not users/);
+      // what the message says to do puts it right
+      s.exec('DROP TABLE users_name_fts');
+      for (const stmt of m.searchIndexSql(users, users.nameSearch, 'users_name_fts')) s.exec(stmt);
+      assert.deepEqual(await m.searchIndexCheck(s.db, users.nameSearch, { rows: true }), { ok: true, problems: [] });
     });
   });
 }
+
+test('searchIndexCheck: a trigger counts by its timing, event, UPDATE OF and WHEN, not by words in its name; a column name in another case is the same column; rows: true says when FTS5 cannot compare with the rows', async () => {
+  await withDb(SQLITE_DRIVERS[0], async (s) => {
+    s.exec(CREATE);
+    // no content=: FTS5 keeps its own copy, which is all integrity-check can compare with
+    s.exec('CREATE VIRTUAL TABLE users_name_fts USING fts5(Name_Search)');
+    const write = (into) => `INSERT INTO users_name_fts(rowid, name_search) VALUES (${into}.id, ${into}.name_search)`;
+    s.exec(`CREATE TRIGGER "sync update on users" AFTER INSERT ON users BEGIN ${write('new')}; END`);
+    s.exec("CREATE TRIGGER users_ad AFTER DELETE ON users BEGIN INSERT INTO users_name_fts(users_name_fts, rowid, name_search) VALUES ('delete', old.id, old.name_search); END");
+    s.exec(`CREATE TRIGGER users_au AFTER UPDATE ON users WHEN old.bio IS NOT new.bio BEGIN ${write('new')}; END`);
+    const events = async () => (await m.searchIndexCheck(s.db, users.nameSearch)).problems.map((p) => /on every (INSERT|DELETE|UPDATE)/.exec(p.message)?.[1]);
+    assert.deepEqual(await events(), ['UPDATE'], 'a WHEN that leaves the column out skips its changes');
+    s.exec('DROP TRIGGER users_au');
+    s.exec(`CREATE TRIGGER users_au AFTER UPDATE ON users WHEN old.name_search IS NOT new.name_search BEGIN ${write('new')}; END`);
+    assert.deepEqual(await events(), []);
+    s.exec('DROP TRIGGER "sync update on users"');
+    s.exec(`CREATE TRIGGER users_bi BEFORE INSERT ON users BEGIN ${write('new')}; END`);
+    const before = await m.searchIndexCheck(s.db, users.nameSearch, { rows: true });
+    assert.deepEqual(codes(before), ['ALE_SEARCH_TRIGGER_MISSING', 'ALE_SEARCH_ROWS_UNCHECKED'], 'before an insert there is no rowid yet');
+    assert.match(before.problems[0].message, /on every INSERT.*DROP TRIGGER "users_bi"/);
+  });
+});
 
 test('searchIndexCheck: a column without `fts` has nothing to check (searches scan it); anything but a searchIndexColumn is refused', async () => {
   await withDb(SQLITE_DRIVERS[0], async (s) => {

@@ -91,8 +91,13 @@ const CASES = [
   // fullwidth letters are NFKC's compatibility forms of ASCII
   { value: 'ＭÜLLER 東京都', form: 'müller 東京都', indexes: ALL },
   { value: 'Jürgen Müller', form: 'jurgen muller', indexes: ALL, accents: true },
-  // a word longer than one CMAC block (15 bytes with the kind)
+  // a word longer than one CMAC block (more than 15 bytes, one more for the kind)
   { value: 'Donaudampfschifffahrt', form: 'donaudampfschifffahrt', indexes: ALL },
+  // a word of 15 bytes: with the kind, one whole block (CMAC's K1, unpadded)
+  { value: 'Characteristics', form: 'characteristics', indexes: WORDS },
+  // vowel signs are combining marks: word characters, kept without accent folding
+  { value: 'हिन्दी भाषा', form: 'हिन्दी भाषा', indexes: ALL },
+  { value: 'Müller-Lüdenscheid', form: 'müller-lüdenscheid', indexes: { contains: true, prefix: false, words: false } },
   // two characters: no trigram
   { value: 'Al', form: 'al', indexes: ALL },
 ];

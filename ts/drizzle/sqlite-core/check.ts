@@ -12,7 +12,7 @@ import { searchColumnOf } from '../probe.js';
 
 /** What is missing or wrong, with what to do about it. */
 export interface SearchIndexProblem {
-  code: 'ALE_SEARCH_FTS_MISSING' | 'ALE_SEARCH_FTS_COLUMN' | 'ALE_SEARCH_TRIGGER_MISSING' | 'ALE_SEARCH_INDEX_STALE';
+  code: 'ALE_SEARCH_FTS_MISSING' | 'ALE_SEARCH_FTS_COLUMN' | 'ALE_SEARCH_TRIGGER_MISSING' | 'ALE_SEARCH_INDEX_STALE' | 'ALE_SEARCH_ROWS_UNCHECKED';
   message: string;
 }
 
@@ -58,42 +58,74 @@ export async function searchIndexCheck(db: SqliteDb, column: Column, options: Se
   if (fts === undefined) return { ok: true, problems: [] }; // no FTS5 table: searches scan the column, which nothing can leave behind
   const table = getTableName(column.table as Table);
   const schemaRows = (await db.select({ type: schema.type, name: schema.name, sql: schema.sql }).from(schema).where(sql`lower(${schema.tableName}) in (lower(${table}), lower(${fts}))`)) as { type: string; name: string; sql: string | null }[];
-  const fix = `run searchIndexSql(table, column, '${fts}') again, or for an FTS5 table of your own, make its triggers again and run INSERT INTO ${fts}(${fts}) VALUES ('rebuild') (docs/search.md, "Per dialect")`;
+  const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
+  // searchIndexSql makes only what is missing under its names (IF NOT EXISTS): a wrong definition must go first.
+  const fix = (drop: string) =>
+    `${drop}run searchIndexSql(table, column, '${fts}') again; for an FTS5 table of your own, make its triggers again and run INSERT INTO ${q(fts)}(${q(fts)}) VALUES ('rebuild') (docs/search.md, "Per dialect")`;
+  const problem = (code: SearchIndexProblem['code'], what: string, drop = '') => ({ code, message: `searchIndexCheck: ${what}: ${fix(drop)}` });
   const problems: SearchIndexProblem[] = [];
   const virtual = schemaRows.find((r) => r.type === 'table' && same(r.name, fts));
   if (virtual === undefined || !/\busing\s+fts5\s*\(/i.test(virtual.sql ?? '')) {
-    problems.push({ code: 'ALE_SEARCH_FTS_MISSING', message: `searchIndexCheck: ${table}.${column.name} names the FTS5 table ${fts}, which the database does not have: ${fix}` });
+    const what = virtual === undefined ? 'which the database does not have' : 'which is not an FTS5 table';
+    problems.push(problem('ALE_SEARCH_FTS_MISSING', `${table}.${column.name} names the FTS5 table ${fts}, ${what}`, virtual === undefined ? '' : `drop ${fts}, then `));
     return { ok: false, problems };
   }
   const args = ftsArguments(virtual.sql ?? '');
   const content = args.find((a) => /^content\s*=/i.test(a));
   const contentTable = content === undefined ? undefined : unquote(content.slice(content.indexOf('=') + 1));
+  const dropFts = `drop ${fts} first (DROP TABLE ${q(fts)}), then `;
   if (!args.some((a) => same(unquote(a), column.name))) {
-    problems.push({ code: 'ALE_SEARCH_FTS_COLUMN', message: `searchIndexCheck: the FTS5 table ${fts} has no column ${column.name}: ${fix}` });
+    problems.push(problem('ALE_SEARCH_FTS_COLUMN', `the FTS5 table ${fts} has no column ${column.name}`, dropFts));
   } else if (contentTable !== undefined && contentTable !== '' && !same(contentTable, table)) {
-    problems.push({ code: 'ALE_SEARCH_FTS_COLUMN', message: `searchIndexCheck: the FTS5 table ${fts} reads its rows from ${contentTable}, not ${table}: ${fix}` });
+    problems.push(problem('ALE_SEARCH_FTS_COLUMN', `the FTS5 table ${fts} reads its rows from ${contentTable}, not ${table}`, dropFts));
   }
-  const triggers = schemaRows.filter((r) => r.type === 'trigger' && r.sql !== null).map((r) => triggerOf(r.sql as string));
+  const triggers = schemaRows.filter((r) => r.type === 'trigger' && r.sql !== null).map((r) => ({ name: r.name, ...triggerOf(r.sql as string) }));
   for (const event of EVENTS) {
-    if (!triggers.some((t) => t.event === event && (t.columns === undefined || t.columns.some((c) => same(c, column.name))) && mentions(t.body, fts) && mentions(t.body, column.name))) {
-      problems.push({ code: 'ALE_SEARCH_TRIGGER_MISSING', message: `searchIndexCheck: no trigger on ${table} writes ${column.name} into ${fts} on ${event}, so ${event === 'INSERT' ? 'new rows are' : event === 'DELETE' ? 'deleted rows stay' : 'changed rows are'} ${event === 'DELETE' ? 'in the index' : 'missing from the index'}: ${fix}` });
-    }
+    const on = triggers.filter((t) => t.event === event);
+    const keeps = (t: Trigger) =>
+      // A BEFORE trigger on an insert sees no rowid yet; a WHEN or an UPDATE OF that leaves the column out skips changes to it.
+      !(t.before && event !== 'DELETE') && (t.columns === undefined || t.columns.some((c) => same(c, column.name))) && (t.when === undefined || mentions(t.when, column.name)) && mentions(t.body, fts) && mentions(t.body, column.name);
+    if (on.some(keeps)) continue;
+    const consequence = { INSERT: 'new rows are missing from the index', DELETE: 'deleted rows stay in the index', UPDATE: 'changed rows keep their old tokens in the index' }[event];
+    const named = on.filter((t) => mentions(t.body, fts)).map((t) => t.name);
+    const drop = named.length === 0 ? '' : `drop ${named.join(', ')} first (DROP TRIGGER ${named.map(q).join('; DROP TRIGGER ')}), then `;
+    problems.push(problem('ALE_SEARCH_TRIGGER_MISSING', `no trigger on ${table} writes ${column.name} into ${fts} on every ${event}, so ${consequence}`, drop));
   }
   if (options.rows === true && problems.every((p) => p.code === 'ALE_SEARCH_TRIGGER_MISSING')) {
-    try {
-      const name = sql.identifier(fts);
-      await db.run(sql`insert into ${name}(${name}, rank) values ('integrity-check', 1)`);
-    } catch {
-      // SQLite says only that the index is "malformed": what that means here is below.
-      problems.push({ code: 'ALE_SEARCH_INDEX_STALE', message: `searchIndexCheck: the FTS5 table ${fts} does not index the rows of ${table} as they are (rows written, changed or deleted while its triggers were missing): ${fix}` });
+    if (contentTable === undefined || contentTable === '') {
+      // FTS5 compares its index with its content, which is then its own copy, or nothing: not the rows.
+      problems.push({ code: 'ALE_SEARCH_ROWS_UNCHECKED', message: `searchIndexCheck: the FTS5 table ${fts} does not read its rows from ${table} (no content=${table}), so FTS5 cannot compare its index with them` });
+    } else {
+      try {
+        const name = sql.identifier(fts);
+        await db.run(sql`insert into ${name}(${name}, rank) values ('integrity-check', 1)`);
+      } catch (e) {
+        if (!isCorruptVtab(e)) throw e;
+        problems.push(problem('ALE_SEARCH_INDEX_STALE', `the FTS5 table ${fts} does not index the rows of ${table} as they are (rows written, changed or deleted while its triggers were missing)`));
+      }
     }
   }
   return { ok: problems.length === 0, problems };
 }
 
-/** Two SQLite names are one: identifiers are case-insensitive for ASCII. */
+/**
+ * Whether `e`, or an error it wraps (Drizzle wraps the driver's), is
+ * SQLITE_CORRUPT_VTAB: FTS5's answer to an index that does not match its
+ * content. Anything else (a busy or read-only database, a missing
+ * tokenizer) is not a finding about the index, and is thrown as it is.
+ */
+function isCorruptVtab(e: unknown): boolean {
+  for (let err = e as { code?: unknown; errcode?: unknown; cause?: unknown } | undefined, depth = 0; err !== undefined && err !== null && depth < 4; err = err.cause as typeof err, depth++) {
+    // better-sqlite3 and bun:sqlite name the code; node:sqlite gives its number (267)
+    if (err.code === 'SQLITE_CORRUPT_VTAB' || err.errcode === 267) return true;
+  }
+  return false;
+}
+
+/** Two SQLite names are one: SQLite folds the case of ASCII letters only. */
 function same(a: string, b: string): boolean {
-  return a.toLowerCase() === b.toLowerCase();
+  const fold = (s: string) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
+  return fold(a) === fold(b);
 }
 
 /** A name without the quotes SQLite accepts around it ("x", 'x', `x`, [x]), doubled quotes undone. */
@@ -107,7 +139,8 @@ function unquote(name: string): string {
 
 /** The arguments of `CREATE VIRTUAL TABLE … USING fts5(…)`, split at the commas outside quotes. */
 function ftsArguments(create: string): string[] {
-  const inner = create.slice(create.indexOf('(') + 1, create.lastIndexOf(')'));
+  const using = /\busing\s+fts5\s*\(/i.exec(create);
+  const inner = create.slice((using?.index ?? 0) + (using?.[0].length ?? 0), create.lastIndexOf(')'));
   const args: string[] = [];
   let [start, quote] = [0, ''];
   for (let i = 0; i < inner.length; i++) {
@@ -121,20 +154,40 @@ function ftsArguments(create: string): string[] {
   return args;
 }
 
-/** A trigger's event, its `UPDATE OF` columns if it lists them, and its body. */
-function triggerOf(create: string): { event: string | undefined; columns: string[] | undefined; body: string } {
-  const begin = create.search(/\bbegin\b/i);
-  const head = begin < 0 ? create : create.slice(0, begin);
-  const event = /\b(insert|delete|update)\b(?:\s+of\s+([\s\S]*?))?\s+on\s/i.exec(head);
+interface Trigger {
+  /** INSERT, DELETE or UPDATE; undefined when the statement could not be read. */
+  event: string | undefined;
+  before: boolean;
+  /** The columns of `UPDATE OF`, if it lists them. */
+  columns: string[] | undefined;
+  /** The WHEN condition, if any. */
+  when: string | undefined;
+  body: string;
+}
+
+/** A name, quoted ("…", `…`, […]) or bare, at the start of `s`. */
+const NAME = String.raw`(?:"(?:[^"]|"")*"|\x60(?:[^\x60]|\x60\x60)*\x60|\[[^\]]*\]|[\w$]+)`;
+/** `CREATE TRIGGER [IF NOT EXISTS] [schema.]name`, then the timing and event up to ON, then the table, then WHEN and BEGIN. */
+const TRIGGER = new RegExp(
+  String.raw`^\s*create\s+(?:temp(?:orary)?\s+)?trigger\s+(?:if\s+not\s+exists\s+)?${NAME}(?:\s*\.\s*${NAME})?\s*(before|after|instead\s+of)?\s*(insert|delete|update)(?:\s+of\s+(${NAME}(?:\s*,\s*${NAME})*))?\s+on\s*${NAME}(?:\s*\.\s*${NAME})?(?:\s+for\s+each\s+row)?(?:\s+when\s+([\s\S]*?))?\s+begin\b`,
+  'i',
+);
+
+/** A trigger's timing, event, `UPDATE OF` columns, WHEN and body, from its CREATE statement. */
+function triggerOf(create: string): Trigger {
+  const m = TRIGGER.exec(create);
+  if (m === null) return { event: undefined, before: false, columns: undefined, when: undefined, body: '' };
   return {
-    event: event?.[1].toUpperCase(),
-    columns: event?.[2]?.split(',').map(unquote),
-    body: begin < 0 ? '' : create.slice(begin),
+    event: m[2].toUpperCase(),
+    before: /^before$/i.test(m[1] ?? ''),
+    columns: m[3]?.split(',').map(unquote),
+    when: m[4],
+    body: create.slice(m.index + m[0].length),
   };
 }
 
 /** Whether `sqlText` names `name` as a whole identifier, quoted or not. */
 function mentions(sqlText: string, name: string): boolean {
   const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`(^|[^\\w$])["\`\\[]?${escaped}["\`\\]]?($|[^\\w$])`, 'i').test(sqlText);
+  return new RegExp(`(^|[^\\w$])${escaped}($|[^\\w$])`, 'i').test(sqlText);
 }
