@@ -8,7 +8,7 @@
 // test supplies its module, table builders and a connection.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { and, asc, desc, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, sql } from 'drizzle-orm';
 import { integer, sqliteTable } from 'drizzle-orm/sqlite-core';
 import { ale, eventually as waitFor, OLD_SECRET, SECRET, searchWordsOf, seeded } from './helpers.mjs';
 import { people } from './fixtures/corpus.mjs';
@@ -171,12 +171,32 @@ export function searchSuite(d) {
       );
     });
 
-    test("another tenant's rows are never candidates, and a query outside any tenant scope is refused", async () => {
+    test("another tenant's tokens answer for its rows only, and a query outside any tenant scope is refused", async () => {
       const p = globex[3];
       const where = await mod.withTenant('globex', async () => mod.searchWords(table.nameSearch, words1(p.name)));
       const rows = await mod.withTenant('globex', () => conn.db.select().from(table).where(where));
       assert.ok(rows.length >= 1 && rows.every((r) => r.tenantId === 'globex'), `${rows.length} rows`);
       await assert.rejects(async () => mod.searchWords(table.nameSearch, 'müller'), { code: 'ALE_INVALID_CONTEXT' });
+    });
+
+    test("a candidate that does not decrypt in the tenant's context (another tenant's row whose words answer by chance) is left out of the page and reported, and the page stays exact", async () => {
+      // The chance made certain: a globex row holds acme's tokens of a word no acme row has.
+      const [foreign, word] = [globex[5], 'zyxwvutsrq'];
+      await mod.withTenant('acme', () => conn.db.update(table).set({ nameSearch: `${word} ${acme[0].name}` }).where(eq(table.id, foreign.id)));
+      try {
+        const page = async (q) => pageOf(await mod.withTenant('acme', async () => mod.searchWords(table.nameSearch, q)), 'name', { limit: 10 });
+        await eventually(async () => (await page(word)).failures.map((f) => [f.column, f.code]), [['name', 'ALE_AUTH_FAILED']], 'the foreign candidate is reported');
+        const alone = await page(word);
+        assert.deepEqual([alone.rows, alone.read, alone.refused], [[], 1, 0]);
+        assert.doesNotMatch(alone.failures[0].message, new RegExp(`${word}|${foreign.name.split(' ')[0]}`), 'no value in the report');
+        // with acme's own matches beside it, the page is the oracle's
+        const own = words1(acme[0].name);
+        const mixed = await page(own);
+        assert.deepEqual(mixed.rows.map((r) => r.id), oracle('name', own, 'words').slice(0, 10));
+        assert.equal(mixed.failures.length, 1);
+      } finally {
+        await mod.withTenant('globex', () => conn.db.update(table).set({ nameSearch: foreign.name }).where(eq(table.id, foreign.id)));
+      }
     });
 
     test('reindexSearch builds the index of rows written without one, and rotates the search key online: queries stay exact before, during and after', async () => {

@@ -3,6 +3,9 @@
 // are dropped, and more candidates are read until the page is full or none
 // remain. What comes back equals the plaintext answer, page by page.
 import { codedError } from '../../shared/errors.js';
+import { AleReadFailure } from '../failures.js';
+import { startInScope } from '../scope.js';
+import { state } from '../state.js';
 
 export interface SearchPageOptions<Row> {
   /** Rows per page. */
@@ -22,6 +25,22 @@ export interface SearchPage<Row> {
   /** Candidates read and how many of them the exact test refused (the index's false positives). */
   read: number;
   refused: number;
+  /**
+   * Candidates that did not decrypt in this tenant's context, left out of
+   * the page: on SQLite and MySQL a row of another tenant (in a table
+   * queried without a tenant filter) is a candidate by a chance of its
+   * 30-bit words; otherwise a damaged value. Each names its column and
+   * error code, never a value.
+   */
+  failures: SearchPageFailure[];
+}
+
+/** A candidate left out of a page because a cell of it did not decrypt. */
+export interface SearchPageFailure {
+  column: string;
+  collection: string;
+  code: string;
+  message: string;
 }
 
 /** The first batch of candidates: the page and room for a few false positives. */
@@ -55,12 +74,21 @@ export async function searchPage<Row>(fetch: (limit: number, offset: number) => 
   let skip = options.offset ?? 0;
   let position = options.cursor ?? 0;
   let batch = FIRST_BATCH(limit);
-  const page: SearchPage<Row> = { rows: [], cursor: undefined, read: 0, refused: 0 };
+  const page: SearchPage<Row> = { rows: [], cursor: undefined, read: 0, refused: 0, failures: [] };
   for (;;) {
-    const rows = await fetch(batch, position);
+    // In readWithFailures' scope: a cell that does not decrypt comes back as
+    // an AleReadFailure instead of failing the whole batch, so that one
+    // foreign candidate cannot stop a search.
+    const rows = await state.failureScope.run(true, () => startInScope(() => fetch(batch, position)));
     if (!Array.isArray(rows)) throw codedError('ALE_INVALID_INPUT', 'searchPage: fetch must resolve to the rows of the query');
     for (let i = 0; i < rows.length; i++) {
       page.read++;
+      const failed = failureOf(rows[i]);
+      if (failed !== undefined) {
+        const e = failed.error;
+        page.failures.push({ column: e.column, collection: e.collection, code: e.code, message: e.message });
+        continue;
+      }
       if (!matches(rows[i])) {
         page.refused++;
         continue;
@@ -82,4 +110,16 @@ export async function searchPage<Row>(fetch: (limit: number, offset: number) => 
     // Skipping or many refused: read more at a time.
     batch = Math.min(MAX_BATCH, batch * 2);
   }
+}
+
+/** A failed cell of `row`, if any: at its top level, or one level down (a joined row holds each table's columns under its name). */
+function failureOf(row: unknown): AleReadFailure | undefined {
+  if (row === null || typeof row !== 'object') return undefined;
+  for (const value of Object.values(row)) {
+    if (value instanceof AleReadFailure) return value;
+    if (value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value) && !(value instanceof Date)) {
+      for (const inner of Object.values(value)) if (inner instanceof AleReadFailure) return inner;
+    }
+  }
+  return undefined;
 }
