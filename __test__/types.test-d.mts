@@ -145,6 +145,7 @@ const checked = sqlite.searchIndexCheck(sdb, searchable.nameSearch, { rows: true
 // @ts-expect-error hits of one condition have no matchOf
 void hits.matchOf;
 export type SearchTests = [
+  Expect<Equal<Awaited<typeof page>['failures'], drizzle.SearchPageFailure[]>>,
   Expect<Equal<typeof checked, Promise<sqlite.SearchIndexCheck>>>,
   Expect<Equal<typeof preparedPage, Promise<drizzle.SearchPage<{ id: number; name: string | null }>>>>,
   Expect<Equal<ReturnType<typeof placed.matchOf>, string>>,

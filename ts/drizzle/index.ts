@@ -20,7 +20,7 @@ export type { OrderedPage, OrderedPageOptions } from './range/page-types.js';
 export type { RangeIndexOptions } from './range/codec.js';
 export type { RangeType, RangeValues, RangeValue } from './range/encoding.js';
 export type { SearchCondition } from './search/operators.js';
-export type { SearchPage, SearchPageOptions } from './search/page.js';
+export type { SearchPage, SearchPageFailure, SearchPageOptions } from './search/page.js';
 export type { SearchIndexOptions, SearchIndexes } from './search/codec.js';
 export type { ReindexOptions, SearchIndexPair } from './search/reindex.js';
 export type { LeakageOptions, LeakageReport, LeakageWarning } from './search/leakage.js';

@@ -1,7 +1,8 @@
 // Exact pages over candidates: the database returns the rows a search
 // condition finds, in the caller's order; the rows the exact test refuses
 // are dropped, and more candidates are read until the page is full or none
-// remain. What comes back equals the plaintext answer, page by page.
+// remain. What comes back equals the plaintext answer, page by page, over
+// the rows that open in the tenant's context (the others are reported).
 import { codedError } from '../../shared/errors.js';
 import { AleReadFailure } from '../failures.js';
 import { startInScope } from '../scope.js';
@@ -26,11 +27,14 @@ export interface SearchPage<Row> {
   read: number;
   refused: number;
   /**
-   * Candidates that did not decrypt in this tenant's context, left out of
-   * the page: on SQLite and MySQL a row of another tenant (in a table
-   * queried without a tenant filter) is a candidate by a chance of its
-   * 30-bit words; otherwise a damaged value. Each names its column and
-   * error code, never a value.
+   * Candidates read for this page that failed authentication in this
+   * tenant's context (ALE_AUTH_FAILED), left out of the page: on SQLite and
+   * MySQL a row of another tenant (in a table queried without a tenant
+   * filter) is a candidate by a chance of its 30-bit words; otherwise a
+   * value altered or moved, or, with `keys`, written under a key this
+   * process has not loaded yet. Each names its column and code, never a
+   * value. Any other failure to decrypt (no tenant in scope, keys that did
+   * not load) fails the page, as it fails any read.
    */
   failures: SearchPageFailure[];
 }
@@ -78,14 +82,17 @@ export async function searchPage<Row>(fetch: (limit: number, offset: number) => 
   for (;;) {
     // In readWithFailures' scope: a cell that does not decrypt comes back as
     // an AleReadFailure instead of failing the whole batch, so that one
-    // foreign candidate cannot stop a search.
+    // foreign candidate cannot stop a search. Only a failed authentication
+    // belongs to one value; anything else would fail every row alike, and
+    // is thrown rather than turned into an empty page.
     const rows = await state.failureScope.run(true, () => startInScope(() => fetch(batch, position)));
     if (!Array.isArray(rows)) throw codedError('ALE_INVALID_INPUT', 'searchPage: fetch must resolve to the rows of the query');
     for (let i = 0; i < rows.length; i++) {
       page.read++;
-      const failed = failureOf(rows[i]);
+      const failed = failureOf(rows[i], 0);
       if (failed !== undefined) {
         const e = failed.error;
+        if (e.code !== 'ALE_AUTH_FAILED') throw e;
         page.failures.push({ column: e.column, collection: e.collection, code: e.code, message: e.message });
         continue;
       }
@@ -112,14 +119,16 @@ export async function searchPage<Row>(fetch: (limit: number, offset: number) => 
   }
 }
 
-/** A failed cell of `row`, if any: at its top level, or one level down (a joined row holds each table's columns under its name). */
-function failureOf(row: unknown): AleReadFailure | undefined {
-  if (row === null || typeof row !== 'object') return undefined;
-  for (const value of Object.values(row)) {
-    if (value instanceof AleReadFailure) return value;
-    if (value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value) && !(value instanceof Date)) {
-      for (const inner of Object.values(value)) if (inner instanceof AleReadFailure) return inner;
-    }
+/** How deep failureOf looks: a joined row, a relational query's nested rows and their columns. */
+const MAX_DEPTH = 4;
+
+/** A failed cell anywhere in `row`: its columns, a joined table's, or a relational query's nested rows (plain objects and arrays, not byte arrays or dates). */
+function failureOf(value: unknown, depth: number): AleReadFailure | undefined {
+  if (value instanceof AleReadFailure) return value;
+  if (depth >= MAX_DEPTH || value === null || typeof value !== 'object' || ArrayBuffer.isView(value) || value instanceof Date) return undefined;
+  for (const inner of Array.isArray(value) ? value : Object.values(value)) {
+    const found = failureOf(inner, depth + 1);
+    if (found !== undefined) return found;
   }
   return undefined;
 }
