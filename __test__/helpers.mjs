@@ -112,3 +112,6 @@ export function generatedJson(script) {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** Each token of `tokens` (8 bytes each) as 16 hex digits. */
+export const hexOf = (tokens) => tokens.toString('hex').match(/.{16}/g) ?? [];

@@ -10,14 +10,12 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { and, asc, desc, eq, sql } from 'drizzle-orm';
 import { integer, sqliteTable } from 'drizzle-orm/sqlite-core';
-import { ale, eventually as waitFor, OLD_SECRET, SECRET, searchWordsOf, seeded } from './helpers.mjs';
+import { ale, eventually as waitFor, hexOf, OLD_SECRET, SECRET, searchWordsOf, seeded } from './helpers.mjs';
 import { people } from './fixtures/corpus.mjs';
 
 export const ROWS = 10_000;
 const OTHER_TENANT_ROWS = 500;
 const QUERIES = 1_000;
-/** Each token of `tokens` (8 bytes each) as 16 hex digits: the 64 bits PostgreSQL stores. */
-const hexOf = (tokens) => tokens.toString('hex').match(/.{16}/g) ?? [];
 
 /**
  * @param {object} d

@@ -42,6 +42,11 @@ export function failedRead(e: unknown): ReadFailure {
   throw e;
 }
 
+/** Runs `query` (started at once if it is a lazy Drizzle query) in the scope where a cell that fails to decrypt becomes an AleReadFailure. */
+export function inFailureScope<T>(query: () => T): Promise<Awaited<T>> {
+  return state.failureScope.run(true, () => startInScope(query));
+}
+
 export interface RowFailure {
   /** The row's key (the `key` property given to readWithFailures), when known. */
   key: unknown;
@@ -62,7 +67,7 @@ export async function readWithFailures<Row extends Record<string, unknown>>(
   query: () => PromiseLike<Row[]> | Row[],
   options: { key?: string; table?: string } = {},
 ): Promise<{ rows: Row[]; failures: RowFailure[] }> {
-  const rows = await state.failureScope.run(true, () => startInScope(query));
+  const rows = await inFailureScope(query);
   const failures: RowFailure[] = [];
   for (const row of rows) {
     for (const [name, value] of Object.entries(row)) {

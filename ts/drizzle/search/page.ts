@@ -4,9 +4,7 @@
 // remain. What comes back equals the plaintext answer, page by page, over
 // the rows that open in the tenant's context (the others are reported).
 import { codedError } from '../../shared/errors.js';
-import { AleReadFailure } from '../failures.js';
-import { startInScope } from '../scope.js';
-import { state } from '../state.js';
+import { AleReadFailure, inFailureScope, type RowFailure } from '../failures.js';
 
 export interface SearchPageOptions<Row> {
   /** Rows per page. */
@@ -39,13 +37,8 @@ export interface SearchPage<Row> {
   failures: SearchPageFailure[];
 }
 
-/** A candidate left out of a page because a cell of it did not decrypt. */
-export interface SearchPageFailure {
-  column: string;
-  collection: string;
-  code: string;
-  message: string;
-}
+/** A candidate left out of a page because a cell of it failed authentication: readWithFailures' report, without a row key. */
+export type SearchPageFailure = Omit<RowFailure, 'key'>;
 
 /** The first batch of candidates: the page and room for a few false positives. */
 const FIRST_BATCH = (limit: number) => limit + 8;
@@ -85,7 +78,7 @@ export async function searchPage<Row>(fetch: (limit: number, offset: number) => 
     // foreign candidate cannot stop a search. Only a failed authentication
     // belongs to one value; anything else would fail every row alike, and
     // is thrown rather than turned into an empty page.
-    const rows = await state.failureScope.run(true, () => startInScope(() => fetch(batch, position)));
+    const rows = await inFailureScope(() => fetch(batch, position));
     if (!Array.isArray(rows)) throw codedError('ALE_INVALID_INPUT', 'searchPage: fetch must resolve to the rows of the query');
     for (let i = 0; i < rows.length; i++) {
       page.read++;

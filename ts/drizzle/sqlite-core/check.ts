@@ -9,6 +9,7 @@
 import { getTableName, sql, type Column, type Table } from 'drizzle-orm';
 import { text, sqliteTable } from 'drizzle-orm/sqlite-core';
 import { searchColumnOf } from '../probe.js';
+import { quoteName } from './search.js';
 
 /** What is missing or wrong, with what to do about it. */
 export interface SearchIndexProblem {
@@ -58,10 +59,9 @@ export async function searchIndexCheck(db: SqliteDb, column: Column, options: Se
   if (fts === undefined) return { ok: true, problems: [] }; // no FTS5 table: searches scan the column, which nothing can leave behind
   const table = getTableName(column.table as Table);
   const schemaRows = (await db.select({ type: schema.type, name: schema.name, sql: schema.sql }).from(schema).where(sql`lower(${schema.tableName}) in (lower(${table}), lower(${fts}))`)) as { type: string; name: string; sql: string | null }[];
-  const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
   // searchIndexSql makes only what is missing under its names (IF NOT EXISTS): a wrong definition must go first.
   const fix = (drop: string) =>
-    `${drop}run searchIndexSql(table, column, '${fts}') again; for an FTS5 table of your own, make its triggers again and run INSERT INTO ${q(fts)}(${q(fts)}) VALUES ('rebuild') (docs/search.md, "Per dialect")`;
+    `${drop}run searchIndexSql(table, column, '${fts}') again; for an FTS5 table of your own, make its triggers again and run INSERT INTO ${quoteName(fts)}(${quoteName(fts)}) VALUES ('rebuild') (docs/search.md, "Per dialect")`;
   const problem = (code: SearchIndexProblem['code'], what: string, drop = '') => ({ code, message: `searchIndexCheck: ${what}: ${fix(drop)}` });
   const problems: SearchIndexProblem[] = [];
   const virtual = schemaRows.find((r) => r.type === 'table' && same(r.name, fts));
@@ -73,7 +73,7 @@ export async function searchIndexCheck(db: SqliteDb, column: Column, options: Se
   const args = ftsArguments(virtual.sql ?? '');
   const content = args.find((a) => /^content\s*=/i.test(a));
   const contentTable = content === undefined ? undefined : unquote(content.slice(content.indexOf('=') + 1));
-  const dropFts = `drop ${fts} first (DROP TABLE ${q(fts)}), then `;
+  const dropFts = `drop ${fts} first (DROP TABLE ${quoteName(fts)}), then `;
   if (!args.some((a) => same(unquote(a), column.name))) {
     problems.push(problem('ALE_SEARCH_FTS_COLUMN', `the FTS5 table ${fts} has no column ${column.name}`, dropFts));
   } else if (contentTable !== undefined && contentTable !== '' && !same(contentTable, table)) {
@@ -88,7 +88,7 @@ export async function searchIndexCheck(db: SqliteDb, column: Column, options: Se
     if (on.some(keeps)) continue;
     const consequence = { INSERT: 'new rows are missing from the index', DELETE: 'deleted rows stay in the index', UPDATE: 'changed rows keep their old tokens in the index' }[event];
     const named = on.filter((t) => mentions(t.body, fts)).map((t) => t.name);
-    const drop = named.length === 0 ? '' : `drop ${named.join(', ')} first (DROP TRIGGER ${named.map(q).join('; DROP TRIGGER ')}), then `;
+    const drop = named.length === 0 ? '' : `drop ${named.join(', ')} first (DROP TRIGGER ${named.map(quoteName).join('; DROP TRIGGER ')}), then `;
     problems.push(problem('ALE_SEARCH_TRIGGER_MISSING', `no trigger on ${table} writes ${column.name} into ${fts} on every ${event}, so ${consequence}`, drop));
   }
   if (options.rows === true && problems.every((p) => p.code === 'ALE_SEARCH_TRIGGER_MISSING')) {

@@ -91,6 +91,11 @@ function ftsMatch(column: Column, fts: string, query: string): { sql: SQL; query
   };
 }
 
+/** A name as a quoted SQLite identifier. */
+export function quoteName(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
 /**
  * The statements that give search index column `column` of `table` an FTS5
  * table named `fts`, kept by triggers, and fill it from the rows already
@@ -106,9 +111,8 @@ function ftsMatch(column: Column, fts: string, query: string): { sql: SQL; query
  * none, and the column filter of every query needs the column).
  */
 export function searchIndexSql(table: Table, column: Column, fts: string): string[] {
-  const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
-  const [t, c, f] = [q(getTableName(table)), q(column.name), q(fts)];
-  const trigger = (what: string) => q(`${fts}_${what}`);
+  const [t, c, f] = [quoteName(getTableName(table)), quoteName(column.name), quoteName(fts)];
+  const trigger = (what: string) => quoteName(`${fts}_${what}`);
   return [
     `CREATE VIRTUAL TABLE IF NOT EXISTS ${f} USING fts5(${c}, content=${t}, content_rowid='rowid', detail=column, tokenize='ascii')`,
     `CREATE TRIGGER IF NOT EXISTS ${trigger('insert')} AFTER INSERT ON ${t} BEGIN INSERT INTO ${f}(rowid, ${c}) VALUES (new.rowid, new.${c}); END`,
