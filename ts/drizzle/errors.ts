@@ -26,7 +26,7 @@ export class ColumnError extends Error {
       `collection "${where.collection}"`,
       field !== undefined && `field "${field}"`,
       where.tenant !== undefined && `tenant "${where.tenant}"`,
-      where.rowKey !== undefined && `row ${JSON.stringify(where.rowKey)}`,
+      where.rowKey !== undefined && `row ${keyText(where.rowKey)}`,
     ]
       .filter(Boolean)
       .join(', ');
@@ -41,6 +41,11 @@ export class ColumnError extends Error {
     if (field !== undefined) this.field = field;
     if (where.tenant !== undefined) this.tenant = where.tenant;
   }
+}
+
+/** A row key as a message shows it: JSON, which has no BigInt (a bigint key, PostgreSQL's `bigserial` in mode 'bigint', would throw there). */
+function keyText(key: unknown): string {
+  return typeof key === 'bigint' ? `${key}n` : JSON.stringify(key);
 }
 
 /** A cell that could not be decrypted inside readWithFailures(). */
