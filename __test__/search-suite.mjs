@@ -182,10 +182,14 @@ export function searchSuite(d) {
       const [foreign, word] = [globex[5], 'zyxwvutsrq'];
       await mod.withTenant('acme', () => conn.db.update(table).set({ nameSearch: `${word} ${acme[0].name}` }).where(eq(table.id, foreign.id)));
       try {
-        const page = async (q) => pageOf(await mod.withTenant('acme', async () => mod.searchWords(table.nameSearch, q)), 'name', { limit: 10 });
-        await eventually(async () => (await page(word)).failures.map((f) => [f.column, f.code]), [['name', 'ALE_AUTH_FAILED']], 'the foreign candidate is reported');
+        const page = async (q, options) => pageOf(await mod.withTenant('acme', async () => mod.searchWords(table.nameSearch, q)), 'name', { limit: 10, ...options });
+        await eventually(async () => (await page(word)).failures.map((f) => [f.key, f.column, f.code]), [[undefined, 'name', 'ALE_AUTH_FAILED']], 'the foreign candidate is reported');
         const alone = await page(word);
         assert.deepEqual([alone.rows, alone.read, alone.refused], [[], 1, 0]);
+        // with `key`, the report names the row, as readWithFailures' does
+        const named = await page(word, { key: 'id', table: 'search_people' });
+        assert.deepEqual(named.failures.map((f) => f.key), [foreign.id]);
+        assert.match(named.failures[0].message, new RegExp(`table "search_people", column "name", .*tenant "acme", row ${foreign.id}:`));
         for (const value of [word, foreign.name, foreign.city]) assert.ok(!alone.failures[0].message.includes(value), 'no value in the report');
         // with acme's own matches beside it, every page is the oracle's, by cursor and by offset
         const own = words1(acme[0].name);

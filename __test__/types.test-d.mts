@@ -139,13 +139,14 @@ const driven = drizzle.searchPage((limit, offset) => sdb.select({ id: searchable
 // And through a statement prepared once, its query a placeholder that matchOf fills.
 const placed = sqlite.searchHitsPlaceholder(searchable.nameSearch, 'q');
 const byName = sdb.select({ id: searchable.id, name: searchable.name }).from(placed.table).innerJoin(searchable, placed.on).where(placed.match).orderBy(placed.rowid).limit(sql.placeholder('limit')).offset(sql.placeholder('offset')).prepare();
-const preparedPage = drizzle.searchPage((limit, offset) => byName.all({ q: placed.matchOf(condition), limit, offset }), { limit: 20, matches: (row) => condition.matches(row.name) });
+const preparedPage = drizzle.searchPage((limit, offset) => byName.all({ q: placed.matchOf(condition), limit, offset }), { limit: 20, matches: (row) => condition.matches(row.name), key: 'id', table: 'searchable' });
 // SQLite: the start-up check of a column's FTS5 table and triggers.
 const checked = sqlite.searchIndexCheck(sdb, searchable.nameSearch, { rows: true });
 // @ts-expect-error hits of one condition have no matchOf
 void hits.matchOf;
 export type SearchTests = [
   Expect<Equal<Awaited<typeof page>['failures'], drizzle.SearchPageFailure[]>>,
+  Expect<Equal<drizzle.SearchPageFailure, drizzle.RowFailure>>,
   Expect<Equal<typeof checked, Promise<sqlite.SearchIndexCheck>>>,
   Expect<Equal<typeof preparedPage, Promise<drizzle.SearchPage<{ id: number; name: string | null }>>>>,
   Expect<Equal<ReturnType<typeof placed.matchOf>, string>>,

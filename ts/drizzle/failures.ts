@@ -72,11 +72,16 @@ export async function readWithFailures<Row extends Record<string, unknown>>(
   for (const row of rows) {
     for (const [name, value] of Object.entries(row)) {
       if (!(value instanceof AleReadFailure)) continue;
-      const e = value.error;
-      const key = options.key ? row[options.key] : undefined;
-      failures.push({ key, column: e.column, collection: e.collection, code: e.code, message: new AleColumnError(e.cause as Error, { ...e, table: options.table, rowKey: key }).message });
+      failures.push(rowFailure(value, row, options));
       (row as Record<string, unknown>)[name] = null;
     }
   }
   return { rows, failures };
+}
+
+/** The report of `failed`, a cell of `row`: with `options.key`, the row's key, in the message too, with `options.table`. */
+export function rowFailure(failed: ReadFailure, row: Record<string, unknown>, options: { key?: string; table?: string }): RowFailure {
+  const e = failed.error;
+  const key = options.key ? row[options.key] : undefined;
+  return { key, column: e.column, collection: e.collection, code: e.code, message: new AleColumnError(e.cause as Error, { ...e, table: options.table, rowKey: key }).message };
 }

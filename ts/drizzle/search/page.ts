@@ -4,7 +4,7 @@
 // remain. What comes back equals the plaintext answer, page by page, over
 // the rows that open in the tenant's context (the others are reported).
 import { codedError } from '../../shared/errors.js';
-import { AleReadFailure, inFailureScope, type RowFailure } from '../failures.js';
+import { AleReadFailure, inFailureScope, rowFailure, type RowFailure } from '../failures.js';
 
 export interface SearchPageOptions<Row> {
   /** Rows per page. */
@@ -15,6 +15,10 @@ export interface SearchPageOptions<Row> {
   cursor?: number;
   /** The exact test: whether a decrypted row answers, e.g. `(row) => where.matches(row.name)`. */
   matches: (row: Row) => boolean;
+  /** The property that names a row (such as `'id'`): a failure then says which row, as readWithFailures' does. */
+  key?: string;
+  /** The table's name, for the failures' messages. */
+  table?: string;
 }
 
 export interface SearchPage<Row> {
@@ -30,15 +34,15 @@ export interface SearchPage<Row> {
    * MySQL a row of another tenant (in a table queried without a tenant
    * filter) is a candidate by a chance of its 30-bit words; otherwise a
    * value altered or moved, or, with `keys`, written under a key this
-   * process has not loaded yet. Each names its column and code, never a
-   * value. Any other failure to decrypt (no tenant in scope, keys that did
+   * process has not loaded yet. Each names its column and code (and the
+   * row's key, with the `key` option), never a value. Any other failure to decrypt (no tenant in scope, keys that did
    * not load) fails the page, as it fails any read.
    */
   failures: SearchPageFailure[];
 }
 
-/** A candidate left out of a page because a cell of it failed authentication: readWithFailures' report, without a row key. */
-export type SearchPageFailure = Omit<RowFailure, 'key'>;
+/** A candidate left out of a page because a cell of it failed authentication: readWithFailures' report (`key` is undefined without the `key` option). */
+export type SearchPageFailure = RowFailure;
 
 /** The first batch of candidates: the page and room for a few false positives. */
 const FIRST_BATCH = (limit: number) => limit + 8;
@@ -86,7 +90,7 @@ export async function searchPage<Row>(fetch: (limit: number, offset: number) => 
       if (failed !== undefined) {
         const e = failed.error;
         if (e.code !== 'ALE_AUTH_FAILED') throw e;
-        page.failures.push({ column: e.column, collection: e.collection, code: e.code, message: e.message });
+        page.failures.push(rowFailure(failed, rows[i] as Record<string, unknown>, options));
         continue;
       }
       if (!matches(rows[i])) {
