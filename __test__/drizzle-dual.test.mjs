@@ -93,14 +93,14 @@ describe('drizzle: the ESM and CommonJS builds share one state', () => {
   });
 });
 
-test("every dialect module, in both builds, re-exports all of @sveltycms/ale/drizzle and adds its columns (text, JSON, typed, blind, search and range indexes), batch helpers (migratePlaintext, rotateKeys, convertStorage), tenant key store and search index SQL, SQLite's searchHits and searchIndexCheck and MySQL's rangeTokenTableSql", () => {
+test("every dialect module, in both builds, re-exports all of @sveltycms/ale/drizzle and adds its columns (text, JSON, typed, blind, search and range indexes), batch helpers (migratePlaintext, rotateKeys, convertStorage), tenant key store and search index SQL, SQLite's searchHits and searchIndexCheck and MySQL's rangeTokenTableSql and rangeTokenTableCheck", () => {
   const own = ['aleKeys', 'aleKeysTable', 'blindIndexColumn', 'convertStorage', 'convertToTenantKeys', 'encryptedBigint', 'encryptedDate', 'encryptedJson', 'encryptedNumber', 'encryptedText', 'migratePlaintext', 'rangeIndexColumn', 'reindexSearch', 'rotateKeys', 'searchIndexColumn', 'searchIndexSql', 'searchLeakage', 'tenantKeys'];
   const expected = [...Object.keys(esm), ...own].sort();
   assert.ok(expected.includes('matchBlindIndex'));
   assert.deepEqual(Object.keys(cjs).sort(), Object.keys(esm).sort());
   const modules = { esmSqlite, esmPg, esmMysql, cjsSqlite, cjsPg: require('@sveltycms/ale/drizzle/pg'), cjsMysql: require('@sveltycms/ale/drizzle/mysql') };
   // What one dialect alone has: SQLite's FTS5-driven pages, MySQL's token tables.
-  const only = { esmSqlite: ['searchHits', 'searchHitsPlaceholder', 'searchIndexCheck'], cjsSqlite: ['searchHits', 'searchHitsPlaceholder', 'searchIndexCheck'], esmMysql: ['rangeTokenTableSql'], cjsMysql: ['rangeTokenTableSql'] };
+  const only = { esmSqlite: ['searchHits', 'searchHitsPlaceholder', 'searchIndexCheck'], cjsSqlite: ['searchHits', 'searchHitsPlaceholder', 'searchIndexCheck'], esmMysql: ['rangeTokenTableSql', 'rangeTokenTableCheck'], cjsMysql: ['rangeTokenTableSql', 'rangeTokenTableCheck'] };
   for (const [name, mod] of Object.entries(modules)) {
     // a CommonJS module seen through import() may carry `default`; require() gives the exports object
     assert.deepEqual(Object.keys(mod).filter((k) => k !== 'default').sort(), [...expected, ...(only[name] ?? [])].sort(), name);

@@ -121,6 +121,102 @@ if (url && oracleDrivers('mysql', ['mysql2']).length > 0) {
     }
   });
 
+  test("rangeTokenTableCheck names what is missing (the table, its foreign key, each trigger) and, with rows, pairs out of step with the text; each message's fix makes it ok", async () => {
+    const name = 'token_check_rows';
+    const tokens = `${name}_tokens`;
+    const t = mysqlTable(name, { id: int('id').primaryKey(), amountRange: mysqlMod.rangeIndexColumn('amount_range', { ...on, type: 'number', field: 'amount', tokenTable: tokens }) });
+    const pool = mysql.createPool({ uri: url, connectionLimit: 2 });
+    const db = drizzle(pool);
+    const check = async (rows) => (await mysqlMod.rangeTokenTableCheck(db, t.amountRange, { rows })).problems;
+    const codes = async (rows) => (await check(rows)).map((p) => p.code);
+    const statements = () => mysqlMod.rangeTokenTableSql(t, t.amountRange);
+    const make = async () => {
+      for (const stmt of statements()) await pool.query(stmt);
+    };
+    const found = async () => (await mysqlMod.withTenant('acme', async () => db.select({ id: t.id }).from(t).where(mysqlMod.rangeGt(t.amountRange, 0)))).map((r) => r.id).sort();
+    const drop = async () => {
+      await pool.query(`DROP TABLE IF EXISTS ${tokens}`);
+      await pool.query(`DROP TABLE IF EXISTS ${name}`);
+    };
+    try {
+      await drop();
+      await pool.query(`CREATE TABLE ${name} (id INT PRIMARY KEY, amount_range MEDIUMTEXT)`);
+      await db.insert(t).values([{ id: 1, amountRange: 5 }, { id: 2, amountRange: -3 }]);
+      const none = await check(true);
+      assert.deepEqual(none.map((p) => p.code), ['ALE_RANGE_TOKEN_TABLE_MISSING', 'ALE_RANGE_TRIGGER_MISSING', 'ALE_RANGE_TRIGGER_MISSING']);
+      assert.match(none[0].message, /token table "token_check_rows_tokens" of column "amount_range" is missing.*run rangeTokenTableSql\(token_check_rows, amount_range\)'s statements/);
+      assert.match(none[1].message, /no AFTER INSERT trigger on "token_check_rows"/);
+      await make();
+      assert.deepEqual(await check(true), []);
+      assert.deepEqual(await mysqlMod.rangeTokenTableCheck(db, t.amountRange), { ok: true, problems: [] });
+
+      // A dump restored without its triggers: a row written then has no pairs, and range conditions miss it.
+      await pool.query(`DROP TRIGGER ${tokens}_ai`);
+      assert.deepEqual(await codes(false), ['ALE_RANGE_TRIGGER_MISSING']);
+      await db.insert(t).values({ id: 3, amountRange: 9 });
+      assert.deepEqual(await found(), [1], 'the row written without its pairs is missed');
+      const missed = await check(true);
+      assert.deepEqual(missed.map((p) => p.code), ['ALE_RANGE_TRIGGER_MISSING', 'ALE_RANGE_PAIRS_STALE']);
+      assert.match(missed[1].message, /: [1-9]\d* tokens of the rows' text have no pair, and 0 pairs are no token/);
+      await make();
+      assert.deepEqual([await check(true), await found()], [[], [1, 3]], 'the statements again: the fill pairs the row');
+
+      // The update trigger gone: a new value keeps its old value's pairs, and has none of its own.
+      await pool.query(`DROP TRIGGER ${tokens}_au`);
+      await db.update(t).set({ amountRange: -7 }).where(eq(t.id, 3));
+      assert.deepEqual(await found(), [1, 3], 'found by its old value');
+      const moved = await check(true);
+      assert.deepEqual(moved.map((p) => p.code), ['ALE_RANGE_TRIGGER_MISSING', 'ALE_RANGE_PAIRS_STALE']);
+      assert.match(moved[0].message, /no AFTER UPDATE trigger/);
+      assert.match(moved[1].message, /: [1-9]\d* tokens .* no pair, and [1-9]\d* pairs are no token/);
+      await make();
+      const left = await check(true);
+      assert.deepEqual(left.map((p) => p.code), ['ALE_RANGE_PAIRS_STALE'], 'the fill adds pairs and deletes none');
+      assert.match(left[0].message, /: 0 tokens .* no pair, and [1-9]\d* pairs are no token/);
+      // The message's fix: the pairs deleted and filled again in one transaction.
+      const conn = await pool.getConnection();
+      try {
+        await conn.beginTransaction();
+        await conn.query(`DELETE FROM ${tokens}`);
+        await conn.query(statements().at(-1));
+        await conn.commit();
+      } finally {
+        conn.release();
+      }
+      assert.deepEqual([await check(true), await found()], [[], [1]]);
+
+      // Triggers that do not qualify: BEFORE INSERT, and AFTER INSERT naming the column only inside other names.
+      await pool.query(`DROP TRIGGER ${tokens}_ai`);
+      await pool.query(`CREATE TRIGGER ${tokens}_bi BEFORE INSERT ON ${name} FOR EACH ROW SET @n = (SELECT COUNT(*) FROM ${tokens}) + LENGTH(NEW.amount_range)`);
+      await pool.query(`CREATE TRIGGER ${tokens}_other AFTER INSERT ON ${name} FOR EACH ROW SET @old_amount_range = (SELECT COUNT(*) FROM ${tokens}) + NEW.id, @amount_range2 = 1`);
+      assert.deepEqual(await codes(false), ['ALE_RANGE_TRIGGER_MISSING']);
+      await pool.query(`DROP TRIGGER ${tokens}_bi`);
+      await pool.query(`DROP TRIGGER ${tokens}_other`);
+      await make();
+      assert.deepEqual(await check(false), []);
+
+      // A token table made without its foreign key: a deleted row's pairs would stay.
+      await pool.query(`DROP TABLE ${tokens}`);
+      await pool.query(`CREATE TABLE ${tokens} (token BINARY(8) NOT NULL, row_key INT NOT NULL, PRIMARY KEY (token, row_key)) ENGINE=InnoDB`);
+      const loose = await check(false);
+      assert.deepEqual(loose.map((p) => p.code), ['ALE_RANGE_TOKEN_FK_MISSING']);
+      assert.match(loose[0].message, /drop "token_check_rows_tokens", then run rangeTokenTableSql/);
+      await make();
+      assert.deepEqual(await codes(false), ['ALE_RANGE_TOKEN_FK_MISSING'], 'CREATE TABLE IF NOT EXISTS keeps the table as it is');
+      await pool.query(`DROP TABLE ${tokens}`);
+      await make();
+      assert.deepEqual(await check(true), []);
+
+      // A column without a token table has nothing to check; a column that is not a range index is refused.
+      const plain = mysqlTable(name, { id: int('id').primaryKey(), amountRange: mysqlMod.rangeIndexColumn('amount_range', { ...on, type: 'number', field: 'amount' }) });
+      assert.deepEqual(await mysqlMod.rangeTokenTableCheck(db, plain.amountRange, { rows: true }), { ok: true, problems: [] });
+      await assert.rejects(mysqlMod.rangeTokenTableCheck(db, t.id), { code: 'ALE_INVALID_INPUT' });
+    } finally {
+      await drop();
+      await pool.end();
+    }
+  });
+
   test('a token table pairs keys of other types: a string, and a serial', async () => {
     const byText = mysqlTable('token_table_text_key', {
       id: varchar('id', { length: 36 }).primaryKey(),

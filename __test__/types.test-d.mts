@@ -6,6 +6,7 @@ import { int, mysqlTable } from 'drizzle-orm/mysql-core';
 import { sql, type SQL } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
+import type { MySql2Database } from 'drizzle-orm/mysql2';
 import * as sqlite from '@sveltycms/ale/drizzle/sqlite';
 import * as pg from '@sveltycms/ale/drizzle/pg';
 import * as mysql from '@sveltycms/ale/drizzle/mysql';
@@ -182,6 +183,10 @@ const measured = sqliteTable('ms', {
   bornRange: sqlite.rangeIndexColumn('born_range', { collection: 'users', field: 'born', type: 'date' }),
 });
 const pgMeasured = pgTable('pms', { id: serial('id').primaryKey(), totalRange: pg.rangeIndexColumn('total_range', { collection: 'users', field: 'total', type: 'bigint', keys }) });
+// MySQL: a range column with a token table, and its start-up check through mysql2.
+declare const m2: MySql2Database;
+const tokened = mysqlTable('mms', { id: int('id').primaryKey(), totalRange: mysql.rangeIndexColumn('total_range', { collection: 'users', field: 'total', type: 'number', tokenTable: 'mms_total_tokens' }) });
+const tokenChecked = mysql.rangeTokenTableCheck(m2, tokened.totalRange, { rows: true });
 const before1970 = drizzle.rangeLt(measured.bornRange, new Date(0));
 const ordered = drizzle.orderedPage((where, limit, offset) => sdb.select().from(measured).where(where).limit(limit).offset(offset), { column: measured.amountRange, value: (row) => row.amount, order: 'desc', limit: 20, within: drizzle.rangeGte(measured.amountRange, 0) });
 export type RangeTests = [
@@ -194,6 +199,7 @@ export type RangeTests = [
   Expect<Equal<Parameters<typeof before1970.matches>[0], drizzle.RangeValue | null | undefined>>,
   Expect<Equal<typeof ordered, Promise<drizzle.OrderedPage<typeof measured.$inferSelect>>>>,
   Expect<Equal<typeof sqlite.rangeBetween, typeof drizzle.rangeBetween>>,
+  Expect<Equal<typeof tokenChecked, Promise<mysql.RangeTokenTableCheck>>>,
 ];
 // @ts-expect-error a number column's range takes numbers
 void drizzle.rangeGt(measured.amountRange, '5');

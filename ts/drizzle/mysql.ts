@@ -13,6 +13,8 @@ export { aleKeys, keyTable as aleKeysTable } from './mysql-core/keys.js';
 export { searchIndexSql } from './mysql-core/search.js';
 /** The token table a rangeIndexColumn with `tokenTable` asks, with the triggers that keep it, as SQL for a migration. */
 export { rangeTokenTableSql } from './mysql-core/token-table.js';
+/** Whether that token table, its foreign key and its triggers are there (and with `rows`, its pairs in step with the rows): a start-up check. */
+export { rangeTokenTableCheck, type RangeTokenTableCheck, type RangeTokenTableCheckOptions, type RangeTokenTableProblem } from './mysql-core/token-table-check.js';
 
 declare module './dialect.js' {
   // This dialect's column builders, which the factory's columns are typed with.

@@ -13,7 +13,7 @@ import { rangeColumnOf } from '../probe.js';
 import { tableKey, type KeyConfig, type TableKey } from '../range/table-key.js';
 
 /** The key of `column`'s table, which the token table's rows point to. */
-function keyOf(column: Column, what: string): TableKey {
+export function keyOf(column: Column, what: string): TableKey {
   // mysql-core declares its columns apart from drizzle-orm's Column, which they are at run time.
   const at = tableKey(column, getTableConfig as unknown as (table: Table) => KeyConfig);
   if (at === undefined) throw codedError('ALE_INVALID_INPUT', `${what}: a token table needs its table's primary key of one column, named in the schema (not an alias, as relational queries give)`);
@@ -42,6 +42,16 @@ export function inTokenTable(column: Column, tokenTable: string, tokens: Buffer,
   return out === undefined ? sql`${key} in ${found}` : sql`(${key} in ${found} and ${key} not in ${out})`;
 }
 
+/** A MySQL identifier, quoted. */
+export function quoteId(id: string): string {
+  return `\`${id.replaceAll('`', '``')}\``;
+}
+
+/** The tokens of `row`'s text column `text` (16 hex digits a token, one space between two) as rows `w.hex`, cut with JSON_TABLE. */
+export function tokensOf(row: string, text: string): string {
+  return `JSON_TABLE(CONCAT('["', REPLACE(${row}.${text}, ' ', '","'), '"]'), '$[*]' COLUMNS (hex CHAR(16) PATH '$')) AS w`;
+}
+
 /**
  * The token table of range index column `column` of `table` (its
  * `tokenTable` option), as SQL for a migration: the table, with a foreign
@@ -60,7 +70,7 @@ export function rangeTokenTableSql(table: Table, column: Column): string[] {
   if (codec.tokenTable === undefined) throw codedError('ALE_INVALID_INPUT', `${what}: column "${column.name}" names no tokenTable`);
   if (column.table !== table) throw codedError('ALE_INVALID_INPUT', `${what}: column "${column.name}" is not a column of this table`);
   const { key } = keyOf(column, what);
-  const q = (id: string) => `\`${id.replaceAll('`', '``')}\``;
+  const q = quoteId;
   const [name, pairs, text, id] = [q(getTableName(table)), q(codec.tokenTable), q(column.name), q(key.name)];
   // `serial` is MySQL's shorthand for an unsigned bigint that counts itself; the pairs hold the number.
   const keyType = key.getSQLType() === 'serial' ? 'bigint unsigned' : key.getSQLType();
@@ -69,7 +79,7 @@ export function rangeTokenTableSql(table: Table, column: Column): string[] {
   // already (the same token twice in a text, or a row the triggers wrote
   // before the first fill read it) is left as it is.
   const pairsOf = (row: string, from = '') =>
-    `INSERT INTO ${pairs} (token, row_key) SELECT UNHEX(w.hex), ${row}.${id} FROM ${from}JSON_TABLE(CONCAT('["', REPLACE(${row}.${text}, ' ', '","'), '"]'), '$[*]' COLUMNS (hex CHAR(16) PATH '$')) AS w WHERE ${row}.${text} <> '' ON DUPLICATE KEY UPDATE ${pairs}.row_key = ${pairs}.row_key`;
+    `INSERT INTO ${pairs} (token, row_key) SELECT UNHEX(w.hex), ${row}.${id} FROM ${from}${tokensOf(row, text)} WHERE ${row}.${text} <> '' ON DUPLICATE KEY UPDATE ${pairs}.row_key = ${pairs}.row_key`;
   return [
     // The foreign key, not a trigger, deletes a row's pairs: a statement whose WHERE reads the pairs (a range condition) may
     // not run a trigger that writes them (MySQL's error 1442), and a cascade from another table fires no trigger.

@@ -1,0 +1,122 @@
+// rangeTokenTableCheck: whether the token table a range index column names,
+// its foreign key and the two triggers that write it are in the database.
+// A dump restored without its triggers (mysqldump --skip-triggers), or a
+// table made again from its schema alone, writes rows with no pairs, and
+// range conditions then miss those rows without a word (docs/search.md,
+// "Token tables on MySQL and MariaDB"); a check at start-up says so first.
+// It reads information_schema, and with `rows` compares the pairs with the
+// column's text.
+import { getTableName, sql, type Column, type SQL, type Table } from 'drizzle-orm';
+import { rangeColumnOf } from '../probe.js';
+import { keyOf, quoteId, tokensOf } from './token-table.js';
+
+/** What is missing or wrong, with what to do about it. */
+export interface RangeTokenTableProblem {
+  code: 'ALE_RANGE_TOKEN_TABLE_MISSING' | 'ALE_RANGE_TOKEN_FK_MISSING' | 'ALE_RANGE_TRIGGER_MISSING' | 'ALE_RANGE_PAIRS_STALE';
+  message: string;
+}
+
+export interface RangeTokenTableCheck {
+  /** No problem found. */
+  ok: boolean;
+  problems: RangeTokenTableProblem[];
+}
+
+export interface RangeTokenTableCheckOptions {
+  /**
+   * Also compare the pairs with the column's text, row by row: finds rows
+   * written or changed while a trigger was gone. It reads every row and
+   * every pair. Default false.
+   */
+  rows?: boolean;
+}
+
+/** A Drizzle MySQL database on mysql2, whose execute() resolves to [rows, fields]. */
+interface MySqlDb {
+  execute(query: SQL): Promise<unknown>;
+}
+
+async function rowsOf<Row>(db: MySqlDb, query: SQL): Promise<Row[]> {
+  const result = await db.execute(query);
+  return (Array.isArray(result) ? result[0] : result) as Row[];
+}
+
+async function countOf(db: MySqlDb, query: SQL): Promise<number> {
+  const [row] = await rowsOf<{ n: number | string | bigint }>(db, query);
+  return Number(row?.n ?? 0);
+}
+
+/** Whether `body` names `id` as a whole name, quoted or not, in any case. */
+function names(body: string, id: string): boolean {
+  const escaped = id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(?<![\\w$])${escaped}(?![\\w$])`, 'i').test(body);
+}
+
+const EVENTS = ['INSERT', 'UPDATE'] as const;
+
+/**
+ * Checks that range index column `column` (a rangeIndexColumn with
+ * `tokenTable`) has its token table, with the foreign key that deletes a
+ * row's pairs with the row, and that its table has an AFTER INSERT and an
+ * AFTER UPDATE trigger that write the column's pairs; with `rows`, that
+ * the pairs are the tokens of each row's text. It changes nothing. The fix
+ * for each problem is in its message. A column without `tokenTable` (its
+ * tokens under FULLTEXT, which the database keeps) has nothing to check.
+ *
+ *   const { ok, problems } = await rangeTokenTableCheck(db, orders.totalRange);
+ */
+export async function rangeTokenTableCheck(db: MySqlDb, column: Column, options: RangeTokenTableCheckOptions = {}): Promise<RangeTokenTableCheck> {
+  const what = 'rangeTokenTableCheck';
+  const { codec } = rangeColumnOf(column, what);
+  const tokenTable = codec.tokenTable;
+  if (tokenTable === undefined) return { ok: true, problems: [] };
+  const { key } = keyOf(column, what);
+  const table = getTableName(column.table as Table);
+  const rerun = `run rangeTokenTableSql(${table}, ${column.name})'s statements (each can run again; the last one pairs the rows already there)`;
+  const problems: RangeTokenTableProblem[] = [];
+
+  const there = await countOf(db, sql`SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ${tokenTable}`);
+  if (there === 0) problems.push({ code: 'ALE_RANGE_TOKEN_TABLE_MISSING', message: `${what}: token table "${tokenTable}" of column "${column.name}" is missing: range conditions on the column fail; ${rerun}` });
+  else {
+    const cascades = await countOf(
+      db,
+      sql`SELECT COUNT(*) AS n FROM information_schema.KEY_COLUMN_USAGE k JOIN information_schema.REFERENTIAL_CONSTRAINTS r
+            ON r.CONSTRAINT_SCHEMA = k.CONSTRAINT_SCHEMA AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME AND r.TABLE_NAME = k.TABLE_NAME
+          WHERE k.TABLE_SCHEMA = DATABASE() AND k.TABLE_NAME = ${tokenTable} AND k.COLUMN_NAME = 'row_key'
+            AND k.REFERENCED_TABLE_NAME = ${table} AND k.REFERENCED_COLUMN_NAME = ${key.name} AND r.DELETE_RULE = 'CASCADE' AND r.UPDATE_RULE = 'CASCADE'`,
+    );
+    // CREATE TABLE IF NOT EXISTS keeps a table as it is: the table must go first.
+    if (cascades === 0) problems.push({ code: 'ALE_RANGE_TOKEN_FK_MISSING', message: `${what}: token table "${tokenTable}" has no foreign key from row_key to "${table}"."${key.name}" that deletes and moves a row's pairs with it: a deleted row's tokens stay behind; drop "${tokenTable}", then ${rerun}` });
+  }
+
+  const triggers = await rowsOf<{ event: string; timing: string; body: string }>(
+    db,
+    sql`SELECT EVENT_MANIPULATION AS event, ACTION_TIMING AS timing, ACTION_STATEMENT AS body FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = ${table}`,
+  );
+  for (const event of EVENTS) {
+    // AFTER: the pairs need the row's key, which an AUTO_INCREMENT key has only once the row is written.
+    const found = triggers.some((t) => t.event === event && t.timing === 'AFTER' && names(t.body, tokenTable) && names(t.body, column.name));
+    if (!found) {
+      problems.push({
+        code: 'ALE_RANGE_TRIGGER_MISSING',
+        message: `${what}: no AFTER ${event} trigger on "${table}" writes column "${column.name}"'s pairs into "${tokenTable}": rows ${event === 'INSERT' ? 'inserted' : 'changed'} from then on are missing from range conditions or found by their old value's tokens; ${rerun}, then check with { rows: true }`,
+      });
+    }
+  }
+
+  if (options.rows && there > 0) {
+    const [name, pairs, text, id] = [quoteId(table), quoteId(tokenTable), quoteId(column.name), quoteId(key.name)];
+    const missing = await countOf(db, sql.raw(`SELECT COUNT(*) AS n FROM ${name} AS t, ${tokensOf('t', text)} WHERE t.${text} <> '' AND NOT EXISTS (SELECT 1 FROM ${pairs} AS p WHERE p.token = UNHEX(w.hex) AND p.row_key = t.${id})`));
+    // 16 hex digits with no space in a text of 16-digit tokens one space apart: one of its tokens.
+    const extra = await countOf(db, sql.raw(`SELECT COUNT(*) AS n FROM ${pairs} AS p LEFT JOIN ${name} AS t ON t.${id} = p.row_key WHERE t.${text} IS NULL OR LOCATE(LOWER(HEX(p.token)), t.${text}) = 0`));
+    if (missing + extra > 0) {
+      problems.push({
+        code: 'ALE_RANGE_PAIRS_STALE',
+        message:
+          `${what}: token table "${tokenTable}" is out of step with column "${column.name}": ${missing} tokens of the rows' text have no pair, and ${extra} pairs are no token of their row's text; ` +
+          `range conditions can miss rows either way. In one transaction, delete its pairs (DELETE FROM ${pairs}) and run rangeTokenTableSql's last statement (the fill), while the table is quiet: writes wait for it`,
+      });
+    }
+  }
+  return { ok: problems.length === 0, problems };
+}
