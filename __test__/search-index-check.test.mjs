@@ -21,9 +21,22 @@ const users = sqliteTable('users', {
   nameSearch: m.searchIndexColumn('name_search', { ...on, fts: 'users_name_fts' }),
   bio: text('bio'),
 });
+const scores = sqliteTable('scores', {
+  id: integer('id').primaryKey(),
+  points: m.encryptedNumber('points', { ...on, field: 'points' }),
+  pointsRange: m.rangeIndexColumn('points_range', { ...on, field: 'points', type: 'number', fts: 'scores_points_fts' }),
+});
 const scanned = sqliteTable('users', { id: integer('id').primaryKey(), nameSearch: m.searchIndexColumn('name_search', on) });
 const CREATE = 'CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT, name_search TEXT, bio TEXT)';
 const codes = (check) => check.problems.map((p) => p.code);
+
+/** drizzle-kit's rebuild of `table` (made by `create`): a new table, the rows copied, the old one dropped, the new one renamed. */
+function rebuild(s, create, table) {
+  s.exec(create.replace(table, `__new_${table}`));
+  s.exec(`INSERT INTO __new_${table} SELECT * FROM ${table}`);
+  s.exec(`DROP TABLE ${table}`);
+  s.exec(`ALTER TABLE __new_${table} RENAME TO ${table}`);
+}
 
 /** A fresh database on `driver`, closed and removed after `body`. */
 async function withDb(driver, body) {
@@ -48,11 +61,7 @@ for (const driver of SQLITE_DRIVERS) {
       await s.db.insert(users).values({ id: 1, name: 'Jane Müller', nameSearch: 'Jane Müller' });
       assert.deepEqual(await m.searchIndexCheck(s.db, users.nameSearch, { rows: true }), { ok: true, problems: [] });
 
-      // drizzle-kit's rebuild: a new table, the rows copied, the old one dropped, the new one renamed
-      s.exec(CREATE.replace('users', '__new_users'));
-      s.exec('INSERT INTO __new_users SELECT * FROM users');
-      s.exec('DROP TABLE users');
-      s.exec('ALTER TABLE __new_users RENAME TO users');
+      rebuild(s, CREATE, 'users');
       const rebuilt = await m.searchIndexCheck(s.db, users.nameSearch, { rows: true });
       assert.equal(rebuilt.ok, false);
       assert.deepEqual(codes(rebuilt), ['ALE_SEARCH_TRIGGER_MISSING', 'ALE_SEARCH_TRIGGER_MISSING', 'ALE_SEARCH_TRIGGER_MISSING']);
@@ -66,6 +75,27 @@ for (const driver of SQLITE_DRIVERS) {
       for (const stmt of m.searchIndexSql(users, users.nameSearch, 'users_name_fts')) s.exec(stmt);
       assert.deepEqual(await m.searchIndexCheck(s.db, users.nameSearch, { rows: true }), { ok: true, problems: [] });
       assert.deepEqual(await found(), [1, 2]);
+    });
+  });
+
+  test(`searchIndexCheck (${driver}): a range index column's FTS5 table and triggers too: a rebuild's missing triggers and the rows range conditions then miss, until searchIndexSql runs again`, async () => {
+    await withDb(driver, async (s) => {
+      const create = 'CREATE TABLE scores (id INTEGER PRIMARY KEY, points TEXT, points_range TEXT)';
+      s.exec(create);
+      for (const stmt of m.searchIndexSql(scores, scores.pointsRange, 'scores_points_fts')) s.exec(stmt);
+      await s.db.insert(scores).values({ id: 1, points: 5, pointsRange: 5 });
+      assert.deepEqual(await m.searchIndexCheck(s.db, scores.pointsRange, { rows: true }), { ok: true, problems: [] });
+      rebuild(s, create, 'scores');
+      assert.deepEqual(codes(await m.searchIndexCheck(s.db, scores.pointsRange)), ['ALE_SEARCH_TRIGGER_MISSING', 'ALE_SEARCH_TRIGGER_MISSING', 'ALE_SEARCH_TRIGGER_MISSING']);
+      await s.db.insert(scores).values({ id: 2, points: 9, pointsRange: 9 });
+      const found = async () => (await s.db.select({ id: scores.id }).from(scores).where(m.rangeGt(scores.pointsRange, 0))).map((r) => r.id);
+      assert.deepEqual(await found(), [1], 'the row written without triggers is missed');
+      assert.deepEqual(codes(await m.searchIndexCheck(s.db, scores.pointsRange, { rows: true })).at(-1), 'ALE_SEARCH_INDEX_STALE');
+      for (const stmt of m.searchIndexSql(scores, scores.pointsRange, 'scores_points_fts')) s.exec(stmt);
+      assert.deepEqual(await m.searchIndexCheck(s.db, scores.pointsRange, { rows: true }), { ok: true, problems: [] });
+      assert.deepEqual(await found(), [1, 2]);
+      // a column that is no index is refused
+      await assert.rejects(m.searchIndexCheck(s.db, scores.points), { code: 'ALE_INVALID_INPUT', message: /not a searchIndexColumn or rangeIndexColumn/ });
     });
   });
 

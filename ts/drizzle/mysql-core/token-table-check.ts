@@ -8,6 +8,7 @@
 // column's text.
 import { getTableName, sql, type Column, type SQL, type Table } from 'drizzle-orm';
 import { rangeColumnOf } from '../probe.js';
+import { mentions } from '../sql-names.js';
 import { keyOf, quoteId, tokensOf } from './token-table.js';
 
 /** What is missing or wrong, with what to do about it. */
@@ -44,12 +45,6 @@ async function rowsOf<Row>(db: MySqlDb, query: SQL): Promise<Row[]> {
 async function countOf(db: MySqlDb, query: SQL): Promise<number> {
   const [row] = await rowsOf<{ n: number | string | bigint }>(db, query);
   return Number(row?.n ?? 0);
-}
-
-/** Whether `body` names `id` as a whole name, quoted or not, in any case. */
-function names(body: string, id: string): boolean {
-  const escaped = id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`(?<![\\w$])${escaped}(?![\\w$])`, 'i').test(body);
 }
 
 const EVENTS = ['INSERT', 'UPDATE'] as const;
@@ -95,7 +90,7 @@ export async function rangeTokenTableCheck(db: MySqlDb, column: Column, options:
   );
   for (const event of EVENTS) {
     // AFTER: the pairs need the row's key, which an AUTO_INCREMENT key has only once the row is written.
-    const found = triggers.some((t) => t.event === event && t.timing === 'AFTER' && names(t.body, tokenTable) && names(t.body, column.name));
+    const found = triggers.some((t) => t.event === event && t.timing === 'AFTER' && mentions(t.body, tokenTable) && mentions(t.body, column.name));
     if (!found) {
       problems.push({
         code: 'ALE_RANGE_TRIGGER_MISSING',

@@ -1,14 +1,16 @@
-// searchIndexCheck: whether the FTS5 table a search index column names and
-// the triggers that keep it are in the database. A table that drizzle-kit
-// rebuilds loses its triggers without a word, and from then on written
-// rows are missing from the index and searches miss them (docs/search.md,
+// searchIndexCheck: whether the FTS5 table a search or range index column
+// names and the triggers that keep it are in the database. A table that
+// drizzle-kit rebuilds loses its triggers without a word, and from then on
+// written rows are missing from the index and searches and range
+// conditions miss them (docs/search.md,
 // "SQLite: a migration that rebuilds the table drops the triggers"); a
 // check at start-up says so before a search does. It reads the schema
 // (sqlite_master), and with `rows` asks FTS5 to compare its index with the
 // rows.
 import { getTableName, sql, type Column, type Table } from 'drizzle-orm';
 import { text, sqliteTable } from 'drizzle-orm/sqlite-core';
-import { searchColumnOf } from '../probe.js';
+import { indexColumnOf } from '../probe.js';
+import { mentions } from '../sql-names.js';
 import { quoteName } from './search.js';
 
 /** What is missing or wrong, with what to do about it. */
@@ -43,8 +45,8 @@ const schema = sqliteTable('sqlite_master', { type: text('type'), name: text('na
 const EVENTS = ['INSERT', 'DELETE', 'UPDATE'] as const;
 
 /**
- * Checks that search index column `column` (a searchIndexColumn with `fts`)
- * has its FTS5 table, that the table indexes the column, and that its table
+ * Checks that index column `column` (a searchIndexColumn or rangeIndexColumn
+ * with `fts`) has its FTS5 table, that the table indexes the column, and that its table
  * has a trigger for each of INSERT, DELETE and UPDATE that writes the column
  * into that FTS5 table; with `rows`, that the index holds every row. It
  * changes nothing. The fix for each problem is in its message: for a table
@@ -54,7 +56,7 @@ const EVENTS = ['INSERT', 'DELETE', 'UPDATE'] as const;
  *   const { ok, problems } = await searchIndexCheck(db, users.nameSearch);
  */
 export async function searchIndexCheck(db: SqliteDb, column: Column, options: SearchIndexCheckOptions = {}): Promise<SearchIndexCheck> {
-  const { codec } = searchColumnOf(column, 'searchIndexCheck');
+  const { codec } = indexColumnOf(column, 'searchIndexCheck');
   const fts = codec.fts;
   if (fts === undefined) return { ok: true, problems: [] }; // no FTS5 table: searches scan the column, which nothing can leave behind
   const table = getTableName(column.table as Table);
@@ -184,10 +186,4 @@ function triggerOf(create: string): Trigger {
     when: m[4],
     body: create.slice(m.index + m[0].length),
   };
-}
-
-/** Whether `sqlText` names `name` as a whole identifier, quoted or not. */
-function mentions(sqlText: string, name: string): boolean {
-  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`(^|[^\\w$])${escaped}($|[^\\w$])`, 'i').test(sqlText);
 }
