@@ -201,6 +201,14 @@ export function searchSuite(d) {
         const next = await pageOf(where, 'name', { limit: ROWS, cursor: first.cursor });
         const skipped = await pageOf(where, 'name', { limit: ROWS, offset: 1 });
         assert.deepEqual([first.rows, next.rows, skipped.rows].map((rows) => rows.map((r) => r.id)), [expected.slice(0, 1), expected.slice(1), expected.slice(1)]);
+        // Newest first, the foreign row is the first candidate: reported by the first page, and not again by the page after it, by offset or by cursor.
+        assert.ok(expected.length >= 2, 'a page after the first needs two matches');
+        const newest = (options) =>
+          mod.withTenant('acme', () => mod.searchPage((limit, offset) => conn.db.select().from(table).where(where).orderBy(desc(table.id)).limit(limit).offset(offset), { ...options, matches: (row) => where.matches(row.name) }));
+        const top = await newest({ limit: 1 });
+        const [after, byOffset] = [await newest({ limit: ROWS, cursor: top.cursor }), await newest({ limit: ROWS, offset: 1 })];
+        assert.deepEqual([top, after, byOffset].map((p) => p.failures.length), [1, 0, 0]);
+        assert.deepEqual([after.rows, byOffset.rows].map((rows) => rows.map((r) => r.id)), [expected.slice(0, -1).reverse(), expected.slice(0, -1).reverse()]);
         // a failure that is not one value's (no tenant in scope) fails the page, as it fails any read
         await assert.rejects(
           mod.searchPage((limit, offset) => conn.db.select().from(table).where(where).orderBy(asc(table.id)).limit(limit).offset(offset), { limit: 5, matches: () => true }),

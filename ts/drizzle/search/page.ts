@@ -29,8 +29,9 @@ export interface SearchPage<Row> {
   read: number;
   refused: number;
   /**
-   * Candidates read for this page that failed authentication in this
-   * tenant's context (ALE_AUTH_FAILED), left out of the page: on SQLite and
+   * Candidates of this page (past the matches `offset` skips, as with
+   * `cursor`) that failed authentication in this tenant's context
+   * (ALE_AUTH_FAILED), left out of the page: on SQLite and
    * MySQL a row of another tenant (in a table queried without a tenant
    * filter) is a candidate by a chance of its 30-bit words; otherwise a
    * value altered or moved, or, with `keys`, written under a key this
@@ -90,7 +91,8 @@ export async function searchPage<Row>(fetch: (limit: number, offset: number) => 
       if (failed !== undefined) {
         const e = failed.error;
         if (e.code !== 'ALE_AUTH_FAILED') throw e;
-        page.failures.push(rowFailure(failed, rows[i] as Record<string, unknown>, options));
+        // Before the last match that `offset` skips, the failure is an earlier page's, which reported it.
+        if (skip === 0) page.failures.push(rowFailure(failed, rows[i] as Record<string, unknown>, options));
         continue;
       }
       if (!matches(rows[i])) {
