@@ -135,6 +135,10 @@ export function drizzleSuite(d) {
       assert.deepEqual(rows.map((r) => [r.email, r.profile]), [['u1@x.test', { id: 1 }], [null, { id: 2 }], ['u3@x.test', null]]);
       assert.deepEqual(failures.map((f) => [f.key, f.column, f.code]), [[2, 'email', 'ALE_AUTH_FAILED'], [3, 'profile', 'ALE_MALFORMED_ENVELOPE']]);
       assert.match(failures[0].message, /table "users", column "email", collection "users", tenant "acme", row 2/);
+      // a bigint key (PostgreSQL's bigserial in mode 'bigint', here the id read as one), which JSON cannot show
+      const wide = await withTenant('acme', () => mod.readWithFailures(() => db.select({ id: sql`${users.id}`.mapWith(BigInt), email: users.email }).from(users).orderBy(users.id), { key: 'id', table: 'users' }));
+      assert.deepEqual(wide.failures.map((f) => [f.key, f.column]), [[2n, 'email']]);
+      assert.match(wide.failures[0].message, /tenant "acme", row 2n:/);
       // without the helper, the same read fails as a whole with a coded error naming the column
       assert.equal(await codeOf(withTenant('acme', () => db.select().from(users))), 'ALE_AUTH_FAILED');
     });

@@ -50,7 +50,9 @@ test('a token table is for MySQL and MariaDB, named, and made for a column of it
 });
 
 const url = serverUrl('MYSQL_URL');
-if (url && oracleDrivers('mysql', ['mysql2']).length > 0) {
+// An account with an application's rights (no TRIGGER), as a start-up check runs: scripts/services.sh makes it.
+const appUrl = url && serverUrl('MYSQL_APP_URL');
+if (url && appUrl && oracleDrivers('mysql', ['mysql2']).length > 0) {
   test("the triggers keep one pair for each token of each row's text, and none for a row gone", async () => {
     const pool = mysql.createPool({ uri: url, connectionLimit: 2 });
     const db = drizzle(pool);
@@ -137,6 +139,7 @@ if (url && oracleDrivers('mysql', ['mysql2']).length > 0) {
     const drop = async () => {
       await pool.query(`DROP TABLE IF EXISTS ${tokens}`);
       await pool.query(`DROP TABLE IF EXISTS ${name}`);
+      await pool.query(`DROP TABLE IF EXISTS ${name}_old`);
     };
     try {
       await drop();
@@ -144,11 +147,51 @@ if (url && oracleDrivers('mysql', ['mysql2']).length > 0) {
       await db.insert(t).values([{ id: 1, amountRange: 5 }, { id: 2, amountRange: -3 }]);
       const none = await check(true);
       assert.deepEqual(none.map((p) => p.code), ['ALE_RANGE_TOKEN_TABLE_MISSING', 'ALE_RANGE_TRIGGER_MISSING', 'ALE_RANGE_TRIGGER_MISSING']);
-      assert.match(none[0].message, /token table "token_check_rows_tokens" of column "amount_range" is missing.*run rangeTokenTableSql\(token_check_rows, amount_range\)'s statements/);
+      assert.match(none[0].message, /token table "token_check_rows_tokens" of column "amount_range" is missing.*run rangeTokenTableSql\(table, column\)'s statements/);
       assert.match(none[1].message, /no AFTER INSERT trigger on "token_check_rows"/);
       await make();
       assert.deepEqual(await check(true), []);
       assert.deepEqual(await mysqlMod.rangeTokenTableCheck(db, t.amountRange), { ok: true, problems: [] });
+
+      // An application's account sees the triggers without their statements: rangeTokenTableSql's own pass by their names.
+      const appPool = mysql.createPool({ uri: appUrl, connectionLimit: 1 });
+      try {
+        const app = drizzle(appPool);
+        const [[seen]] = await appPool.query('SELECT ACTION_STATEMENT AS body FROM information_schema.TRIGGERS WHERE TRIGGER_NAME = ?', [`${tokens}_ai`]);
+        assert.equal(seen.body, null, "the statement is hidden from the application's account");
+        assert.deepEqual(await mysqlMod.rangeTokenTableCheck(app, t.amountRange, { rows: true }), { ok: true, problems: [] });
+        // The same insert trigger under another name: read, it passes; hidden, it is reported, with why.
+        await pool.query(`DROP TRIGGER ${tokens}_ai`);
+        await pool.query(statements()[2].replace(`\`${tokens}_ai\``, `\`${name}_mine_ai\``));
+        assert.deepEqual(await check(false), []);
+        const unread = (await mysqlMod.rangeTokenTableCheck(app, t.amountRange)).problems;
+        assert.deepEqual(unread.map((p) => p.code), ['ALE_RANGE_TRIGGER_MISSING']);
+        assert.match(unread[0].message, /no AFTER INSERT trigger.*cannot read the statements of 2 trigger\(s\) on "token_check_rows"/);
+        await pool.query(`DROP TRIGGER ${name}_mine_ai`);
+        await make();
+      } finally {
+        await appPool.end();
+      }
+      // A trigger of rangeTokenTableSql's name on another table: the statements keep it (IF NOT EXISTS), so it must be dropped first.
+      await pool.query(`DROP TRIGGER ${tokens}_ai`);
+      await pool.query(`CREATE TABLE IF NOT EXISTS ${name}_old (id INT PRIMARY KEY)`);
+      await pool.query(`CREATE TRIGGER ${tokens}_ai AFTER INSERT ON ${name}_old FOR EACH ROW SET @n = NEW.id`);
+      await make();
+      const taken = await check(false);
+      assert.deepEqual(taken.map((p) => p.code), ['ALE_RANGE_TRIGGER_MISSING']);
+      assert.match(taken[0].message, /drop trigger token_check_rows_tokens_ai first \(DROP TRIGGER `token_check_rows_tokens_ai`\), then run rangeTokenTableSql/);
+      await pool.query(`DROP TABLE ${name}_old`);
+      await make();
+      assert.deepEqual(await check(true), []);
+      // A connection with no database: nothing to look for, and said so.
+      const nowhere = new URL(url);
+      nowhere.pathname = '/';
+      const bare = mysql.createPool({ uri: nowhere.href, connectionLimit: 1 });
+      try {
+        await assert.rejects(mysqlMod.rangeTokenTableCheck(drizzle(bare), t.amountRange), { code: 'ALE_INVALID_INPUT', message: /no database selected/ });
+      } finally {
+        await bare.end();
+      }
 
       // A dump restored without its triggers: a row written then has no pairs, and range conditions miss it.
       await pool.query(`DROP TRIGGER ${tokens}_ai`);

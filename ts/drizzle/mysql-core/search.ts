@@ -8,6 +8,7 @@ import { getTableConfig } from 'drizzle-orm/mysql-core';
 import { tokenWords } from '../../shared/search-words.js';
 import { bothEnds, tableKey, type KeyConfig } from '../range/table-key.js';
 import { allHex, inText, cappedTokens, storeWords, type EndsQuery, type SearchSql } from '../search/sql.js';
+import { quoteId } from './names.js';
 import { inTokenTable } from './token-table.js';
 
 export const mysqlSearch: SearchSql = {
@@ -63,6 +64,5 @@ function keyEnds(column: Column): EndsQuery | undefined {
 
 /** The FULLTEXT index on search index column `column` of `table`, as SQL, for a migration. */
 export function searchIndexSql(table: Table, column: Column, name: string): string[] {
-  const q = (id: string) => `\`${id.replaceAll('`', '``')}\``;
-  return [`ALTER TABLE ${q(getTableName(table))} ADD FULLTEXT INDEX ${q(name)} (${q(column.name)})`];
+  return [`ALTER TABLE ${quoteId(getTableName(table))} ADD FULLTEXT INDEX ${quoteId(name)} (${quoteId(column.name)})`];
 }

@@ -7,9 +7,11 @@
 // It reads information_schema, and with `rows` compares the pairs with the
 // column's text.
 import { getTableName, sql, type Column, type SQL, type Table } from 'drizzle-orm';
+import { codedError } from '../../shared/errors.js';
 import { rangeColumnOf } from '../probe.js';
 import { mentions } from '../sql-names.js';
-import { keyOf, quoteId, tokensOf } from './token-table.js';
+import { quoteId } from './names.js';
+import { keyOf, tokensOf } from './token-table.js';
 
 /** What is missing or wrong, with what to do about it. */
 export interface RangeTokenTableProblem {
@@ -32,14 +34,14 @@ export interface RangeTokenTableCheckOptions {
   rows?: boolean;
 }
 
-/** A Drizzle MySQL database on mysql2, whose execute() resolves to [rows, fields]. */
+/** A Drizzle MySQL database: execute() resolves to [rows, fields] on mysql2, to { rows } on some others. */
 interface MySqlDb {
   execute(query: SQL): Promise<unknown>;
 }
 
 async function rowsOf<Row>(db: MySqlDb, query: SQL): Promise<Row[]> {
   const result = await db.execute(query);
-  return (Array.isArray(result) ? result[0] : result) as Row[];
+  return (Array.isArray(result) ? result[0] : (result as { rows?: unknown }).rows) as Row[];
 }
 
 async function countOf(db: MySqlDb, query: SQL): Promise<number> {
@@ -67,7 +69,10 @@ export async function rangeTokenTableCheck(db: MySqlDb, column: Column, options:
   if (tokenTable === undefined) return { ok: true, problems: [] };
   const { key } = keyOf(column, what);
   const table = getTableName(column.table as Table);
-  const rerun = `run rangeTokenTableSql(${table}, ${column.name})'s statements (each can run again; the last one pairs the rows already there)`;
+  // information_schema is read for the connection's database, where the token table is made.
+  const [{ schema }] = await rowsOf<{ schema: string | null }>(db, sql`SELECT DATABASE() AS \`schema\``);
+  if (schema === null) throw codedError('ALE_INVALID_INPUT', `${what}: the connection has no database selected (name one in its URL), so there is no token table to look for`);
+  const rerun = `run rangeTokenTableSql(table, column)'s statements (each can run again; the last one pairs the rows already there)`;
   const problems: RangeTokenTableProblem[] = [];
 
   const there = await countOf(db, sql`SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ${tokenTable}`);
@@ -78,25 +83,33 @@ export async function rangeTokenTableCheck(db: MySqlDb, column: Column, options:
       sql`SELECT COUNT(*) AS n FROM information_schema.KEY_COLUMN_USAGE k JOIN information_schema.REFERENTIAL_CONSTRAINTS r
             ON r.CONSTRAINT_SCHEMA = k.CONSTRAINT_SCHEMA AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME AND r.TABLE_NAME = k.TABLE_NAME
           WHERE k.TABLE_SCHEMA = DATABASE() AND k.TABLE_NAME = ${tokenTable} AND k.COLUMN_NAME = 'row_key'
-            AND k.REFERENCED_TABLE_NAME = ${table} AND k.REFERENCED_COLUMN_NAME = ${key.name} AND r.DELETE_RULE = 'CASCADE' AND r.UPDATE_RULE = 'CASCADE'`,
+            AND k.REFERENCED_TABLE_SCHEMA = DATABASE() AND k.REFERENCED_TABLE_NAME = ${table} AND k.REFERENCED_COLUMN_NAME = ${key.name} AND r.DELETE_RULE = 'CASCADE' AND r.UPDATE_RULE = 'CASCADE'`,
     );
     // CREATE TABLE IF NOT EXISTS keeps a table as it is: the table must go first.
     if (cascades === 0) problems.push({ code: 'ALE_RANGE_TOKEN_FK_MISSING', message: `${what}: token table "${tokenTable}" has no foreign key from row_key to "${table}"."${key.name}" that deletes and moves a row's pairs with it: a deleted row's tokens stay behind; drop "${tokenTable}", then ${rerun}` });
   }
 
-  const triggers = await rowsOf<{ event: string; timing: string; body: string }>(
+  // The table's triggers, and any trigger with one of rangeTokenTableSql's names, on whatever table (a name is the schema's).
+  const own = { INSERT: `${tokenTable}_ai`, UPDATE: `${tokenTable}_au` };
+  const triggers = await rowsOf<{ name: string; on: string; events: string; timing: string; body: string | null }>(
     db,
-    sql`SELECT EVENT_MANIPULATION AS event, ACTION_TIMING AS timing, ACTION_STATEMENT AS body FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = ${table}`,
+    sql`SELECT TRIGGER_NAME AS name, EVENT_OBJECT_TABLE AS \`on\`, EVENT_MANIPULATION AS events, ACTION_TIMING AS timing, ACTION_STATEMENT AS body
+        FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = DATABASE() AND (EVENT_OBJECT_TABLE = ${table} OR TRIGGER_NAME IN (${own.INSERT}, ${own.UPDATE}))`,
   );
+  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+  // Without the TRIGGER privilege, MariaDB and MySQL list a trigger with no statement: rangeTokenTableSql's own is then known by its name.
+  const hidden = triggers.filter((t) => t.body === null && same(t.on, table)).length;
   for (const event of EVENTS) {
     // AFTER: the pairs need the row's key, which an AUTO_INCREMENT key has only once the row is written.
-    const found = triggers.some((t) => t.event === event && t.timing === 'AFTER' && mentions(t.body, tokenTable) && mentions(t.body, column.name));
-    if (!found) {
-      problems.push({
-        code: 'ALE_RANGE_TRIGGER_MISSING',
-        message: `${what}: no AFTER ${event} trigger on "${table}" writes column "${column.name}"'s pairs into "${tokenTable}": rows ${event === 'INSERT' ? 'inserted' : 'changed'} from then on are missing from range conditions or found by their old value's tokens; ${rerun}, then check with { rows: true }`,
-      });
-    }
+    const keeps = (t: (typeof triggers)[number]) =>
+      same(t.on, table) && t.events.split(',').includes(event) && t.timing === 'AFTER' && (t.body === null ? same(t.name, own[event]) : mentions(t.body, tokenTable) && mentions(t.body, column.name));
+    if (triggers.some(keeps)) continue;
+    const consequence = event === 'INSERT' ? 'rows inserted from then on have no pairs, and range conditions miss them' : "rows changed from then on keep their old value's pairs, and range conditions miss them or find them by their old value";
+    // CREATE TRIGGER IF NOT EXISTS keeps a trigger of that name as it is: it must go first.
+    const taken = triggers.find((t) => same(t.name, own[event]));
+    const drop = taken === undefined ? '' : `drop trigger ${taken.name} first (DROP TRIGGER ${quoteId(taken.name)}), then `;
+    const unread = hidden === 0 ? '' : ` (this account cannot read the statements of ${hidden} trigger(s) on "${table}": without the TRIGGER privilege they are hidden; check as the migration's account, or with { rows: true })`;
+    problems.push({ code: 'ALE_RANGE_TRIGGER_MISSING', message: `${what}: no AFTER ${event} trigger on "${table}" writes column "${column.name}"'s pairs into "${tokenTable}", so ${consequence}; ${drop}${rerun}, then check with { rows: true }${unread}` });
   }
 
   if (options.rows && there > 0) {
@@ -109,7 +122,7 @@ export async function rangeTokenTableCheck(db: MySqlDb, column: Column, options:
         code: 'ALE_RANGE_PAIRS_STALE',
         message:
           `${what}: token table "${tokenTable}" is out of step with column "${column.name}": ${missing} tokens of the rows' text have no pair, and ${extra} pairs are no token of their row's text; ` +
-          `range conditions can miss rows either way. In one transaction, delete its pairs (DELETE FROM ${pairs}) and run rangeTokenTableSql's last statement (the fill), while the table is quiet: writes wait for it`,
+          `range conditions can miss rows, or find rows by an old value's pairs. In one transaction, delete its pairs (DELETE FROM ${pairs}) and run rangeTokenTableSql's last statement (the fill), while the table is quiet: writes wait for it`,
       });
     }
   }

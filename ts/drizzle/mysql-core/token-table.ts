@@ -11,6 +11,7 @@ import { getTableConfig } from 'drizzle-orm/mysql-core';
 import { codedError } from '../../shared/errors.js';
 import { rangeColumnOf } from '../probe.js';
 import { tableKey, type KeyConfig, type TableKey } from '../range/table-key.js';
+import { quoteId } from './names.js';
 
 /** The key of `column`'s table, which the token table's rows point to. */
 export function keyOf(column: Column, what: string): TableKey {
@@ -42,11 +43,6 @@ export function inTokenTable(column: Column, tokenTable: string, tokens: Buffer,
   return out === undefined ? sql`${key} in ${found}` : sql`(${key} in ${found} and ${key} not in ${out})`;
 }
 
-/** A MySQL identifier, quoted. */
-export function quoteId(id: string): string {
-  return `\`${id.replaceAll('`', '``')}\``;
-}
-
 /** The tokens of `row`'s text column `text` (16 hex digits a token, one space between two) as rows `w.hex`, cut with JSON_TABLE. */
 export function tokensOf(row: string, text: string): string {
   return `JSON_TABLE(CONCAT('["', REPLACE(${row}.${text}, ' ', '","'), '"]'), '$[*]' COLUMNS (hex CHAR(16) PATH '$')) AS w`;
@@ -70,11 +66,10 @@ export function rangeTokenTableSql(table: Table, column: Column): string[] {
   if (codec.tokenTable === undefined) throw codedError('ALE_INVALID_INPUT', `${what}: column "${column.name}" names no tokenTable`);
   if (column.table !== table) throw codedError('ALE_INVALID_INPUT', `${what}: column "${column.name}" is not a column of this table`);
   const { key } = keyOf(column, what);
-  const q = quoteId;
-  const [name, pairs, text, id] = [q(getTableName(table)), q(codec.tokenTable), q(column.name), q(key.name)];
+  const [name, pairs, text, id] = [quoteId(getTableName(table)), quoteId(codec.tokenTable), quoteId(column.name), quoteId(key.name)];
   // `serial` is MySQL's shorthand for an unsigned bigint that counts itself; the pairs hold the number.
   const keyType = key.getSQLType() === 'serial' ? 'bigint unsigned' : key.getSQLType();
-  const named = (suffix: string) => q(`${codec.tokenTable}_${suffix}`);
+  const named = (suffix: string) => quoteId(`${codec.tokenTable}_${suffix}`);
   // A row's pairs: each token its 8 bytes, cut from its text. A pair there
   // already (the same token twice in a text, or a row the triggers wrote
   // before the first fill read it) is left as it is.

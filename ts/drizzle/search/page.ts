@@ -15,7 +15,7 @@ export interface SearchPageOptions<Row> {
   cursor?: number;
   /** The exact test: whether a decrypted row answers, e.g. `(row) => where.matches(row.name)`. */
   matches: (row: Row) => boolean;
-  /** The property that names a row (such as `'id'`): a failure then says which row, as readWithFailures' does. */
+  /** The property that names a row (such as `'id'`): a failure then says which row, as readWithFailures' does. Its value goes into the message: name a column that is not secret, such as the primary key. */
   key?: string;
   /** The table's name, for the failures' messages. */
   table?: string;
