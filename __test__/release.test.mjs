@@ -219,7 +219,12 @@ describe('the release workflow', () => {
       }
       // CI=true makes the PostgreSQL and MariaDB suites required, unless the job says by name it has none.
       assert.notEqual(env.CI, 'false', `${where}: CI=false switches off every CI guard; use ALE_SERVERS=none`);
-      if (env.ALE_SERVERS !== 'none') assert.ok(env.PG_URL && env.MYSQL_URL, `${where}: CI=true without PG_URL and MYSQL_URL`);
+      if (env.ALE_SERVERS !== 'none') {
+        assert.ok(env.PG_URL && env.MYSQL_URL && env.MYSQL_APP_URL, `${where}: CI=true without PG_URL, MYSQL_URL and MYSQL_APP_URL`);
+        // the application's account (no TRIGGER privilege) that the token table check runs as: made, and passed into the container
+        assert.match(text, /node scripts\/mysql-app-account\.mjs /, `${where}: MYSQL_APP_URL's account is not made`);
+        for (const line of text.split('\n').filter((l) => /docker run/.test(l))) assert.match(line, /(-e|--env) MYSQL_APP_URL\b/, `${where}: docker run does not pass MYSQL_APP_URL on`);
+      }
       if (JSON.stringify(job).includes('alpine')) {
         assert.match(text, /apk add[^\n]*\bpython3\b/, `${where}: Alpine without python3 for better-sqlite3`);
         assert.match(text, /apk add[^\n]*\bmake\b/, `${where}: Alpine without make`);

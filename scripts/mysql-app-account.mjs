@@ -7,9 +7,11 @@
 //   node scripts/mysql-app-account.mjs mysql://root:…@127.0.0.1:3306/ale_test
 import mysql from 'mysql2/promise';
 
+const usage = 'usage: node scripts/mysql-app-account.mjs <a root URL of the server, naming the test database>';
 const root = process.argv[2];
-if (!root) throw new Error('usage: node scripts/mysql-app-account.mjs <a root URL of the server, naming the test database>');
-const database = new URL(root).pathname.slice(1);
+if (!root) throw new Error(usage);
+const database = decodeURIComponent(new URL(root).pathname.slice(1));
+if (database === '') throw new Error(usage);
 const c = await mysql.createConnection({ uri: root });
 try {
   await c.query("CREATE USER IF NOT EXISTS 'ale_app'@'%' IDENTIFIED BY 'ale_app'");

@@ -1,6 +1,5 @@
-// A MySQL identifier in SQL text: the migrations this dialect writes
-// (searchIndexSql, rangeTokenTableSql) and the check of a token table name
-// tables and columns that a schema may name with any character.
+// Quoting MySQL identifiers for the SQL this dialect writes: a schema may
+// name tables and columns with any character, a backtick included.
 
 /** `id` quoted with backticks, a backtick in it doubled. */
 export function quoteId(id: string): string {

@@ -34,14 +34,15 @@ export interface RangeTokenTableCheckOptions {
   rows?: boolean;
 }
 
-/** A Drizzle MySQL database: execute() resolves to [rows, fields] on mysql2, to { rows } on some others. */
+/** A Drizzle MySQL database on mysql2 (drizzle-orm/mysql2), whose execute() resolves to [rows, fields]. */
 interface MySqlDb {
   execute(query: SQL): Promise<unknown>;
 }
 
 async function rowsOf<Row>(db: MySqlDb, query: SQL): Promise<Row[]> {
   const result = await db.execute(query);
-  return (Array.isArray(result) ? result[0] : (result as { rows?: unknown }).rows) as Row[];
+  if (!Array.isArray(result) || !Array.isArray(result[0])) throw codedError('ALE_INVALID_INPUT', "rangeTokenTableCheck: the database's execute() did not give mysql2's [rows, fields]: pass a drizzle-orm/mysql2 database");
+  return result[0] as Row[];
 }
 
 async function countOf(db: MySqlDb, query: SQL): Promise<number> {
@@ -51,6 +52,19 @@ async function countOf(db: MySqlDb, query: SQL): Promise<number> {
 
 const EVENTS = ['INSERT', 'UPDATE'] as const;
 
+/** Whether the connection's account holds the TRIGGER privilege on `table`: globally, on the database, or on the table (roles aside). */
+async function holdsTrigger(db: MySqlDb, table: string): Promise<boolean> {
+  // information_schema names a grantee 'user'@'host'; CURRENT_USER() gives user@host, and a user name may hold an @.
+  const grantee = sql`(SELECT CONCAT('''', LEFT(u, LENGTH(u) - LENGTH(SUBSTRING_INDEX(u, '@', -1)) - 1), '''@''', SUBSTRING_INDEX(u, '@', -1), '''') FROM (SELECT CURRENT_USER() AS u) AS me)`;
+  const held = await countOf(
+    db,
+    sql`SELECT (SELECT COUNT(*) FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ${grantee} AND PRIVILEGE_TYPE = 'TRIGGER')
+             + (SELECT COUNT(*) FROM information_schema.SCHEMA_PRIVILEGES WHERE GRANTEE = ${grantee} AND TABLE_SCHEMA = DATABASE() AND PRIVILEGE_TYPE = 'TRIGGER')
+             + (SELECT COUNT(*) FROM information_schema.TABLE_PRIVILEGES WHERE GRANTEE = ${grantee} AND TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ${table} AND PRIVILEGE_TYPE = 'TRIGGER') AS n`,
+  );
+  return held > 0;
+}
+
 /**
  * Checks that range index column `column` (a rangeIndexColumn with
  * `tokenTable`) has its token table, with the foreign key that deletes a
@@ -59,6 +73,8 @@ const EVENTS = ['INSERT', 'UPDATE'] as const;
  * the pairs are the tokens of each row's text. It changes nothing. The fix
  * for each problem is in its message. A column without `tokenTable` (its
  * tokens under FULLTEXT, which the database keeps) has nothing to check.
+ * The server shows triggers in full only to an account with the TRIGGER
+ * privilege (a migration's); to others, a missing trigger's report says so.
  *
  *   const { ok, problems } = await rangeTokenTableCheck(db, orders.totalRange);
  */
@@ -96,19 +112,21 @@ export async function rangeTokenTableCheck(db: MySqlDb, column: Column, options:
     sql`SELECT TRIGGER_NAME AS name, EVENT_OBJECT_TABLE AS \`on\`, EVENT_MANIPULATION AS events, ACTION_TIMING AS timing, ACTION_STATEMENT AS body
         FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = DATABASE() AND (EVENT_OBJECT_TABLE = ${table} OR TRIGGER_NAME IN (${own.INSERT}, ${own.UPDATE}))`,
   );
-  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-  // Without the TRIGGER privilege, MariaDB and MySQL list a trigger with no statement: rangeTokenTableSql's own is then known by its name.
-  const hidden = triggers.filter((t) => t.body === null && same(t.on, table)).length;
+  // Without the TRIGGER privilege an account is shown a trigger with no statement (MariaDB) or no trigger at all (MySQL 8):
+  // rangeTokenTableSql's own are then known by their names where the server shows them, and a report says why.
+  const canRead = await holdsTrigger(db, table);
   for (const event of EVENTS) {
     // AFTER: the pairs need the row's key, which an AUTO_INCREMENT key has only once the row is written.
     const keeps = (t: (typeof triggers)[number]) =>
-      same(t.on, table) && t.events.split(',').includes(event) && t.timing === 'AFTER' && (t.body === null ? same(t.name, own[event]) : mentions(t.body, tokenTable) && mentions(t.body, column.name));
+      t.on === table && t.events.split(',').includes(event) && t.timing === 'AFTER' && (t.body === null ? t.name === own[event] : mentions(t.body, tokenTable) && mentions(t.body, column.name));
     if (triggers.some(keeps)) continue;
     const consequence = event === 'INSERT' ? 'rows inserted from then on have no pairs, and range conditions miss them' : "rows changed from then on keep their old value's pairs, and range conditions miss them or find them by their old value";
     // CREATE TRIGGER IF NOT EXISTS keeps a trigger of that name as it is: it must go first.
-    const taken = triggers.find((t) => same(t.name, own[event]));
+    const taken = triggers.find((t) => t.name === own[event]);
     const drop = taken === undefined ? '' : `drop trigger ${taken.name} first (DROP TRIGGER ${quoteId(taken.name)}), then `;
-    const unread = hidden === 0 ? '' : ` (this account cannot read the statements of ${hidden} trigger(s) on "${table}": without the TRIGGER privilege they are hidden; check as the migration's account, or with { rows: true })`;
+    const unread = canRead
+      ? ''
+      : ` (this account has no TRIGGER privilege on "${table}", so the server hides its triggers, or their statements, from it: check as the migration's account; { rows: true } finds rows already written without pairs)`;
     problems.push({ code: 'ALE_RANGE_TRIGGER_MISSING', message: `${what}: no AFTER ${event} trigger on "${table}" writes column "${column.name}"'s pairs into "${tokenTable}", so ${consequence}; ${drop}${rerun}, then check with { rows: true }${unread}` });
   }
 
