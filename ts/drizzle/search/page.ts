@@ -31,13 +31,14 @@ export interface SearchPage<Row> {
   /**
    * Candidates of this page (past the matches `offset` skips, as with
    * `cursor`) that failed authentication in this tenant's context
-   * (ALE_AUTH_FAILED), left out of the page: on SQLite and
-   * MySQL a row of another tenant (in a table queried without a tenant
-   * filter) is a candidate by a chance of its 30-bit words; otherwise a
-   * value altered or moved, or, with `keys`, written under a key this
-   * process has not loaded yet. Each names its column and code (and the
-   * row's key, with the `key` option), never a value. Any other failure to decrypt (no tenant in scope, keys that did
-   * not load) fails the page, as it fails any read.
+   * (ALE_AUTH_FAILED), left out of the page: on SQLite and MySQL a row of
+   * another tenant (in a table queried without a tenant filter) is a
+   * candidate by a chance of its 30-bit words; otherwise a value altered
+   * or moved, or, with `keys`, written under a key this process has not
+   * loaded yet. Each names its column and code (and the row's key, with
+   * the `key` option), never an encrypted value. Any other failure to
+   * decrypt (no tenant in scope, keys that did not load) fails the page,
+   * as it fails any read.
    */
   failures: SearchPageFailure[];
 }
