@@ -209,6 +209,28 @@ export function searchSuite(d) {
         const [after, byOffset] = [await newest({ limit: ROWS, cursor: top.cursor }), await newest({ limit: ROWS, offset: 1 })];
         assert.deepEqual([top, after, byOffset].map((p) => p.failures.length), [1, 0, 0]);
         assert.deepEqual([after.rows, byOffset.rows].map((rows) => rows.map((r) => r.id)), [expected.slice(0, -1).reverse(), expected.slice(0, -1).reverse()]);
+        // A row is looked into only when its batch had a failed cell, and then through plain objects and arrays, not a
+        // String object such as a StoredIndex (whose values are its characters): counted by proxies added to each row.
+        const looked = { plain: 0, string: 0 };
+        const probed = (q) =>
+          mod.withTenant('acme', async () => {
+            const w = mod.searchWords(table.nameSearch, q);
+            const fetch = async (limit, offset) =>
+              (await conn.db.select().from(table).where(w).orderBy(asc(table.id)).limit(limit).offset(offset)).map((row) => ({
+                ...row,
+                plain: new Proxy({}, { ownKeys: (t) => (looked.plain++, Reflect.ownKeys(t)) }),
+                string: new Proxy(new String('abc'), { ownKeys: (t) => (looked.string++, Reflect.ownKeys(t)) }),
+              }));
+            return mod.searchPage(fetch, { limit: ROWS, matches: (row) => w.matches(row.name) });
+          });
+        // a word of another acme row, not in the foreign row's words
+        const other = acme.map((p) => words1(p.name)).find((w) => !`${word} ${acme[0].name}`.toLowerCase().includes(w.toLowerCase()));
+        const clean = await probed(other);
+        assert.deepEqual([clean.failures.length, looked.plain], [0, 0], 'no failed cell: no row looked into');
+        const mixed = await probed(own);
+        assert.equal(mixed.failures.length, 1);
+        assert.ok(looked.plain > 0, 'a failed cell: rows looked into');
+        assert.equal(looked.string, 0, 'never a String object');
         // a failure that is not one value's (no tenant in scope) fails the page, as it fails any read
         await assert.rejects(
           mod.searchPage((limit, offset) => conn.db.select().from(table).where(where).orderBy(asc(table.id)).limit(limit).offset(offset), { limit: 5, matches: () => true }),

@@ -3,7 +3,7 @@
 // instead of one thrown error for the whole result.
 import type { ColumnError, ReadFailure } from './errors.js';
 import { startInScope } from './scope.js';
-import { state } from './state.js';
+import { state, type FailureScope } from './state.js';
 
 export const AleColumnError = state.AleColumnError;
 export type AleColumnError = ColumnError;
@@ -38,13 +38,19 @@ export function columnFailure(e: unknown, where: Where, tenant?: string): unknow
 
 /** A read's failure: inside readWithFailures(), a column's error becomes an AleReadFailure cell; anything else is thrown. */
 export function failedRead(e: unknown): ReadFailure {
-  if (state.failureScope.getStore() && e instanceof AleColumnError) return new AleReadFailure(e);
-  throw e;
+  const scope = state.failureScope.getStore();
+  if (scope === undefined || !(e instanceof AleColumnError)) throw e;
+  scope.failed++;
+  return new AleReadFailure(e);
 }
 
-/** Runs `query` (started at once if it is a lazy Drizzle query) in the scope where a cell that fails to decrypt becomes an AleReadFailure. */
-export function inFailureScope<T>(query: () => T): Promise<Awaited<T>> {
-  return state.failureScope.run(true, () => startInScope(query));
+/**
+ * Runs `query` (started at once if it is a lazy Drizzle query) in the scope
+ * where a cell that fails to decrypt becomes an AleReadFailure, counted in
+ * `scope`: a read whose count stays 0 has no failed cell to look for.
+ */
+export function inFailureScope<T>(query: () => T, scope: FailureScope = { failed: 0 }): Promise<Awaited<T>> {
+  return state.failureScope.run(scope, () => startInScope(query));
 }
 
 export interface RowFailure {
@@ -69,8 +75,10 @@ export async function readWithFailures<Row extends Record<string, unknown>>(
   query: () => PromiseLike<Row[]> | Row[],
   options: { key?: string; table?: string } = {},
 ): Promise<{ rows: Row[]; failures: RowFailure[] }> {
-  const rows = await inFailureScope(query);
+  const scope = { failed: 0 };
+  const rows = await inFailureScope(query, scope);
   const failures: RowFailure[] = [];
+  if (scope.failed === 0) return { rows, failures };
   for (const row of rows) {
     for (const [name, value] of Object.entries(row)) {
       if (!(value instanceof AleReadFailure)) continue;

@@ -9,16 +9,21 @@ import { ColumnError, ReadFailure } from './errors.js';
  * counters, and the classes that `instanceof` tests across the two builds.
  * The first build loaded creates it; a change of its shape needs a new key.
  */
+/** A readWithFailures() or searchPage() read in progress: how many cells in it became AleReadFailures. */
+export interface FailureScope {
+  failed: number;
+}
+
 interface SharedState {
   tenantScope: AsyncLocalStorage<string>;
-  failureScope: AsyncLocalStorage<true>;
+  failureScope: AsyncLocalStorage<FailureScope>;
   legacyReads: Map<string, number>;
   AleColumnError: typeof ColumnError;
   AleReadFailure: typeof ReadFailure;
 }
-export const state: SharedState = ((globalThis as { [key: symbol]: SharedState })[Symbol.for('@sveltycms/ale/drizzle-state')] ??= {
+export const state: SharedState = ((globalThis as { [key: symbol]: SharedState })[Symbol.for('@sveltycms/ale/drizzle-state@2')] ??= {
   tenantScope: new AsyncLocalStorage<string>(),
-  failureScope: new AsyncLocalStorage<true>(),
+  failureScope: new AsyncLocalStorage<FailureScope>(),
   legacyReads: new Map(),
   AleColumnError: ColumnError,
   AleReadFailure: ReadFailure,

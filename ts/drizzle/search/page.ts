@@ -84,11 +84,13 @@ export async function searchPage<Row>(fetch: (limit: number, offset: number) => 
     // foreign candidate cannot stop a search. Only a failed authentication
     // belongs to one value; anything else would fail every row alike, and
     // is thrown rather than turned into an empty page.
-    const rows = await inFailureScope(() => fetch(batch, position));
+    const scope = { failed: 0 };
+    const rows = await inFailureScope(() => fetch(batch, position), scope);
     if (!Array.isArray(rows)) throw codedError('ALE_INVALID_INPUT', 'searchPage: fetch must resolve to the rows of the query');
     for (let i = 0; i < rows.length; i++) {
       page.read++;
-      const failed = failureOf(rows[i], 0);
+      // Looked for only where the scope counted a failed cell: a row's walk reads every value in it.
+      const failed = scope.failed === 0 ? undefined : failureOf(rows[i], 0);
       if (failed !== undefined) {
         const e = failed.error;
         if (e.code !== 'ALE_AUTH_FAILED') throw e;
@@ -122,10 +124,12 @@ export async function searchPage<Row>(fetch: (limit: number, offset: number) => 
 /** How deep failureOf looks: a joined row, a relational query's nested rows and their columns. */
 const MAX_DEPTH = 4;
 
-/** A failed cell anywhere in `row`: its columns, a joined table's, or a relational query's nested rows (plain objects and arrays, not byte arrays or dates). */
+/** A failed cell anywhere in `row`: its columns, a joined table's, or a relational query's nested rows (plain objects and arrays only: not a StoredIndex, whose values are its characters, nor byte arrays or dates). */
 function failureOf(value: unknown, depth: number): AleReadFailure | undefined {
   if (value instanceof AleReadFailure) return value;
-  if (depth >= MAX_DEPTH || value === null || typeof value !== 'object' || ArrayBuffer.isView(value) || value instanceof Date) return undefined;
+  if (depth >= MAX_DEPTH || value === null || typeof value !== 'object') return undefined;
+  const proto = Object.getPrototypeOf(value);
+  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return undefined;
   for (const inner of Array.isArray(value) ? value : Object.values(value)) {
     const found = failureOf(inner, depth + 1);
     if (found !== undefined) return found;
