@@ -224,13 +224,24 @@ export function searchSuite(d) {
             return mod.searchPage(fetch, { limit: ROWS, matches: (row) => w.matches(row.name) });
           });
         // a word of another acme row, not in the foreign row's words
-        const other = acme.map((p) => words1(p.name)).find((w) => !`${word} ${acme[0].name}`.toLowerCase().includes(w.toLowerCase()));
+        const other = acme.map((p) => words1(p.name)).find((w) => !ale.searchMatches(`${word} ${acme[0].name}`, w, 'words', COLUMNS.name.accents));
+        assert.ok(other, "a word of acme's that the foreign row does not hold");
         const clean = await probed(other);
+        assert.ok(clean.read > 0, 'rows read');
         assert.deepEqual([clean.failures.length, looked.plain], [0, 0], 'no failed cell: no row looked into');
         const mixed = await probed(own);
         assert.equal(mixed.failures.length, 1);
         assert.ok(looked.plain > 0, 'a failed cell: rows looked into');
         assert.equal(looked.string, 0, 'never a String object');
+        // rows the fetch made into class instances, or nested in an object of its own: the failure is still found
+        for (const shape of [(row) => Object.assign(new (class Person {})(), row), (row) => ({ p: row })]) {
+          const shaped = await mod.withTenant('acme', async () => {
+            const w = mod.searchWords(table.nameSearch, own);
+            const fetch = async (limit, offset) => (await conn.db.select().from(table).where(w).orderBy(asc(table.id)).limit(limit).offset(offset)).map(shape);
+            return mod.searchPage(fetch, { limit: ROWS, matches: (row) => w.matches((row.p ?? row).name) });
+          });
+          assert.deepEqual([shaped.failures.length, shaped.rows.length], [1, expected.length]);
+        }
         // a failure that is not one value's (no tenant in scope) fails the page, as it fails any read
         await assert.rejects(
           mod.searchPage((limit, offset) => conn.db.select().from(table).where(where).orderBy(asc(table.id)).limit(limit).offset(offset), { limit: 5, matches: () => true }),

@@ -36,7 +36,7 @@ export function columnFailure(e: unknown, where: Where, tenant?: string): unknow
   return new AleColumnError(e as Error & { code?: string }, tenant === undefined ? where : { ...where, tenant });
 }
 
-/** A read's failure: inside readWithFailures(), a column's error becomes an AleReadFailure cell; anything else is thrown. */
+/** A read's failure: inside readWithFailures() or a searchPage() batch, a column's error becomes an AleReadFailure cell, counted in the scope; anything else is thrown. */
 export function failedRead(e: unknown): ReadFailure {
   const scope = state.failureScope.getStore();
   if (scope === undefined || !(e instanceof AleColumnError)) throw e;
@@ -47,9 +47,9 @@ export function failedRead(e: unknown): ReadFailure {
 /**
  * Runs `query` (started at once if it is a lazy Drizzle query) in the scope
  * where a cell that fails to decrypt becomes an AleReadFailure, counted in
- * `scope`: a read whose count stays 0 has no failed cell to look for.
+ * `scope`.
  */
-export function inFailureScope<T>(query: () => T, scope: FailureScope = { failed: 0 }): Promise<Awaited<T>> {
+export function inFailureScope<T>(query: () => T, scope: FailureScope): Promise<Awaited<T>> {
   return state.failureScope.run(scope, () => startInScope(query));
 }
 
@@ -75,10 +75,8 @@ export async function readWithFailures<Row extends Record<string, unknown>>(
   query: () => PromiseLike<Row[]> | Row[],
   options: { key?: string; table?: string } = {},
 ): Promise<{ rows: Row[]; failures: RowFailure[] }> {
-  const scope = { failed: 0 };
-  const rows = await inFailureScope(query, scope);
+  const rows = await inFailureScope(query, { failed: 0 });
   const failures: RowFailure[] = [];
-  if (scope.failed === 0) return { rows, failures };
   for (const row of rows) {
     for (const [name, value] of Object.entries(row)) {
       if (!(value instanceof AleReadFailure)) continue;

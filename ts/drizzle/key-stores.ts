@@ -1,8 +1,7 @@
 // The key stores withTenant() loads a tenant's keys from: every store a
 // `keys` column names, or whose own withTenant() was called. Held weakly,
 // and shared by the ESM and the CommonJS build, as the tenant scope is,
-// under a key of its own so that state.ts's shape (and key) stays as
-// earlier builds made it.
+// under a key of its own, apart from state.ts's.
 
 /** What withTenant() asks of a key store. */
 export interface ScopeKeys {

@@ -3,17 +3,17 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ColumnError, ReadFailure } from './errors.js';
 
+/** A readWithFailures() or searchPage() read in progress: how many cells in it became AleReadFailures. */
+export interface FailureScope {
+  failed: number;
+}
+
 /**
  * What must exist once per process even when an app loads both the ESM and
  * the CommonJS build: the tenant and failure scopes, the legacy-read
  * counters, and the classes that `instanceof` tests across the two builds.
  * The first build loaded creates it; a change of its shape needs a new key.
  */
-/** A readWithFailures() or searchPage() read in progress: how many cells in it became AleReadFailures. */
-export interface FailureScope {
-  failed: number;
-}
-
 interface SharedState {
   tenantScope: AsyncLocalStorage<string>;
   failureScope: AsyncLocalStorage<FailureScope>;

@@ -89,8 +89,9 @@ export async function searchPage<Row>(fetch: (limit: number, offset: number) => 
     if (!Array.isArray(rows)) throw codedError('ALE_INVALID_INPUT', 'searchPage: fetch must resolve to the rows of the query');
     for (let i = 0; i < rows.length; i++) {
       page.read++;
-      // Looked for only where the scope counted a failed cell: a row's walk reads every value in it.
-      const failed = scope.failed === 0 ? undefined : failureOf(rows[i], 0);
+      // A row's own columns always (a fetch may have read them in another scope); deeper only where this batch's
+      // scope counted a failed cell, since a walk reads every value below.
+      const failed = failureOf(rows[i], scope.failed === 0 ? 1 : MAX_DEPTH);
       if (failed !== undefined) {
         const e = failed.error;
         if (e.code !== 'ALE_AUTH_FAILED') throw e;
@@ -124,14 +125,17 @@ export async function searchPage<Row>(fetch: (limit: number, offset: number) => 
 /** How deep failureOf looks: a joined row, a relational query's nested rows and their columns. */
 const MAX_DEPTH = 4;
 
-/** A failed cell anywhere in `row`: its columns, a joined table's, or a relational query's nested rows (plain objects and arrays only: not a StoredIndex, whose values are its characters, nor byte arrays or dates). */
-function failureOf(value: unknown, depth: number): AleReadFailure | undefined {
+/**
+ * A failed cell in `value`, looked for `levels` deep: a row's columns, a
+ * joined table's, a relational query's nested rows. Not into a String
+ * object (a StoredIndex, whose values are its characters), byte arrays or
+ * dates.
+ */
+function failureOf(value: unknown, levels: number): AleReadFailure | undefined {
   if (value instanceof AleReadFailure) return value;
-  if (depth >= MAX_DEPTH || value === null || typeof value !== 'object') return undefined;
-  const proto = Object.getPrototypeOf(value);
-  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return undefined;
+  if (levels === 0 || value === null || typeof value !== 'object' || value instanceof String || ArrayBuffer.isView(value) || value instanceof Date) return undefined;
   for (const inner of Array.isArray(value) ? value : Object.values(value)) {
-    const found = failureOf(inner, depth + 1);
+    const found = failureOf(inner, levels - 1);
     if (found !== undefined) return found;
   }
   return undefined;
