@@ -45,10 +45,10 @@ const schema = sqliteTable('sqlite_master', { type: text('type'), name: text('na
 const EVENTS = ['INSERT', 'DELETE', 'UPDATE'] as const;
 
 /**
- * Checks that index column `column` (a searchIndexColumn or rangeIndexColumn
- * with `fts`) has its FTS5 table, that the table indexes the column, and that its table
- * has a trigger for each of INSERT, DELETE and UPDATE that writes the column
- * into that FTS5 table; with `rows`, that the index holds every row. It
+ * Checks that index column `column` (a searchIndexColumn or
+ * rangeIndexColumn with `fts`) has its FTS5 table, that the table indexes
+ * the column, and that its table has a trigger for each of INSERT, DELETE
+ * and UPDATE that writes the column into that FTS5 table; with `rows`, that the index holds every row. It
  * changes nothing. The fix for each problem is in its message: for a table
  * made by searchIndexSql, run its statements again; for a table of your own
  * (the CMS's content search), make its triggers again and rebuild it.
