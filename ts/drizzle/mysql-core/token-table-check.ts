@@ -113,8 +113,9 @@ export async function rangeTokenTableCheck(db: MySqlDb, column: Column, options:
         FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = DATABASE() AND (EVENT_OBJECT_TABLE = ${table} OR TRIGGER_NAME IN (${own.INSERT}, ${own.UPDATE}))`,
   );
   // Without the TRIGGER privilege an account is shown a trigger with no statement (MariaDB) or no trigger at all (MySQL 8):
-  // rangeTokenTableSql's own are then known by their names where the server shows them, and a report says why.
-  const canRead = await holdsTrigger(db, table);
+  // rangeTokenTableSql's own are then known by their names where the server shows them, and a report says why. Asked
+  // only once a trigger is missing.
+  let canRead: boolean | undefined;
   for (const event of EVENTS) {
     // AFTER: the pairs need the row's key, which an AUTO_INCREMENT key has only once the row is written.
     const keeps = (t: (typeof triggers)[number]) =>
@@ -124,6 +125,7 @@ export async function rangeTokenTableCheck(db: MySqlDb, column: Column, options:
     // CREATE TRIGGER IF NOT EXISTS keeps a trigger of that name as it is: it must go first.
     const taken = triggers.find((t) => t.name === own[event]);
     const drop = taken === undefined ? '' : `drop trigger ${taken.name} first (DROP TRIGGER ${quoteId(taken.name)}), then `;
+    canRead ??= await holdsTrigger(db, table);
     const unread = canRead
       ? ''
       : ` (this account has no TRIGGER privilege on "${table}", so the server hides its triggers, or their statements, from it: check as the migration's account; { rows: true } finds rows already written without pairs)`;
