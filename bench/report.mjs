@@ -132,7 +132,7 @@ export function searchTable(results) {
         s.verdict,
         `${s.queries}, equal`,
         fp,
-        `${us(s.plainQueryUs)} → ${us(s.encryptedQueryUs)}`,
+        `${us(s.plainQueryUs)} → ${us(s.encryptedQueryUs)} (${times(s.firstPageRatio)})`,
         `${s.rounds}×${s.iterations}`,
       ]);
     }
