@@ -23,7 +23,13 @@ export interface SearchPageOptions<Row> {
 
 export interface SearchPage<Row> {
   rows: Row[];
-  /** The candidate position after this page: pass it as `cursor` for the next page. Undefined when no candidates remain. */
+  /**
+   * The candidate position after this page: pass it as `cursor` for the
+   * next page. Undefined when the page read the last candidate; a page that
+   * fills on the last row of a batch cannot tell, and gives one (the next
+   * page is then empty). A count of candidates, like OFFSET: rows written
+   * or deleted before it between two pages shift it.
+   */
   cursor: number | undefined;
   /** Candidates read and how many of them the exact test refused (the index's false positives). */
   read: number;
