@@ -213,6 +213,19 @@ export function rangeSuite(d) {
       const tie = await ordered(t, 'amount', { limit: 12, batch: 8, within: await mod.withTenant('acme', async () => mod.rangeBetween(t.amountRange, 5, 5)) });
       assert.deepEqual(tie.rows.map((r) => r.id), five.slice(0, 12));
       assert.equal(tie.queries, 2, `${tie.queries} queries for 12 rows of one value in batches of 8: the first 9, then 8 more`);
+      // Paging by a bound where values repeat (docs/search.md, "Ranges and order"): rangeGte of the last value shown, with
+      // offset the number of that value's rows already shown, walks runs of 34 rows in pages of 12 without a gap.
+      const from5 = rows.filter((r) => r.amount >= 5).sort((a, b) => a.amount - b.amount || a.id - b.id);
+      let [bound, shown, walked] = [5, 0, []];
+      for (let p = 0; p < 8; p++) {
+        const within = await mod.withTenant('acme', async () => mod.rangeGte(t.amountRange, bound));
+        const page = await ordered(t, 'amount', { limit: 12, offset: shown, within });
+        walked.push(...page.rows);
+        const last = page.rows[page.rows.length - 1].value;
+        const ofLast = page.rows.filter((r) => r.value === last).length;
+        [bound, shown] = last === bound ? [bound, shown + ofLast] : [last, ofLast];
+      }
+      assert.deepEqual(walked.map((r) => r.id), from5.slice(0, 96).map((r) => r.id), 'pages by a bound, rangeGte and offset');
       assert.deepEqual([tie.read, tie.refused], [17, 0], 'each row read once, and counted once');
       // Newest first while fetch goes oldest first: each sample is the range's far end. Two narrowings, then splits, bound it;
       // without the bound, each narrowing drops about a batch of rows (docs/search.md, "Ranges and order").

@@ -107,7 +107,8 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     page.queries++;
     const rows = await fetch(codeRange(column, a, b, what, part), n, at);
     if (!Array.isArray(rows)) throw codedError('ALE_INVALID_INPUT', `${what}: fetch must resolve to the rows of the query`);
-    // More rows than asked for: fetch ignores its limit (or offset), and the pages would repeat rows.
+    // More rows than asked for: fetch ignores its limit, and the pages would repeat rows. One that applies its limit
+    // and ignores only its offset returns the first rows again, which nothing here can tell from the next ones.
     if (rows.length > n) throw codedError('ALE_INVALID_INPUT', `${what}: fetch returned ${rows.length} rows for a limit of ${n}; apply its limit and offset`);
     return rows;
   };
