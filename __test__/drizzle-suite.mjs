@@ -243,6 +243,14 @@ export function drizzleSuite(d) {
       const posted = JSON.parse(JSON.stringify(u));
       await withTenant('acme', () => db.update(users).set({ ...posted, profile: { name: 'Ann C' } }).where(eq(users.id, u.id)));
       assert.equal(await raw(users, users.emailIndex, 1), stored);
+      // Copied into another tenant as read, the index would be acme's hash, which globex's lookups never match: refused, nothing written.
+      await assert.rejects(
+        withTenant('globex', () => db.insert(users).values({ ...u, id: 9, tenantId: 'globex' })),
+        (e) => e.code === 'ALE_INVALID_INPUT' && /read for tenant "acme"/.test(e.message) && e.tenant === 'globex' && !e.message.includes(stored) && !e.message.includes('ann@'),
+      );
+      assert.deepEqual(await db.select({ id: users.id }).from(users).where(eq(users.id, 9)), []);
+      await withTenant('globex', () => db.insert(users).values({ ...u, id: 9, tenantId: 'globex', emailIndex: 'ann@x.test' }));
+      assert.deepEqual(await withTenant('globex', () => db.select({ id: users.id }).from(users).where(eq(users.emailIndex, 'ann@x.test'))), [{ id: 9 }]);
     });
 
     test('matchBlindIndex finds values indexed under the old key and under the new key, in the tenant scope only', async () => {

@@ -611,6 +611,12 @@ export function rangeSuite(d) {
       await mod.withTenant('acme', () => conn.db.update(t).set({ amount: -7.5, amountRange: -7.5 }).where(sql`${t.id} = 1`));
       await eventually(() => at(-8, -7), [1], 'moved');
       assert.deepEqual(await at(0, 10), []);
+      // The amount's tokens are no total's: refused there, and nothing is written.
+      await assert.rejects(
+        mod.withTenant('acme', () => conn.db.update(t).set({ total: 6n, totalRange: row.amountRange }).where(sql`${t.id} = 1`)),
+        (e) => e.code === 'ALE_INVALID_INPUT' && /range index of [^ ]+\.amount \(number\)/.test(e.message),
+      );
+      assert.deepEqual((await mod.withTenant('acme', () => conn.db.select({ total: t.total }).from(t))).map((r) => r.total), [5n]);
     });
 
     test('bad values, bounds and options get coded errors before any SQL, quoting no value', async () => {

@@ -473,6 +473,16 @@ export function searchSuite(d) {
       await mod.withTenant('acme', () => conn.db.update(t).set({ name: 'Zoë Quill', nameSearch: 'Zoë Quill' }).where(sql`${t.id} = 1`));
       await eventually(() => find('quill'), [1], 'new text, new tokens');
       assert.deepEqual(await find(first), []);
+      // Its tokens are the name's, in acme: refused into the city's column, and into a copy for another tenant; nothing is written.
+      await assert.rejects(
+        mod.withTenant('acme', () => conn.db.update(t).set({ citySearch: row.nameSearch }).where(sql`${t.id} = 1`)),
+        (e) => e.code === 'ALE_INVALID_INPUT' && /read from the search index of people\.name \(contains, prefix, words\)/.test(e.message) && /not this search index of people\.city/.test(e.message),
+      );
+      await assert.rejects(
+        mod.withTenant('globex', () => conn.db.insert(t).values({ ...row, id: 2, tenantId: 'globex' })),
+        (e) => e.code === 'ALE_INVALID_INPUT' && /read for tenant "acme"/.test(e.message) && !e.message.includes(String(row.nameSearch)),
+      );
+      assert.deepEqual(await mod.withTenant('acme', () => conn.db.select({ id: t.id }).from(t)), [{ id: 1 }]);
     });
 
     if (d.name.startsWith('sqlite')) {

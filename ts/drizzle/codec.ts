@@ -89,6 +89,8 @@ export interface FieldCodec {
   /** What the column seals with: the store's sealer, its keyRing, or the process-wide ring. */
   readonly sealer: Sealer;
   tenant(): string;
+  /** The tenant, where one is known: the column's, or the scope's; undefined where tenant() would throw. */
+  tenantIfAny(): string | undefined;
   /** Encrypts `value`, serialised first by `serialise` when given. */
   encrypt(plaintext: string): string;
   encrypt<T>(value: T, serialise: (value: T) => string): string;
@@ -142,6 +144,15 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
       );
     }
     return t;
+  };
+  const tenantIfAny = (): string | undefined => {
+    if (typeof tenantOption !== 'function') return tenantOption ?? currentTenant();
+    try {
+      const t = tenantOption();
+      return typeof t === 'string' && t !== '' ? t : undefined;
+    } catch {
+      return undefined;
+    }
   };
   // One rule for "is this an envelope?": the one migratePlaintext uses.
   const legacyOpen = () => legacyUntil !== undefined && Date.now() < legacyUntil;
@@ -220,6 +231,7 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
     keys,
     sealer: ring,
     tenant,
+    tenantIfAny,
     encrypt(value: unknown, serialise?: (value: unknown) => string) {
       return encryptWith(value, serialise, sealText);
     },

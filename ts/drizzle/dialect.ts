@@ -17,6 +17,8 @@ import { leakageReporter } from './search/leakage.js';
 import { searchReindexer } from './search/reindex.js';
 import { storeWords, type SearchSql } from './search/sql.js';
 import { storageOf, type Storage } from './storage.js';
+import { indexSite } from './index-codec.js';
+import { originAt, storedFor } from './index-origin.js';
 import { StoredIndex, storedIndexOf } from './stored-index.js';
 
 /** What a column hands the driver: a string for text storage, bytes (a Buffer) for binary. */
@@ -129,9 +131,10 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
         throw codedError('ALE_INVALID_INPUT', `blind index column "${name}": a blind index is stored as text; storage applies to encrypted columns`);
       }
       const codec = fieldCodec(options.field ?? name, options);
+      const site = indexSite(codec, 'blind index');
       // A StoredIndex read back from a row goes back as it is: hashing it again would break the row's lookups.
-      const toDriver = (value: string | StoredIndex) => ((value as unknown) === CODEC_PROBE ? codec : (storedIndexOf(value) ?? codec.blindIndex(value as string)));
-      return column<string | StoredIndex>(name, sqlType.index, toDriver, (stored: string) => new StoredIndex(stored)) as BuilderOf<D, TName, string | StoredIndex, 'text'>;
+      const toDriver = (value: string | StoredIndex) => ((value as unknown) === CODEC_PROBE ? codec : (storedFor(value, site) ?? codec.blindIndex(value as string)));
+      return column<string | StoredIndex>(name, sqlType.index, toDriver, (stored: string) => new StoredIndex(stored, originAt(site))) as BuilderOf<D, TName, string | StoredIndex, 'text'>;
     },
     /**
      * The search tokens of an encrypted text column, kept beside it as a
@@ -146,8 +149,8 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
       const answer: SearchColumn = { codec, sql: search };
       // Where the column stores words (FTS5, FULLTEXT), the addon writes them with the tokens (searchTokenText, wordText's text): no Buffer, no loop over its bytes here.
       const tokensOf = search.store === storeWords ? (value: string) => codec.tokenText(value) : (value: string) => search.store(codec.tokens(value), codec);
-      const toDriver = (value: string | StoredIndex) => ((value as unknown) === SEARCH_PROBE ? answer : (storedIndexOf(value) ?? tokensOf(value as string)));
-      return column<string | StoredIndex>(name, search.type, toDriver, (stored: unknown) => new StoredIndex(search.read(stored))) as BuilderOf<D, TName, string | StoredIndex, 'text'>;
+      const toDriver = (value: string | StoredIndex) => ((value as unknown) === SEARCH_PROBE ? answer : (storedFor(value, codec.site) ?? tokensOf(value as string)));
+      return column<string | StoredIndex>(name, search.type, toDriver, (stored: unknown) => new StoredIndex(search.read(stored), originAt(codec.site))) as BuilderOf<D, TName, string | StoredIndex, 'text'>;
     },
     /**
      * The range index of an encryptedNumber, encryptedBigint or
@@ -160,8 +163,8 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
     rangeIndexColumn<TName extends string, T extends RangeType>(name: TName, options: RangeIndexOptions<T>): BuilderOf<D, TName, RangeValues[T] | StoredIndex, 'text'> {
       const codec = rangeCodec(name, options, search.spots, search.tokenTables === true);
       const answer: SearchColumn = { codec, sql: search };
-      const toDriver = (value: RangeValues[T] | StoredIndex) => ((value as unknown) === SEARCH_PROBE ? answer : (storedIndexOf(value) ?? search.store(codec.tokens(value), codec)));
-      return column<RangeValues[T] | StoredIndex>(name, search.type, toDriver, (stored: unknown) => new StoredIndex(search.read(stored))) as BuilderOf<D, TName, RangeValues[T] | StoredIndex, 'text'>;
+      const toDriver = (value: RangeValues[T] | StoredIndex) => ((value as unknown) === SEARCH_PROBE ? answer : (storedFor(value, codec.site) ?? search.store(codec.tokens(value), codec)));
+      return column<RangeValues[T] | StoredIndex>(name, search.type, toDriver, (stored: unknown) => new StoredIndex(search.read(stored), originAt(codec.site))) as BuilderOf<D, TName, RangeValues[T] | StoredIndex, 'text'>;
     },
     ...batchHelpers(transact, jobs),
     reindexSearch: searchReindexer(transact, jobs),

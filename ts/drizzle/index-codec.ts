@@ -4,6 +4,7 @@
 // and the leakage report use without knowing which kind it is.
 import { codedError } from '../shared/errors.js';
 import { fieldCodec, type ColumnOptionsBase, type EncryptedColumnOptions, type FieldCodec, type OnKeyRing, type OnTenantKeys } from './codec.js';
+import type { IndexSite } from './index-origin.js';
 import type { TenantKeys } from './keys/store.js';
 import type { RangeType } from './range/encoding.js';
 import { processSearcher, ringSearcher, type Searcher } from './search/searcher.js';
@@ -27,6 +28,8 @@ export interface IndexCodec {
   readonly keys: TenantKeys | undefined;
   /** What the encrypted column it indexes holds: text, or a range type. */
   readonly source: 'text' | RangeType;
+  /** Which index its tokens are of, and the tenant they are bound to now: what a StoredIndex read from it carries (index-origin.ts). */
+  readonly site: IndexSite;
   /** The tokens of a value of the source column, given as its decrypted text (re-indexing, conversion). */
   tokensOfText(text: string, tenant: string): Buffer;
 }
@@ -37,6 +40,15 @@ export interface IndexBase {
   searcher: Searcher;
   fts: string | undefined;
   where: { column: string; collection: string; field: string };
+}
+
+/** The site of an index column on `base`: `kind` and the column's collection and field name its tokens' derivation, `detail` what else makes them. */
+export function indexSite(base: FieldCodec, kind: string, detail?: string): IndexSite {
+  return {
+    derivation: `${kind} of ${base.collection}.${base.field}${detail === undefined ? '' : ` (${detail})`}`,
+    where: { column: base.column, collection: base.collection, field: base.field },
+    tenantIfAny: base.tenantIfAny,
+  };
 }
 
 /** Reads the options every token index column takes; `what` names the column kind in errors. */

@@ -26,11 +26,12 @@ const STORED = Symbol.for('@sveltycms/ale/stored-index');
  * index alone.
  */
 export class StoredIndex extends String {
-  declare readonly [STORED]: true;
+  declare readonly [STORED]: true | IndexOrigin;
 
-  constructor(stored: string) {
+  /** `origin`: where the column read it (index-origin.ts); a StoredIndex made without one can go into any column. */
+  constructor(stored: string, origin?: IndexOrigin) {
     super(stored);
-    Object.defineProperty(this, STORED, { value: true });
+    Object.defineProperty(this, STORED, { value: origin ?? true });
     // Not Object.freeze: freezing a String object freezes each of its
     // characters as a property, which JavaScriptCore does one by one, so a
     // search index of a few KB took milliseconds to read back on Bun
@@ -49,8 +50,30 @@ export class StoredIndex extends String {
   }
 }
 
+/**
+ * Where a StoredIndex was read: the index it came from (its kind, and the
+ * encrypted column's collection and field) and the tenant in scope then,
+ * if one was. Plain data, so that either build reads the other's.
+ */
+export interface IndexOrigin {
+  readonly derivation: string;
+  readonly tenant: string | undefined;
+}
+
+/** The brand's value on `value`: true or an origin when it is a StoredIndex of either build, else undefined. */
+function brandOf(value: unknown): true | IndexOrigin | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const brand = (value as { [STORED]?: unknown })[STORED];
+  return brand === true || (typeof brand === 'object' && brand !== null) ? (brand as true | IndexOrigin) : undefined;
+}
+
 /** The stored hash when `value` is a StoredIndex of either build, else undefined. */
 export function storedIndexOf(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null || (value as { [STORED]?: unknown })[STORED] !== true) return undefined;
-  return String.prototype.valueOf.call(value);
+  return brandOf(value) === undefined ? undefined : String.prototype.valueOf.call(value);
+}
+
+/** Where the StoredIndex `value` was read, when a column read it. */
+export function originOf(value: unknown): IndexOrigin | undefined {
+  const brand = brandOf(value);
+  return brand === true ? undefined : brand;
 }

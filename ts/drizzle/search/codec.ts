@@ -6,7 +6,7 @@ import * as native from '../../../index.js';
 import type { SearchOptions } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
 import { atColumn } from '../failures.js';
-import { indexBase, type IndexCodec, type IndexColumnOptions } from '../index-codec.js';
+import { indexBase, indexSite, type IndexCodec, type IndexColumnOptions } from '../index-codec.js';
 import type { QueryKind } from './searcher.js';
 
 /** Which indexes a searchable column keeps and how it folds text; all three indexes by default. */
@@ -56,6 +56,7 @@ export function searchCodec(name: string, options: SearchIndexOptions): SearchCo
   }
   const { collection, field } = base;
   const accents = search.accents ?? false;
+  const kinds = (['contains', 'prefix', 'words'] as const).filter((k) => search[k] !== false);
   const tokens = (value: string, tenant?: string) => {
     const t = tenant ?? base.tenant();
     return atColumn(where, () => searcher.searchTokens(value, t, collection, field, search), t);
@@ -71,6 +72,7 @@ export function searchCodec(name: string, options: SearchIndexOptions): SearchCo
     fts,
     keys: options.keys,
     source: 'text',
+    site: indexSite(base, 'search index', `${kinds.join(', ')}${accents ? ', accents folded' : ''}`),
     tokens,
     tokenText,
     tokensOfText: tokens,
