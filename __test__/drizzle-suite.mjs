@@ -249,6 +249,12 @@ export function drizzleSuite(d) {
         (e) => e.code === 'ALE_INVALID_INPUT' && /read for tenant "acme"/.test(e.message) && e.tenant === 'globex' && !e.message.includes(stored) && !e.message.includes('ann@'),
       );
       assert.deepEqual(await db.select({ id: users.id }).from(users).where(eq(users.id, 9)), []);
+      for (const where of [() => eq(users.emailIndex, u.emailIndex), () => mod.matchBlindIndex(users.emailIndex, u.emailIndex)]) {
+        await assert.rejects(
+          withTenant('globex', () => db.select({ id: users.id }).from(users).where(where())),
+          (e) => e.code === 'ALE_INVALID_INPUT' && /read for tenant "acme"/.test(e.message),
+        );
+      }
       await withTenant('globex', () => db.insert(users).values({ ...u, id: 9, tenantId: 'globex', emailIndex: 'ann@x.test' }));
       assert.deepEqual(await withTenant('globex', () => db.select({ id: users.id }).from(users).where(eq(users.emailIndex, 'ann@x.test'))), [{ id: 9 }]);
     });

@@ -19,7 +19,7 @@ import { storeWords, type SearchSql } from './search/sql.js';
 import { storageOf, type Storage } from './storage.js';
 import { indexSite } from './index-codec.js';
 import { originAt, storedFor } from './index-origin.js';
-import { StoredIndex, storedIndexOf } from './stored-index.js';
+import { StoredIndex } from './stored-index.js';
 
 /** What a column hands the driver: a string for text storage, bytes (a Buffer) for binary. */
 type DriverData<S extends Storage> = S extends 'binary' ? Uint8Array : string;
@@ -211,7 +211,9 @@ function tenantKeysFactory(keyTable: KeyTableSpec) {
  * primary key's index only.
  */
 export function matchBlindIndex(column: Column, value: string | StoredIndex): SQL {
-  const stored = storedIndexOf(value);
+  const codec = codecOf(column);
+  // As `eq` does through the column: a StoredIndex of another tenant or index would match nothing here, and throws.
+  const stored = storedFor(value, indexSite(codec, 'blind index'));
   if (stored !== undefined) return sql`${column} = ${stored}`;
-  return sql`${column} in ${codecOf(column).blindIndexes(value as string)}`;
+  return sql`${column} in ${codec.blindIndexes(value as string)}`;
 }
