@@ -89,7 +89,11 @@ export interface FieldCodec {
   /** What the column seals with: the store's sealer, its keyRing, or the process-wide ring. */
   readonly sealer: Sealer;
   tenant(): string;
-  /** The tenant, where one is known: the column's, or the scope's; undefined where tenant() would throw. */
+  /**
+   * The column's fixed tenant, or the scope's; undefined outside a scope,
+   * and for a tenant function, which is the application's code and is not
+   * called where tenant() is not needed.
+   */
   tenantIfAny(): string | undefined;
   /** Encrypts `value`, serialised first by `serialise` when given. */
   encrypt(plaintext: string): string;
@@ -145,15 +149,7 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
     }
     return t;
   };
-  const tenantIfAny = (): string | undefined => {
-    if (typeof tenantOption !== 'function') return tenantOption ?? currentTenant();
-    try {
-      const t = tenantOption();
-      return typeof t === 'string' && t !== '' ? t : undefined;
-    } catch {
-      return undefined;
-    }
-  };
+  const tenantIfAny = (): string | undefined => (typeof tenantOption === 'function' ? undefined : (tenantOption ?? currentTenant()));
   // One rule for "is this an envelope?": the one migratePlaintext uses.
   const legacyOpen = () => legacyUntil !== undefined && Date.now() < legacyUntil;
   const isLegacy = (stored: string) => legacyUntil !== undefined && !native.isEnvelope(stored) && Date.now() < legacyUntil;

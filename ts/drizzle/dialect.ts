@@ -4,6 +4,7 @@ import { sql, type Column, type SQL } from 'drizzle-orm';
 import { codedError } from '../shared/errors.js';
 import { batchHelpers, type Transact } from './batch.js';
 import { fieldCodec, jsonMappers, textMappers, type ColumnOptionsBase, type EncryptedColumnOptions, type FieldCodec, type OnKeyRing, type OnTenantKeys } from './codec.js';
+import { indexSite, originAt, storedFor } from './index-origin.js';
 import { tenantConversion } from './keys/convert.js';
 import { TenantKeys, type TenantKeysOptions } from './keys/store.js';
 import type { KeyTableSpec } from './keys/table.js';
@@ -17,8 +18,6 @@ import { leakageReporter } from './search/leakage.js';
 import { searchReindexer } from './search/reindex.js';
 import { storeWords, type SearchSql } from './search/sql.js';
 import { storageOf, type Storage } from './storage.js';
-import { indexSite } from './index-codec.js';
-import { originAt, storedFor } from './index-origin.js';
 import { StoredIndex } from './stored-index.js';
 
 /** What a column hands the driver: a string for text storage, bytes (a Buffer) for binary. */
@@ -131,7 +130,7 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
         throw codedError('ALE_INVALID_INPUT', `blind index column "${name}": a blind index is stored as text; storage applies to encrypted columns`);
       }
       const codec = fieldCodec(options.field ?? name, options);
-      const site = indexSite(codec, 'blind index');
+      const site = indexSite(codec, name, 'blind index');
       // A StoredIndex read back from a row goes back as it is: hashing it again would break the row's lookups.
       const toDriver = (value: string | StoredIndex) => ((value as unknown) === CODEC_PROBE ? codec : (storedFor(value, site) ?? codec.blindIndex(value as string)));
       return column<string | StoredIndex>(name, sqlType.index, toDriver, (stored: string) => new StoredIndex(stored, originAt(site))) as BuilderOf<D, TName, string | StoredIndex, 'text'>;
@@ -213,7 +212,7 @@ function tenantKeysFactory(keyTable: KeyTableSpec) {
 export function matchBlindIndex(column: Column, value: string | StoredIndex): SQL {
   const codec = codecOf(column);
   // As `eq` does through the column: a StoredIndex of another tenant or index would match nothing here, and throws.
-  const stored = storedFor(value, indexSite(codec, 'blind index'));
+  const stored = storedFor(value, indexSite(codec, column.name, 'blind index'));
   if (stored !== undefined) return sql`${column} = ${stored}`;
   return sql`${column} in ${codec.blindIndexes(value as string)}`;
 }

@@ -42,15 +42,6 @@ export interface IndexBase {
   where: { column: string; collection: string; field: string };
 }
 
-/** The site of an index column on `base`: `kind` and the column's collection and field name its tokens' derivation, `detail` what else makes them. */
-export function indexSite(base: FieldCodec, kind: string, detail?: string): IndexSite {
-  return {
-    derivation: `${kind} of ${base.collection}.${base.field}${detail === undefined ? '' : ` (${detail})`}`,
-    where: { column: base.column, collection: base.collection, field: base.field },
-    tenantIfAny: base.tenantIfAny,
-  };
-}
-
 /** Reads the options every token index column takes; `what` names the column kind in errors. */
 export function indexBase(name: string, options: IndexColumnOptions, what: string): IndexBase {
   for (const refused of ['storage', 'legacyPlaintext'] as const) {

@@ -25,13 +25,22 @@ const STORED = Symbol.for('@sveltycms/ale/stored-index');
  * take for a plaintext. Without the field, an update leaves the stored
  * index alone.
  */
-export class StoredIndex extends String {
-  declare readonly [STORED]: true | IndexOrigin;
+/**
+ * Where a column read the StoredIndex (index-origin.ts), beside the brand
+ * and not in it: a copy of an earlier version of the package in the same
+ * process tests the brand for `true`, and must still know the value.
+ */
+const ORIGIN = Symbol.for('@sveltycms/ale/stored-index-origin');
 
-  /** `origin`: where the column read it (index-origin.ts); a StoredIndex made without one can go into any column. */
+export class StoredIndex extends String {
+  declare readonly [STORED]: true;
+  declare readonly [ORIGIN]?: IndexOrigin;
+
+  /** `origin`: where the column read it; a StoredIndex made without one can go into any column. */
   constructor(stored: string, origin?: IndexOrigin) {
     super(stored);
-    Object.defineProperty(this, STORED, { value: origin ?? true });
+    Object.defineProperty(this, STORED, { value: true });
+    if (origin !== undefined) Object.defineProperty(this, ORIGIN, { value: origin });
     // Not Object.freeze: freezing a String object freezes each of its
     // characters as a property, which JavaScriptCore does one by one, so a
     // search index of a few KB took milliseconds to read back on Bun
@@ -51,29 +60,25 @@ export class StoredIndex extends String {
 }
 
 /**
- * Where a StoredIndex was read: the index it came from (its kind, and the
- * encrypted column's collection and field) and the tenant in scope then,
- * if one was. Plain data, so that either build reads the other's.
+ * Where a StoredIndex was read: which index (`key`, compared; `text`, as a
+ * message names it) and the tenant in scope then, if one was. Plain data,
+ * so that either build reads the other's.
  */
 export interface IndexOrigin {
-  readonly derivation: string;
+  readonly key: string;
+  readonly text: string;
   readonly tenant: string | undefined;
-}
-
-/** The brand's value on `value`: true or an origin when it is a StoredIndex of either build, else undefined. */
-function brandOf(value: unknown): true | IndexOrigin | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const brand = (value as { [STORED]?: unknown })[STORED];
-  return brand === true || (typeof brand === 'object' && brand !== null) ? (brand as true | IndexOrigin) : undefined;
 }
 
 /** The stored hash when `value` is a StoredIndex of either build, else undefined. */
 export function storedIndexOf(value: unknown): string | undefined {
-  return brandOf(value) === undefined ? undefined : String.prototype.valueOf.call(value);
+  if (typeof value !== 'object' || value === null || (value as { [STORED]?: unknown })[STORED] !== true) return undefined;
+  return String.prototype.valueOf.call(value);
 }
 
 /** Where the StoredIndex `value` was read, when a column read it. */
 export function originOf(value: unknown): IndexOrigin | undefined {
-  const brand = brandOf(value);
-  return brand === true ? undefined : brand;
+  if (storedIndexOf(value) === undefined) return undefined;
+  const origin = (value as { [ORIGIN]?: unknown })[ORIGIN];
+  return typeof origin === 'object' && origin !== null ? (origin as IndexOrigin) : undefined;
 }

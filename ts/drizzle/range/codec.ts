@@ -5,7 +5,8 @@
 // key stored tokens may be under).
 import { codedError } from '../../shared/errors.js';
 import { atColumn } from '../failures.js';
-import { indexBase, indexSite, type IndexCodec, type IndexColumnOptions } from '../index-codec.js';
+import { indexBase, type IndexCodec, type IndexColumnOptions } from '../index-codec.js';
+import { indexSite } from '../index-origin.js';
 import { checkValue, codeBounds, codeOf, RANGE_TYPES, valueOf, type RangeType, type RangeValue } from './encoding.js';
 import { spotLevel, spotNodes, withSpots } from './spots.js';
 import { cover, pathNodes } from './tree.js';
@@ -90,7 +91,7 @@ export function rangeCodec(name: string, options: RangeIndexOptions, spots: bool
     keys: options.keys,
     source: type,
     type,
-    site: indexSite(base, 'range index', type),
+    site: indexSite(base, name, 'range index', type),
     tokens: (value, tenant) => tokensOfCode(code(value), tenant),
     tokensOfText: (text, tenant) => tokensOfCode(codeOf(type, valueOf(type, text, what) as RangeValue), tenant),
     code,

@@ -6,7 +6,8 @@ import * as native from '../../../index.js';
 import type { SearchOptions } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
 import { atColumn } from '../failures.js';
-import { indexBase, indexSite, type IndexCodec, type IndexColumnOptions } from '../index-codec.js';
+import { indexBase, type IndexCodec, type IndexColumnOptions } from '../index-codec.js';
+import { indexSite } from '../index-origin.js';
 import type { QueryKind } from './searcher.js';
 
 /** Which indexes a searchable column keeps and how it folds text; all three indexes by default. */
@@ -72,7 +73,7 @@ export function searchCodec(name: string, options: SearchIndexOptions): SearchCo
     fts,
     keys: options.keys,
     source: 'text',
-    site: indexSite(base, 'search index', `${kinds.join(', ')}${accents ? ', accents folded' : ''}`),
+    site: indexSite(base, name, 'search index', `${kinds.join(', ')}${accents ? ', accents folded' : ''}`),
     tokens,
     tokenText,
     tokensOfText: tokens,
