@@ -113,3 +113,28 @@ test("a failed query's DrizzleQueryError lists envelopes and index terms, never 
     for (const f of [...secrets, 'Müll', 'müll', 'hygiene.mail', PLAINTEXT.slice(0, 9), '271828', '271829']) assert.ok(!text.includes(f), `leaks ${f.slice(0, 8)}…: ${e.message.slice(0, 200)}`);
   }
 });
+
+test("migratePlaintext: a batch's failed write is ALE_BATCH_WRITE_FAILED with the database's codes, never the plaintext it compared", async () => {
+  const { DatabaseSync } = await import('node:sqlite');
+  const { drizzle } = await import('drizzle-orm/sqlite-proxy');
+  const { integer, sqliteTable } = await import('drizzle-orm/sqlite-core');
+  const m = await import('@sveltycms/ale/drizzle/sqlite');
+  const file = new DatabaseSync(':memory:');
+  file.exec(`CREATE TABLE notes (id integer PRIMARY KEY, body text); INSERT INTO notes VALUES (1, '${PLAINTEXT}'), (2, '${PLAINTEXT} two')`);
+  // A database whose writes fail, as one whose lock another writer holds past its timeout does.
+  const db = drizzle(async (query, params, method) => {
+    if (/^update/i.test(query)) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY', errno: 5 });
+    const rows = file.prepare(query).all(...params);
+    return { rows: method === 'get' ? (rows[0] === undefined ? undefined : Object.values(rows[0])) : rows.map((r) => Object.values(r)) };
+  });
+  const notes = sqliteTable('notes', { id: integer('id').primaryKey(), body: m.encryptedText('body', { collection: 'notes', keyRing: new ale.KeyRing([SECRET]) }) });
+  const e = await m.migratePlaintext(db, { table: notes, key: notes.id, columns: [{ column: notes.body }], tenant: 'acme' }).then(
+    () => assert.fail('the batch was written'),
+    (err) => err,
+  );
+  assert.equal(e.code, 'ALE_BATCH_WRITE_FAILED', String(e));
+  assert.match(e.message, /code SQLITE_BUSY, errno 5/);
+  const shown = `${e.message}\n${e.stack}\n${inspect(e, { depth: 5 })}`;
+  for (const f of forbidden) assert.ok(!shown.includes(f), `leaks ${f.slice(0, 8)}…`);
+  assert.deepEqual(file.prepare('SELECT body FROM notes ORDER BY id').all().map((r) => r.body), [PLAINTEXT, `${PLAINTEXT} two`], 'nothing written');
+});

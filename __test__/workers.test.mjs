@@ -217,6 +217,10 @@ for (const { dialect, driver, open, ddl, workers } of writtenCases) {
         if (changed) return;
         changed = true;
         await conn.run(`UPDATE ${NAMES.notes} SET body = 'changed by the application' WHERE id <= 100`);
+        // Changes that only case or a trailing space tell apart: MySQL's and MariaDB's default collations compare text
+        // without them, and their compare-and-set took these rows as unchanged and overwrote them.
+        await conn.run(`UPDATE ${NAMES.notes} SET body = upper(body) WHERE id BETWEEN 101 AND 110`);
+        await conn.run(`UPDATE ${NAMES.notes} SET body = ${dialect === 'mysql' ? "concat(body, ' ')" : "body || ' '"} WHERE id BETWEEN 111 AND 120`);
       };
       const run = (job) =>
         mod.migratePlaintext(conn.db, {
@@ -228,12 +232,12 @@ for (const { dialect, driver, open, ddl, workers } of writtenCases) {
           ...(workers ? { workers: { job, table: NAMES.jobs } } : {}),
         });
       const first = await run('count-1');
-      assert.equal(first.written, ROWS - 100, `${first.written} written against ${ROWS - 100} rows changed`);
-      assert.deepEqual(await counts(conn), { plain: 100, sealed: ROWS - 100 });
-      const [{ body }] = await conn.run(`SELECT body FROM ${NAMES.notes} WHERE id = 1`);
-      assert.equal(body, 'changed by the application', "the application's write stands");
+      assert.equal(first.written, ROWS - 120, `${first.written} written against ${ROWS - 120} rows unchanged`);
+      assert.deepEqual(await counts(conn), { plain: 120, sealed: ROWS - 120 });
+      const bodies = await conn.run(`SELECT id, body FROM ${NAMES.notes} WHERE id IN (1, 101, 111) ORDER BY id`);
+      assert.deepEqual(bodies.map((r) => r.body), ['changed by the application', 'PLAIN 101', 'plain 111 '], "the application's writes stand");
       const second = await run('count-2');
-      assert.deepEqual([second.written, second.skipped], [100, ROWS - 100]);
+      assert.deepEqual([second.written, second.skipped], [120, ROWS - 120]);
     } finally {
       for (const name of [NAMES.notes, NAMES.jobs, NAMES.keys]) await conn.run(`DROP TABLE IF EXISTS ${name}`);
       await conn.close();
@@ -257,3 +261,28 @@ async function sqliteConn(driver) {
     },
   };
 }
+
+// The compare-and-set compares text by characters on MySQL and MariaDB (mysql-core/compare.ts): in a latin1 column,
+// where a comparison of bytes would set UTF-8 against latin1 and never match, and in a binary one.
+test('mysql: migratePlaintext seals non-ASCII plaintext in a latin1 column and in a binary one, trailing spaces kept', { skip: !SERVERS.mysql.url && 'no MYSQL_URL' }, async () => {
+  ale.initKeyRing([SECRET]);
+  const conn = await SERVERS.mysql.drivers.mysql2(SERVERS.mysql.url);
+  try {
+    const mod = await import('@sveltycms/ale/drizzle/mysql');
+    const { int, mysqlTable, varchar } = await import('drizzle-orm/mysql-core');
+    const texts = ['Müll', 'Straße ', 'café', 'plain'];
+    for (const [type, storage] of [['longtext CHARACTER SET latin1', 'text'], ['longblob', 'binary']]) {
+      await conn.run(`DROP TABLE IF EXISTS ${NAMES.notes}`);
+      await conn.run(`CREATE TABLE ${NAMES.notes} (id int PRIMARY KEY, tenant_id varchar(64) NOT NULL, body ${type})`);
+      await conn.run(`INSERT INTO ${NAMES.notes} (id, tenant_id, body) VALUES ${texts.map((t, i) => `(${i + 1}, 'acme', '${t}')`).join(', ')}`);
+      const notes = mysqlTable(NAMES.notes, { id: int('id').primaryKey(), tenantId: varchar('tenant_id', { length: 64 }).notNull(), body: mod.encryptedText('body', { collection: 'notes', storage }) });
+      const done = await mod.migratePlaintext(conn.db, { table: notes, key: notes.id, columns: [{ column: notes.body }], tenant: 'acme' });
+      assert.equal(done.written, texts.length, `${type}: ${done.written} written`);
+      const read = await mod.withTenant('acme', () => conn.db.select({ body: notes.body }).from(notes).orderBy(notes.id));
+      assert.deepEqual(read.map((r) => r.body), texts, `${type}: each value as it was`);
+    }
+  } finally {
+    await conn.run(`DROP TABLE IF EXISTS ${NAMES.notes}`);
+    await conn.close();
+  }
+});

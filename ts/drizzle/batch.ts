@@ -9,6 +9,7 @@ import { runJob, type LeaseOptions } from './leases.js';
 import { eachCell, encryptPlaintext, loadingTenants, moveToOtherStorage, reencryptUnderPrimary, requireRing } from './operations.js';
 import type { BatchDriver, Cell, CellSpec, LoopOptions, Progress, RowUpdate } from './operations.js';
 import { columnInfo } from './probe.js';
+import { withoutParameters } from './write-failure.js';
 
 type AnyColumn = Parameters<typeof asc>[0];
 // The query builders differ per dialect; these helpers only chain methods
@@ -18,9 +19,13 @@ type AnyDb = any;
 
 /**
  * Runs `write` for every update inside one transaction, sync (SQLite) or
- * async, and resolves to how many of them changed their row.
+ * async, and resolves to how many of them changed their row. `same` is how
+ * the dialect's compare-and-set asks that a cell still holds, byte for
+ * byte, what was read; `column = value` where the dialect compares text so.
  */
-export type Transact = (db: AnyDb, write: (tx: AnyDb, u: RowUpdate) => AnyDb, updates: RowUpdate[]) => Promise<number>;
+export type Transact = ((db: AnyDb, write: (tx: AnyDb, u: RowUpdate) => AnyDb, updates: RowUpdate[]) => Promise<number>) & {
+  readonly same?: (column: AnyColumn, value: Cell) => SQL;
+};
 
 export function keyOf(table: object, column: unknown): string {
   for (const [key, value] of Object.entries(getTableColumns(table as never))) if (value === column) return key;
@@ -91,6 +96,7 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
   cols.forEach((c, i) => (selection[`c${i}`] = sql<Cell>`${c}`));
   if (tenantCol) selection.tenant = sql<string>`${tenantCol}`;
   const value = (v: Cell) => (v === null ? sql`null` : sql`${v}`);
+  const same = transact.same ?? ((c: AnyColumn, v: Cell) => sql`${c} = ${v}`);
 
   return {
     async fetch(afterKey, limit, upTo) {
@@ -113,7 +119,7 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
           tx
             .update(table)
             .set(Object.fromEntries(u.set.map(([i, v]) => [names[i], value(v)])))
-            .where(and(eq(keyCol, u.key), ...u.expect.map(([i, v]) => (v === null ? isNull(cols[i]) : sql`${cols[i]} = ${v}`)))),
+            .where(and(eq(keyCol, u.key), ...u.expect.map(([i, v]) => (v === null ? isNull(cols[i]) : same(cols[i], v))))),
         updates,
       );
     },
@@ -218,7 +224,7 @@ export function batchHelpers(transact: Transact, jobs: JobTableSpec | undefined)
         throw codedError('ALE_INVALID_INPUT', `migratePlaintext: column "${keyed.column}" has keys, so its values are sealed under each tenant's data key; leave out options.keyRing`);
       }
       const stores = [...new Set(options.columns.map((c) => columnInfo(c.column)?.keys).filter((k) => k !== undefined))];
-      let driver = driverFor(db, options);
+      let driver = withoutParameters(driverFor(db, options));
       if (stores.length > 0) driver = loadingTenants(driver, async (t) => void (await Promise.all(stores.map((k) => k.load(t)))));
       return runJob(db, jobs, driver, options, eachCell(specs, encryptPlaintext(options.keyRing)));
     },

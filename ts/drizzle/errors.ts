@@ -44,7 +44,7 @@ export class ColumnError extends Error {
 }
 
 /** A row key as a message shows it: JSON, which has no BigInt (a bigint key, PostgreSQL's `bigserial` in mode 'bigint', would throw there). */
-function keyText(key: unknown): string {
+export function keyText(key: unknown): string {
   return typeof key === 'bigint' ? `${key}n` : JSON.stringify(key);
 }
 

@@ -1,7 +1,7 @@
 // Encrypted column types, batch helpers and the tenant key store for drizzle-orm/mysql-core.
 import { customType, type ConvertCustomConfig, type MySqlCustomColumnBuilder } from 'drizzle-orm/mysql-core';
-import { asyncTransact } from './batch.js';
 import { dialect, type ColumnValues } from './dialect.js';
+import { mysqlTransact } from './mysql-core/compare.js';
 import { mysqlJobs } from './mysql-core/jobs.js';
 import { mysqlKeys } from './mysql-core/keys.js';
 import { mysqlSearch } from './mysql-core/search.js';
@@ -23,7 +23,7 @@ declare module './dialect.js' {
   }
 }
 
-const d = dialect<'mysql'>(customType, { text: 'longtext', binary: 'longblob', index: 'char(43)' }, asyncTransact, mysqlKeys, mysqlSearch, mysqlJobs);
+const d = dialect<'mysql'>(customType, { text: 'longtext', binary: 'longblob', index: 'char(43)' }, mysqlTransact, mysqlKeys, mysqlSearch, mysqlJobs);
 
 /** An encrypted string column (`longtext`; `longblob` with `storage: 'binary'`), bound to tenant:collection:field. */
 export const encryptedText = d.encryptedText;

@@ -1,0 +1,43 @@
+// migratePlaintext's failed writes, reported without their parameters. Its
+// compare-and-set sends the plaintext it read, and a failed query's error
+// lists the query's parameters (Drizzle's DrizzleQueryError message,
+// mysql2's `sql`), which would put that plaintext in a message.
+import { codedError } from '../shared/errors.js';
+import { keyText } from './errors.js';
+import type { BatchDriver } from './operations.js';
+
+/**
+ * `driver`, whose failed writes throw ALE_BATCH_WRITE_FAILED with what can
+ * be shown: the database's error codes and the batch's first and last row
+ * keys. A coded error of the package's own goes through as it is.
+ */
+export function withoutParameters(driver: BatchDriver): BatchDriver {
+  return {
+    ...driver,
+    async apply(updates) {
+      try {
+        return await driver.apply(updates);
+      } catch (e) {
+        if (typeof (e as { code?: unknown })?.code === 'string' && (e as { code: string }).code.startsWith('ALE_')) throw e;
+        const rows = updates.length === 0 ? '' : `, rows ${keyText(updates[0].key)} to ${keyText(updates[updates.length - 1].key)}`;
+        throw codedError(
+          'ALE_BATCH_WRITE_FAILED',
+          `migratePlaintext: a batch's write failed in the database${codesOf(e)}${rows}. Its transaction was rolled back where the table's engine can (not MyISAM), ` +
+            "and a rerun resumes from the rows still in plaintext, unless the same error comes back (the codes say which). The database's message is left out: the query compared each row with its plaintext, which the message would show.",
+        );
+      }
+    },
+  };
+}
+
+/** The codes a database error and the errors it wraps carry (mysql2's code and errno, PostgreSQL's SQLSTATE, SQLite's code), as ` (code X, errno N)`. */
+function codesOf(e: unknown): string {
+  const codes = new Set<string>();
+  for (let err = e as Record<string, unknown> | undefined, depth = 0; typeof err === 'object' && err !== null && depth < 4; err = err.cause as Record<string, unknown> | undefined, depth++) {
+    for (const name of ['code', 'errno', 'errcode', 'sqlState']) {
+      const v = err[name];
+      if (typeof v === 'number' || (typeof v === 'string' && /^[A-Za-z0-9_]{1,40}$/.test(v))) codes.add(`${name} ${v}`);
+    }
+  }
+  return codes.size === 0 ? '' : ` (${[...codes].join(', ')})`;
+}
