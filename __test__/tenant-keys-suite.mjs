@@ -647,6 +647,39 @@ export function tenantKeysSuite(d) {
       assert.equal(await codeOf(() => other.withTenant('acme', () => other.sealer.encrypt('x', 'acme', 'notes', 'body'))), 'ALE_KEY_SHREDDED');
     });
 
+    test('a process that sees a rotation elsewhere but cannot unwrap the new keys seals nothing under the old active key, still opens values, and seals again once it reads them', async () => {
+      await insert('acme', [{ id: 1, body: 'before' }]);
+      let refusing = false;
+      const inner = typeof specs.current === 'string' ? mod.localKek(specs.current) : kekFrom(mod, specs.current);
+      const flaky = { ...inner, id: inner.id, holds: (ref) => inner.holds(ref), wrap: (...a) => inner.wrap(...a), unwrap: (...a) => (refusing ? Promise.reject(Object.assign(new Error('the KEK service is down'), { code: 'ALE_KEK_UNAVAILABLE' })) : inner.unwrap(...a)) };
+      // A process whose columns run without load() (a fixed tenant, a long synchronous loop): its change check runs in the background.
+      const other = tenantKeys(db, { kek: flaky, changeCheckEveryMs: 50 });
+      await other.load('acme');
+      const sealed = other.sealer.encrypt('sealed before', 'acme', 'notes', 'body');
+      refusing = true;
+      const { keyId } = await keys.rotate('acme');
+      let code = 'no error';
+      for (let i = 0; i < 100 && code === 'no error'; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        code = await codeOf(() => other.sealer.encrypt('after the rotation', 'acme', 'notes', 'body'));
+      }
+      assert.equal(code, 'ALE_KEK_UNAVAILABLE', 'sealing under the superseded key is refused');
+      assert.equal(other.sealer.decrypt(sealed, 'acme', 'notes', 'body'), 'sealed before', 'values still open');
+      refusing = false;
+      let again;
+      for (let i = 0; i < 100 && again === undefined; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        try {
+          again = other.sealer.encrypt('after the re-read', 'acme', 'notes', 'body');
+        } catch {
+          // not read yet
+        }
+      }
+      assert.ok(again !== undefined, 'sealing resumes once the new keys are read');
+      assert.ok(again.startsWith(`v2:${keyId}:`), "under the new active key");
+      assert.equal(await keys.withTenant('acme', () => keys.sealer.decrypt(again, 'acme', 'notes', 'body')), 'after the re-read');
+    });
+
     test('ready() adds the encryption-count column to a key table made before it, and runs again harmlessly; flush() adds counts to it', async () => {
       await conn.query('DROP TABLE IF EXISTS upgraded_keys');
       const old = tenantKeys(db, { kek: kek(), table: 'upgraded_keys', changeCheckEveryMs: 0, flushEveryMs: 0 });

@@ -16,6 +16,15 @@ export interface Entry {
   sealed: number;
   /** Clock time of the last re-read forced by a value naming a key it lacks. */
   missedAt?: number;
+  /**
+   * Set when a re-read found another active data key in the key table (a
+   * rotation elsewhere) and could not unwrap it, with that failure's code
+   * and message: the keys held here still open values, but nothing is
+   * sealed under them (keys/sealer.ts), since the old active key may be
+   * destroyed once no stored value needs it. Cleared by a read that
+   * succeeds, or that finds the keys held here again.
+   */
+  sealRefused?: { code: string; message: string };
 }
 
 /**

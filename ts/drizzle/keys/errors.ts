@@ -1,6 +1,6 @@
 // The tenant key store's coded errors. Messages name tenants and key ids,
 // which are not secret, and never a key, a wrapped key or a value.
-import { codedError, type CodedError } from '../../shared/errors.js';
+import { codedError, type CodedError, type ErrorCode } from '../../shared/errors.js';
 
 /** A column that uses `keys` ran for a tenant whose keys are not in memory. */
 export const keyNotLoaded = (tenant: string): CodedError =>
@@ -51,3 +51,17 @@ export const unwrapFailed = (tenant: string, keyId: string, ref: string): CodedE
 /** Key rows that cannot make a usable set: no data key, or no index key. */
 export const incompleteKeys = (tenant: string, missing: string): CodedError =>
   codedError('ALE_INVALID_KEY', `the key table holds no ${missing} for tenant ${JSON.stringify(tenant)}, yet other keys of it exist; restore the table from a backup`);
+
+/**
+ * A seal for a tenant whose new active key, made by another process, this
+ * one could not unwrap (cache.ts, `sealRefused`): the unwrap's own code when
+ * it is one of the package's, and its message, which names no key.
+ */
+export function sealRefused(tenant: string, refused: { code: string; message: string }): CodedError {
+  const code = (refused.code.startsWith('ALE_') ? refused.code : 'ALE_KEK_UNAVAILABLE') as ErrorCode;
+  return codedError(
+    code,
+    `tenant ${JSON.stringify(tenant)} has a new active key in the key table (rotated by another process), which this process could not unwrap, so nothing is sealed ` +
+      `under its old one, which can be destroyed once no stored value needs it; values under the keys this process holds still open, and the keys are read again as they are used. The unwrap failed: ${refused.message}`,
+  );
+}

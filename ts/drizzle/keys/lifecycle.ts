@@ -76,10 +76,11 @@ export async function shred(s: StoreInternals, tenantId: string): Promise<void> 
  * Re-wraps every stored key under `next`, one row per key (data rows are
  * never touched); the store then makes it the KEK new keys are wrapped
  * under, and keys under the previous KEK keep opening there. Safe to rerun: a key already
- * under `newKek` is skipped. Once every process runs with the new KEK
- * first, and the backups that still need the old one have expired,
- * destroy the old KEK: then a tenant shredded before the rewrap is gone
- * from those backups too.
+ * under `newKek` is skipped. A process still on the old KEK alone wraps the
+ * keys it makes under it meanwhile, so once every process runs with the
+ * new KEK first, rerun until a run reports `rewrapped: 0`; then, once the
+ * backups that still need the old KEK have expired, destroy it: a tenant
+ * shredded before the rewrap is gone from those backups too.
  */
 export async function rewrap(s: StoreInternals, next: KekProvider): Promise<{ rewrapped: number; skipped: number }> {
   const t = s.table;

@@ -58,6 +58,7 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
   if (current !== undefined && same && current.staleAt > 0) {
     current.staleAt = staleAt;
     current.seen = seen;
+    delete current.sealRefused;
     return;
   }
   const unwrapped = await Promise.allSettled([index, ...data].map((row) => r.unwrap(row)));
@@ -66,7 +67,14 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
     // A shred that came while this read was unwrapping wins, even when it made the unwrap fail (a KEK per tenant, deleted).
     if (superseded()) return;
     const failed = unwrapped.find((u) => u.status === 'rejected');
-    if (failed) throw (failed as PromiseRejectedResult).reason;
+    if (failed) {
+      const reason = (failed as PromiseRejectedResult).reason as { code?: unknown; message?: unknown } | undefined;
+      // Another active key in the table: the one loaded here keeps opening values, and seals none (cache.ts, `sealRefused`).
+      if (current?.loaded && current.keyIds[0] !== keyIds[0]) {
+        current.sealRefused = { code: typeof reason?.code === 'string' ? reason.code : 'ALE_KEK_UNAVAILABLE', message: String(reason?.message ?? reason) };
+      }
+      throw reason;
+    }
     const [indexKey, ...secrets] = keys;
     r.setKeys(secrets, keyIds, indexKey);
   } finally {

@@ -10,7 +10,7 @@ import { codedError } from '../../shared/errors.js';
 import { processRing, type Sealer } from '../process-ring.js';
 import { processRingConfigured, processSearcher, type Searcher } from '../search/searcher.js';
 import { clock, type Entry, type TenantCache } from './cache.js';
-import { keyShredded } from './errors.js';
+import { keyShredded, sealRefused } from './errors.js';
 
 /** The least time between two re-reads of one tenant for values naming a key it lacks. */
 const MISS_INTERVAL = 1_000;
@@ -91,12 +91,18 @@ export function makeSealer(d: SealerDeps): TenantSealer {
       `the value of field "${field}" names a key that is not one of tenant "${tenant}"'s keys: it is another tenant's, or under a key made since this process read the tenant's keys (which it reads again)`,
     );
   };
+  /** The tenant's entry for a seal: refused while another process's active key for it could not be unwrapped here (cache.ts, `sealRefused`). */
+  const sealing = (tenant: string): Entry => {
+    const entry = check(tenant);
+    if (entry.sealRefused !== undefined) throw sealRefused(tenant, entry.sealRefused);
+    return entry;
+  };
   /** Whether a blind index can be computed for the tenant: false once shredded (its lookups then match nothing). */
   const indexable = (tenant: string): boolean => use(tenant).loaded;
   return {
     // Counted before the seal: a seal that then fails counts too, which errs on the safe side.
-    encrypt: (plaintext, t, c, f) => (check(t).sealed++, rings.encrypt(plaintext, t, c, f)),
-    encryptBinary: (plaintext, t, c, f) => (check(t).sealed++, rings.encryptBinary(plaintext, t, c, f)),
+    encrypt: (plaintext, t, c, f) => (sealing(t).sealed++, rings.encrypt(plaintext, t, c, f)),
+    encryptBinary: (plaintext, t, c, f) => (sealing(t).sealed++, rings.encryptBinary(plaintext, t, c, f)),
     // decrypt and decryptBinary are written out rather than made by one
     // higher-order helper: closures of one literal share their call-site
     // feedback, and the two-target call that made cost V8 more than the

@@ -9,7 +9,7 @@ import { codedError } from '../../shared/errors.js';
 import { withTenant as inTenantScope } from '../scope.js';
 import { useStore, type ScopeKeys } from '../key-stores.js';
 import { clock, startClock, TenantCache, type Entry } from './cache.js';
-import { keyShredded, notLoaded } from './errors.js';
+import { keyShredded, notLoaded, sealRefused } from './errors.js';
 import { destroyRetired, listTenants, type KeyUse, type TenantPage } from './admin.js';
 import { PendingCounts } from './counts.js';
 import { INTERNALS, type StoreInternals } from './internals.js';
@@ -279,6 +279,7 @@ export class TenantKeys implements ScopeKeys {
   activeKeyId(tenantId: string): string {
     const entry = this.#use(tenantId);
     if (!entry.loaded) throw keyShredded(tenantId);
+    if (entry.sealRefused !== undefined) throw sealRefused(tenantId, entry.sealRefused); // as a seal would
     return entry.keyIds[0];
   }
 
