@@ -53,15 +53,17 @@ export const incompleteKeys = (tenant: string, missing: string): CodedError =>
   codedError('ALE_INVALID_KEY', `the key table holds no ${missing} for tenant ${JSON.stringify(tenant)}, yet other keys of it exist; restore the table from a backup`);
 
 /**
- * A seal for a tenant whose new active key, made by another process, this
- * one could not unwrap (cache.ts, `sealRefused`): the unwrap's own code when
- * it is one of the package's, and its message, which names no key.
+ * A seal for a tenant whose new active key this process could not unwrap
+ * (cache.ts, `sealRefused`), with the unwrap's message, which names no key.
+ * Its code is ALE_INVALID_KEY for a KEK this store does not hold, else
+ * ALE_KEK_UNAVAILABLE: an unwrap the key service refused comes back as
+ * ALE_AUTH_FAILED, the code of a tampered value, which a seal is not.
  */
 export function sealRefused(tenant: string, refused: { code: string; message: string }): CodedError {
-  const code = (refused.code.startsWith('ALE_') ? refused.code : 'ALE_KEK_UNAVAILABLE') as ErrorCode;
+  const code: ErrorCode = refused.code === 'ALE_INVALID_KEY' ? 'ALE_INVALID_KEY' : 'ALE_KEK_UNAVAILABLE';
   return codedError(
     code,
-    `tenant ${JSON.stringify(tenant)} has a new active key in the key table (rotated by another process), which this process could not unwrap, so nothing is sealed ` +
+    `tenant ${JSON.stringify(tenant)} has a new active key in the key table (a rotation), whose keys this process could not unwrap, so nothing is sealed ` +
       `under its old one, which can be destroyed once no stored value needs it; values under the keys this process holds still open, and the keys are read again as they are used. The unwrap failed: ${refused.message}`,
   );
 }

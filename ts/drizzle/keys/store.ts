@@ -275,7 +275,7 @@ export class TenantKeys implements ScopeKeys {
     return describeTenant(this[INTERNALS](), tenantId);
   }
 
-  /** The id of the tenant's active data key, from memory (ALE_KEY_NOT_LOADED or ALE_KEY_SHREDDED as for a column): what a v2 value names when it needs no conversion. */
+  /** The id of the tenant's active data key, from memory (ALE_KEY_NOT_LOADED, ALE_KEY_SHREDDED, or a refused seal's error, as for a column): what a v2 value names when it needs no conversion. */
   activeKeyId(tenantId: string): string {
     const entry = this.#use(tenantId);
     if (!entry.loaded) throw keyShredded(tenantId);
