@@ -194,10 +194,15 @@ for (const [dialect, server] of Object.entries(SERVERS)) {
 }
 
 // `written` on every driver: a tenant key store's load() runs between a batch's read and its write, so the
-// application can change rows there, deterministically; their compare-and-set then changes nothing.
+// application can change rows there, deterministically; their compare-and-set then changes nothing. The column
+// compares text regardless of case where tables made before the package often do: citext on PostgreSQL, NOCASE on
+// SQLite, the default collation on MySQL and MariaDB.
+const insensitive = { pg: 'citext', mysql: 'longtext', sqlite: 'text COLLATE NOCASE' };
 const writtenCases = [
-  ...Object.entries(SERVERS).flatMap(([dialect, server]) => (server.url ? Object.entries(server.drivers).map(([driver, open]) => ({ dialect, driver, open: () => open(server.url), ddl: server.ddl, workers: true })) : [])),
-  ...SQLITE_DRIVERS.map((driver) => ({ dialect: 'sqlite', driver, open: () => sqliteConn(driver), ddl: { int: 'integer', text: 'text', envelope: 'text' }, workers: false })),
+  ...Object.entries(SERVERS).flatMap(([dialect, server]) =>
+    server.url ? Object.entries(server.drivers).map(([driver, open]) => ({ dialect, driver, open: () => open(server.url), ddl: { ...server.ddl, envelope: insensitive[dialect] }, workers: true })) : [],
+  ),
+  ...SQLITE_DRIVERS.map((driver) => ({ dialect: 'sqlite', driver, open: () => sqliteConn(driver), ddl: { int: 'integer', text: 'text', envelope: insensitive.sqlite }, workers: false })),
 ];
 for (const { dialect, driver, open, ddl, workers } of writtenCases) {
   test(`${dialect} (${driver}): written counts only the updates that took; rows the application changed between a batch's read and its write are left to it and not counted`, async () => {
@@ -209,6 +214,7 @@ for (const { dialect, driver, open, ddl, workers } of writtenCases) {
       const keys = mod.tenantKeys(conn.db, { kek: 'workers-kek-0123456789-abcdefghijklmnop', table: NAMES.keys, flushEveryMs: 0, changeCheckEveryMs: 0 });
       await keys.ready();
       const notes = await notesTable(dialect, mod, keys);
+      if (dialect === 'pg') await conn.run('CREATE EXTENSION IF NOT EXISTS citext');
       await refill(conn, ddl);
       const load = keys.load.bind(keys);
       let changed = false;
@@ -217,8 +223,8 @@ for (const { dialect, driver, open, ddl, workers } of writtenCases) {
         if (changed) return;
         changed = true;
         await conn.run(`UPDATE ${NAMES.notes} SET body = 'changed by the application' WHERE id <= 100`);
-        // Changes that only case or a trailing space tell apart: MySQL's and MariaDB's default collations compare text
-        // without them, and their compare-and-set took these rows as unchanged and overwrote them.
+        // Changes that only case or a trailing space tell apart: the column's collation compares text without them
+        // (case at least), and the compare-and-set took these rows as unchanged and overwrote them.
         await conn.run(`UPDATE ${NAMES.notes} SET body = upper(body) WHERE id BETWEEN 101 AND 110`);
         await conn.run(`UPDATE ${NAMES.notes} SET body = ${dialect === 'mysql' ? "concat(body, ' ')" : "body || ' '"} WHERE id BETWEEN 111 AND 120`);
       };

@@ -326,7 +326,7 @@ async function transactCounting(db: AnyDb, write: Parameters<Transact>[1], updat
  * what the connection's last UPDATE changed, which inside the transaction
  * is this one.
  */
-export const sqliteTransact: Transact = async (db, write, updates) => {
+export const anySqliteTransact: Transact = async (db, write, updates) => {
   if (db.resultKind === 'async') return transactCounting(db, write, updates, sqliteChanges);
   let written = 0;
   db.transaction((tx: AnyDb) => {

@@ -1,7 +1,7 @@
 // Encrypted column types, batch helpers and the tenant key store for drizzle-orm/sqlite-core.
 import { customType, type ConvertCustomConfig, type SQLiteCustomColumnBuilder } from 'drizzle-orm/sqlite-core';
-import { sqliteTransact } from './batch.js';
 import { dialect, type ColumnValues } from './dialect.js';
+import { sqliteTransact } from './sqlite-core/compare.js';
 import { sqliteKeys } from './sqlite-core/keys.js';
 import { sqliteSearch } from './sqlite-core/search.js';
 

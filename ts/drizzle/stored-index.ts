@@ -13,9 +13,17 @@
 const STORED = Symbol.for('@sveltycms/ale/stored-index');
 
 /**
+ * Where a column read the StoredIndex (index-origin.ts), beside the brand
+ * and not in it: a copy of an earlier version of the package in the same
+ * process tests the brand for `true`, and must still know the value.
+ */
+const ORIGIN = Symbol.for('@sveltycms/ale/stored-index-origin');
+
+/**
  * A blind index as stored, read back from its column. Writing it to the
- * same kind of column stores it as it is; comparing with `eq` compares it as
- * it is. It holds no plaintext, only the keyed hash.
+ * same index for the same tenant stores it as it is; comparing with `eq`
+ * compares it as it is; anywhere else it is refused (index-origin.ts). It
+ * holds no plaintext, only the keyed hash.
  *
  * A String object (`String(index)` and `index.valueOf()` give the hash), so
  * that serialisers that carry boxed strings, such as devalue in SvelteKit's
@@ -25,13 +33,6 @@ const STORED = Symbol.for('@sveltycms/ale/stored-index');
  * take for a plaintext. Without the field, an update leaves the stored
  * index alone.
  */
-/**
- * Where a column read the StoredIndex (index-origin.ts), beside the brand
- * and not in it: a copy of an earlier version of the package in the same
- * process tests the brand for `true`, and must still know the value.
- */
-const ORIGIN = Symbol.for('@sveltycms/ale/stored-index-origin');
-
 export class StoredIndex extends String {
   declare readonly [STORED]: true;
   declare readonly [ORIGIN]?: IndexOrigin;

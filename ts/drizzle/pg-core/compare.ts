@@ -1,0 +1,21 @@
+// How PostgreSQL compares a cell in the batch operations' compare-and-set:
+// as the value read, byte for byte.
+import { sql, type SQL } from 'drizzle-orm';
+import { asyncTransact, type Transact } from '../batch.js';
+import type { Cell } from '../operations.js';
+
+/**
+ * A citext column, or one of a case-insensitive ICU collation (an e-mail
+ * column of a table made before the package), compares regardless of
+ * case: migratePlaintext's compare-and-set took a row the application had
+ * changed only so for the plaintext it read, and overwrote the change. As
+ * text in the "C" collation, two values are equal only when their bytes
+ * are. Bytes (bytea) compare as bytes already.
+ */
+function same(column: unknown, value: Cell): SQL {
+  if (typeof value !== 'string') return sql`${column} = ${value}`;
+  return sql`${column}::text collate "C" = ${value}::text`;
+}
+
+/** asyncTransact, with PostgreSQL's comparison. */
+export const pgTransact: Transact = Object.assign((...args: Parameters<Transact>) => asyncTransact(...args), { same });
