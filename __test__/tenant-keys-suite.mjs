@@ -99,6 +99,12 @@ export function tenantKeysSuite(d) {
   const specs = d.keks ?? { current: KEK, next: NEW_KEK };
   const kek = () => kekFrom(mod, specs.current);
   const newKek = () => kekFrom(mod, specs.next);
+  /** The current KEK, whose wraps and unwraps fail with ALE_KEK_UNAVAILABLE while `down.wrap` or `down.unwrap` is set, as a key service in an outage. */
+  const flakyKek = (down) => {
+    const inner = typeof specs.current === 'string' ? mod.localKek(specs.current) : kekFrom(mod, specs.current);
+    const refuse = () => Promise.reject(Object.assign(new Error('the KEK service is down'), { code: 'ALE_KEK_UNAVAILABLE' }));
+    return { ...inner, id: inner.id, holds: (ref) => inner.holds(ref), wrap: (...a) => (down.wrap ? refuse() : inner.wrap(...a)), unwrap: (...a) => (down.unwrap ? refuse() : inner.unwrap(...a)) };
+  };
   // Every store a test makes is closed after it: withTenant() loads from
   // every open store a column names, and the next test drops their table.
   const made = [];
@@ -248,15 +254,13 @@ export function tenantKeysSuite(d) {
       const declared = mod.tenantKeys();
       await assert.rejects(declared.withTenant('acme', () => 1), { code: 'ALE_NOT_INITIALIZED' });
       // a KEK that refuses: the column throws the load's own coded error, until a load succeeds
-      let refusing = true;
-      const inner = typeof specs.current === 'string' ? mod.localKek(specs.current) : kekFrom(mod, specs.current);
-      const flaky = { ...inner, id: inner.id, holds: (ref) => inner.holds(ref), wrap: (...a) => (refusing ? Promise.reject(Object.assign(new Error('the KEK service is down'), { code: 'ALE_KEK_UNAVAILABLE' })) : inner.wrap(...a)), unwrap: (...a) => inner.unwrap(...a) };
-      const shaky = tenantKeys(db, { kek: flaky, changeCheckEveryMs: 0, table: 'ale_keys_b' });
+      const down = { wrap: true };
+      const shaky = tenantKeys(db, { kek: flakyKek(down), changeCheckEveryMs: 0, table: 'ale_keys_b' });
       await shaky.ready();
       const shakyTable = defineKeyedTables(mod, d.builders, shaky).notes;
       const failed = await mod.withTenant('umbrella', () => db.insert(shakyTable).values({ id: 30, tenantId: 'umbrella', body: 'x' })).then(() => null, (e) => e);
       assert.equal(failed?.code, 'ALE_KEK_UNAVAILABLE');
-      refusing = false;
+      down.wrap = false;
       await shaky.load('umbrella');
       shaky.forget('umbrella');
       assert.equal(await codeOf(() => shaky.sealer.encrypt('x', 'umbrella', 'notes', 'body')), 'ALE_KEY_NOT_LOADED', 'the failure was cleared');
@@ -649,14 +653,12 @@ export function tenantKeysSuite(d) {
 
     test('a process that sees a rotation elsewhere but cannot unwrap the new keys seals nothing under the old active key, still opens values, and seals again once it reads them', async () => {
       await insert('acme', [{ id: 1, body: 'before' }]);
-      let refusing = false;
-      const inner = typeof specs.current === 'string' ? mod.localKek(specs.current) : kekFrom(mod, specs.current);
-      const flaky = { ...inner, id: inner.id, holds: (ref) => inner.holds(ref), wrap: (...a) => inner.wrap(...a), unwrap: (...a) => (refusing ? Promise.reject(Object.assign(new Error('the KEK service is down'), { code: 'ALE_KEK_UNAVAILABLE' })) : inner.unwrap(...a)) };
+      const down = { unwrap: false };
       // A process whose columns run without load() (a fixed tenant, a long synchronous loop): its change check runs in the background.
-      const other = tenantKeys(db, { kek: flaky, changeCheckEveryMs: 50 });
+      const other = tenantKeys(db, { kek: flakyKek(down), changeCheckEveryMs: 50 });
       await other.load('acme');
       const sealed = other.sealer.encrypt('sealed before', 'acme', 'notes', 'body');
-      refusing = true;
+      down.unwrap = true;
       const { keyId } = await keys.rotate('acme');
       let code = 'no error';
       for (let i = 0; i < 100 && code === 'no error'; i++) {
@@ -665,7 +667,7 @@ export function tenantKeysSuite(d) {
       }
       assert.equal(code, 'ALE_KEK_UNAVAILABLE', 'sealing under the superseded key is refused');
       assert.equal(other.sealer.decrypt(sealed, 'acme', 'notes', 'body'), 'sealed before', 'values still open');
-      refusing = false;
+      down.unwrap = false;
       let again;
       for (let i = 0; i < 100 && again === undefined; i++) {
         await new Promise((r) => setTimeout(r, 20));

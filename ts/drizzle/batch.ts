@@ -19,13 +19,20 @@ type AnyDb = any;
 
 /**
  * Runs `write` for every update inside one transaction, sync (SQLite) or
- * async, and resolves to how many of them changed their row. `same` is how
- * the dialect's compare-and-set asks that a cell still holds, byte for
- * byte, what was read; `column = value` where the dialect compares text so.
+ * async, and resolves to how many of them changed their row.
  */
-export type Transact = ((db: AnyDb, write: (tx: AnyDb, u: RowUpdate) => AnyDb, updates: RowUpdate[]) => Promise<number>) & {
-  readonly same?: (column: AnyColumn, value: Cell) => SQL;
-};
+export type RunTransaction = (db: AnyDb, write: (tx: AnyDb, u: RowUpdate) => AnyDb, updates: RowUpdate[]) => Promise<number>;
+
+/**
+ * How a dialect writes a batch: `run` its transaction, and `same`, the
+ * compare-and-set's test that a cell still holds what was read, as the
+ * value read (the column's collation may take other text for it: the
+ * dialects' compare.ts).
+ */
+export interface Transact {
+  readonly run: RunTransaction;
+  readonly same: (column: AnyColumn, value: Cell) => SQL;
+}
 
 export function keyOf(table: object, column: unknown): string {
   for (const [key, value] of Object.entries(getTableColumns(table as never))) if (value === column) return key;
@@ -96,7 +103,7 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
   cols.forEach((c, i) => (selection[`c${i}`] = sql<Cell>`${c}`));
   if (tenantCol) selection.tenant = sql<string>`${tenantCol}`;
   const value = (v: Cell) => (v === null ? sql`null` : sql`${v}`);
-  const same = transact.same ?? ((c: AnyColumn, v: Cell) => sql`${c} = ${v}`);
+  const { run, same } = transact;
 
   return {
     async fetch(afterKey, limit, upTo) {
@@ -113,7 +120,7 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
       }));
     },
     apply(updates) {
-      return transact(
+      return run(
         db,
         (tx, u) =>
           tx
@@ -308,10 +315,10 @@ const noCount = () =>
   );
 
 /** PostgreSQL and MySQL drivers, and SQLite behind sqlite-proxy, run them asynchronously. */
-export const asyncTransact: Transact = (db, write, updates) => transactCounting(db, write, updates, () => Promise.reject(noCount()));
+export const asyncTransaction: RunTransaction = (db, write, updates) => transactCounting(db, write, updates, () => Promise.reject(noCount()));
 
-/** asyncTransact, asking `unsaid` for the count of an UPDATE whose result holds none. */
-async function transactCounting(db: AnyDb, write: Parameters<Transact>[1], updates: RowUpdate[], unsaid: (tx: AnyDb) => Promise<number>): Promise<number> {
+/** asyncTransaction, asking `unsaid` for the count of an UPDATE whose result holds none. */
+async function transactCounting(db: AnyDb, write: Parameters<RunTransaction>[1], updates: RowUpdate[], unsaid: (tx: AnyDb) => Promise<number>): Promise<number> {
   let written = 0;
   await db.transaction(async (tx: AnyDb) => {
     for (const u of updates) written += rowsChanged(await write(tx, u)) ?? (await unsaid(tx));
@@ -326,7 +333,7 @@ async function transactCounting(db: AnyDb, write: Parameters<Transact>[1], updat
  * what the connection's last UPDATE changed, which inside the transaction
  * is this one.
  */
-export const anySqliteTransact: Transact = async (db, write, updates) => {
+export const sqliteTransaction: RunTransaction = async (db, write, updates) => {
   if (db.resultKind === 'async') return transactCounting(db, write, updates, sqliteChanges);
   let written = 0;
   db.transaction((tx: AnyDb) => {

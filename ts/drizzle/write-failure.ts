@@ -2,6 +2,7 @@
 // compare-and-set sends the plaintext it read, and a failed query's error
 // lists the query's parameters (Drizzle's DrizzleQueryError message,
 // mysql2's `sql`), which would put that plaintext in a message.
+import { causes } from '../shared/causes.js';
 import { codedError } from '../shared/errors.js';
 import { keyText } from './errors.js';
 import type { BatchDriver } from './operations.js';
@@ -33,7 +34,7 @@ export function withoutParameters(driver: BatchDriver): BatchDriver {
 /** The codes a database error and the errors it wraps carry (mysql2's code and errno, PostgreSQL's SQLSTATE, SQLite's code), as ` (code X, errno N)`. */
 function codesOf(e: unknown): string {
   const codes = new Set<string>();
-  for (let err = e as Record<string, unknown> | undefined, depth = 0; typeof err === 'object' && err !== null && depth < 4; err = err.cause as Record<string, unknown> | undefined, depth++) {
+  for (const err of causes(e)) {
     for (const name of ['code', 'errno', 'errcode', 'sqlState']) {
       const v = err[name];
       if (typeof v === 'number' || (typeof v === 'string' && /^[A-Za-z0-9_]{1,40}$/.test(v))) codes.add(`${name} ${v}`);

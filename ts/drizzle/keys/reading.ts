@@ -71,7 +71,7 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
       const reason = (failed as PromiseRejectedResult).reason as { code?: unknown; message?: unknown } | undefined;
       // Another active key in the table: the one loaded here keeps opening values, and seals none (cache.ts, `sealRefused`).
       if (current?.loaded && current.keyIds[0] !== keyIds[0]) {
-        current.sealRefused = { code: typeof reason?.code === 'string' ? reason.code : 'ALE_KEK_UNAVAILABLE', message: String(reason?.message ?? reason) };
+        current.sealRefused = { code: String(reason?.code), message: String(reason?.message ?? reason) };
       }
       throw reason;
     }

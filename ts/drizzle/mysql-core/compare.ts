@@ -1,7 +1,7 @@
 // How MySQL and MariaDB compare a cell in the batch operations'
 // compare-and-set: as the value read, character for character.
 import { sql, type SQL } from 'drizzle-orm';
-import { asyncTransact, type Transact } from '../batch.js';
+import { asyncTransaction, type Transact } from '../batch.js';
 import type { Cell } from '../operations.js';
 
 /**
@@ -20,5 +20,5 @@ function same(column: unknown, value: Cell): SQL {
   return sql`(${column} = convert(${value} using utf8mb4) collate utf8mb4_bin and char_length(${column}) = char_length(${value}))`;
 }
 
-/** asyncTransact, with MySQL's comparison. */
-export const mysqlTransact: Transact = Object.assign((...args: Parameters<Transact>) => asyncTransact(...args), { same });
+/** MySQL's batch writes: asynchronous transactions, and its comparison. */
+export const mysqlTransact: Transact = { run: asyncTransaction, same };

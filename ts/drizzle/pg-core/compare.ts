@@ -1,7 +1,7 @@
 // How PostgreSQL compares a cell in the batch operations' compare-and-set:
 // as the value read, byte for byte.
 import { sql, type SQL } from 'drizzle-orm';
-import { asyncTransact, type Transact } from '../batch.js';
+import { asyncTransaction, type Transact } from '../batch.js';
 import type { Cell } from '../operations.js';
 
 /**
@@ -17,5 +17,5 @@ function same(column: unknown, value: Cell): SQL {
   return sql`${column}::text collate "C" = ${value}::text`;
 }
 
-/** asyncTransact, with PostgreSQL's comparison. */
-export const pgTransact: Transact = Object.assign((...args: Parameters<Transact>) => asyncTransact(...args), { same });
+/** PostgreSQL's batch writes: asynchronous transactions, and its comparison. */
+export const pgTransact: Transact = { run: asyncTransaction, same };

@@ -9,6 +9,7 @@
 // rows.
 import { getTableName, sql, type Column, type Table } from 'drizzle-orm';
 import { text, sqliteTable } from 'drizzle-orm/sqlite-core';
+import { causes } from '../../shared/causes.js';
 import { indexColumnOf } from '../probe.js';
 import { mentions } from '../sql-names.js';
 import { quoteName } from './search.js';
@@ -117,10 +118,8 @@ export async function searchIndexCheck(db: SqliteDb, column: Column, options: Se
  * tokenizer) is not a finding about the index, and is thrown as it is.
  */
 function isCorruptVtab(e: unknown): boolean {
-  for (let err = e as { code?: unknown; errcode?: unknown; cause?: unknown } | undefined, depth = 0; err !== undefined && err !== null && depth < 4; err = err.cause as typeof err, depth++) {
-    // better-sqlite3 and bun:sqlite name the code; node:sqlite gives its number (267)
-    if (err.code === 'SQLITE_CORRUPT_VTAB' || err.errcode === 267) return true;
-  }
+  // better-sqlite3 and bun:sqlite name the code; node:sqlite gives its number (267)
+  for (const err of causes(e)) if (err.code === 'SQLITE_CORRUPT_VTAB' || err.errcode === 267) return true;
   return false;
 }
 

@@ -1,7 +1,7 @@
 // How SQLite compares a cell in the batch operations' compare-and-set: as
 // the value read, byte for byte.
 import { sql, type SQL } from 'drizzle-orm';
-import { anySqliteTransact, type Transact } from '../batch.js';
+import { sqliteTransaction, type Transact } from '../batch.js';
 import type { Cell } from '../operations.js';
 
 /**
@@ -15,5 +15,5 @@ function same(column: unknown, value: Cell): SQL {
   return sql`${column} = ${value} collate binary`;
 }
 
-/** anySqliteTransact, with SQLite's comparison. */
-export const sqliteTransact: Transact = Object.assign((...args: Parameters<Transact>) => anySqliteTransact(...args), { same });
+/** SQLite's batch writes: its drivers' transactions, and its comparison. */
+export const sqliteTransact: Transact = { run: sqliteTransaction, same };
