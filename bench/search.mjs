@@ -36,10 +36,10 @@ const COLUMNS = 'name, description';
  * How many times plaintext FTS5's first page the encrypted one may take
  * before the run fails: a bound against regressions, not a target. A page
  * reads and decrypts its candidates, so it costs a few times the plaintext
- * one; the bound leaves room for that and for a slower host, and a
- * regression of the kind docs/search.md tells of ("A first page took about
- * 7 ms again") lands far past it. A ratio of medians, with no interval:
- * the gap it is meant to catch is wider than any noise.
+ * one; the bound leaves room for that and for a slower host, and the
+ * regression after c853f1a that docs/search.md tells of (with the measured
+ * ratios) lands far past it. A ratio of medians, with no interval: the gap
+ * it is meant to catch is wider than any noise.
  */
 export const FIRST_PAGE_BOUND = 6;
 /** The CMS's content_nodes and its FTS5 table over `columns`, with its triggers (as db.mjs's ddl); `tokenizer` is FTS5's tokenize option. */
