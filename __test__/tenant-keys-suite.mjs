@@ -99,11 +99,15 @@ export function tenantKeysSuite(d) {
   const specs = d.keks ?? { current: KEK, next: NEW_KEK };
   const kek = () => kekFrom(mod, specs.current);
   const newKek = () => kekFrom(mod, specs.next);
+  /** A KEK provider of `spec` with some of its calls replaced: `over(inner)` gives the replacements. */
+  const kekWith = (spec, over) => {
+    const inner = typeof spec === 'string' ? mod.localKek(spec) : kekFrom(mod, spec);
+    return { ...inner, id: inner.id, holds: (ref) => inner.holds(ref), wrap: (...a) => inner.wrap(...a), unwrap: (...a) => inner.unwrap(...a), ...over(inner) };
+  };
   /** The current KEK, whose wraps and unwraps fail with ALE_KEK_UNAVAILABLE while `down.wrap` or `down.unwrap` is set, as a key service in an outage. */
   const flakyKek = (down) => {
-    const inner = typeof specs.current === 'string' ? mod.localKek(specs.current) : kekFrom(mod, specs.current);
     const refuse = () => Promise.reject(Object.assign(new Error('the KEK service is down'), { code: 'ALE_KEK_UNAVAILABLE' }));
-    return { ...inner, id: inner.id, holds: (ref) => inner.holds(ref), wrap: (...a) => (down.wrap ? refuse() : inner.wrap(...a)), unwrap: (...a) => (down.unwrap ? refuse() : inner.unwrap(...a)) };
+    return kekWith(specs.current, (inner) => ({ wrap: (...a) => (down.wrap ? refuse() : inner.wrap(...a)), unwrap: (...a) => (down.unwrap ? refuse() : inner.unwrap(...a)) }));
   };
   // Every store a test makes is closed after it: withTenant() loads from
   // every open store a column names, and the next test drops their table.
@@ -649,6 +653,38 @@ export function tenantKeysSuite(d) {
       await loading;
       assert.equal(other.isShredded('acme'), true);
       assert.equal(await codeOf(() => other.withTenant('acme', () => other.sealer.encrypt('x', 'acme', 'notes', 'body'))), 'ALE_KEY_SHREDDED');
+    });
+
+    test('a shred that comes while a rotation is wrapping its new key takes that key too: the rotation fails with ALE_KEY_SHREDDED and no row of the tenant holds a key', async () => {
+      await insert('acme', [{ id: 1, body: 'x' }]);
+      let entered;
+      const wrapping = new Promise((r) => (entered = r));
+      let release;
+      const gate = new Promise((r) => (release = r));
+      const rotating = tenantKeys(db, { kek: kekWith(specs.current, (inner) => ({ wrap: async (...a) => (entered(), await gate, inner.wrap(...a)) })), changeCheckEveryMs: 0 });
+      await rotating.load('acme');
+      const rotation = rotating.rotate('acme').then(() => null, (e) => e);
+      await wrapping;
+      await keys.shred('acme');
+      release();
+      assert.equal((await rotation)?.code, 'ALE_KEY_SHREDDED');
+      const rows = await db.select().from(mod.aleKeys).where(eq(mod.aleKeys.tenant, 'acme'));
+      assert.deepEqual(
+        rows.map((r) => [r.purpose, Number(r.generation), r.state, r.wrappedKey, r.kek]).sort(),
+        [['data', 1, 'shredded', null, null], ['data', 2, 'shredded', null, null], ['index', 1, 'shredded', null, null]],
+      );
+      assert.equal(rotating.isShredded('acme'), true);
+    });
+
+    test("rewrap counts the keys it moved: a key shredded while it was being re-wrapped is not counted", async () => {
+      await keys.load('acme');
+      await keys.load('globex');
+      let shredding;
+      const next = kekWith(specs.next, (inner) => ({ wrap: async (key, aad, tenant) => (tenant === 'acme' && (await (shredding ??= keys.shred('acme'))), inner.wrap(key, aad, tenant)) }));
+      assert.deepEqual(await keys.rewrap(next), { rewrapped: 2, skipped: 0 });
+      assert.deepEqual(await keys.rewrap(next), { rewrapped: 0, skipped: 2 });
+      const rows = await db.select().from(mod.aleKeys);
+      assert.deepEqual(rows.map((r) => [r.tenant, r.wrappedKey === null, r.kek === null ? null : r.kek === next.id]).sort(), [['acme', true, null], ['acme', true, null], ['globex', false, true], ['globex', false, true]]);
     });
 
     test('a process that sees a rotation elsewhere but cannot unwrap the new keys seals nothing under the old active key, still opens values, and seals again once it reads them', async () => {

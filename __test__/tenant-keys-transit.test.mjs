@@ -196,6 +196,32 @@ if (address) {
       await keys.shred('acme');
     });
 
+    test('a key per tenant: a rotation that wraps its new key after a shred deleted the transit key deletes the one it made again', async () => {
+      const prefix = `${run}-rs-`;
+      const keys = mod.tenantKeys(s.db, { kek: mod.transitKek({ address, token, keyPerTenant: { prefix } }), table: 'race_keys', changeCheckEveryMs: 0 });
+      await keys.ready();
+      await keys.load('acme');
+      const inner = mod.transitKek({ address, token, keyPerTenant: { prefix } });
+      let entered;
+      const wrapping = new Promise((r) => (entered = r));
+      let release;
+      const gate = new Promise((r) => (release = r));
+      const gated = { id: inner.id, holds: (ref) => inner.holds(ref), unwrap: (...a) => inner.unwrap(...a), destroy: (t) => inner.destroy(t), wrap: async (...a) => (entered(), await gate, inner.wrap(...a)) };
+      const rotating = mod.tenantKeys(s.db, { kek: gated, table: 'race_keys', changeCheckEveryMs: 0 });
+      await rotating.load('acme');
+      const rotation = rotating.rotate('acme').then(() => null, (e) => e);
+      await wrapping;
+      await keys.shred('acme');
+      const { createHash } = await import('node:crypto');
+      const name = prefix + createHash('sha256').update('acme').digest('base64url');
+      await assert.rejects(bao('GET', `transit/keys/${name}`), /HTTP 404/, 'the shred deleted it');
+      release();
+      assert.equal((await rotation)?.code, 'ALE_KEY_SHREDDED');
+      await assert.rejects(bao('GET', `transit/keys/${name}`), /HTTP 404/, 'the rotation deleted the one its wrap made');
+      assert.equal((await s.all("SELECT count(*) AS n FROM race_keys WHERE tenant = 'acme' AND wrapped_key IS NOT NULL"))[0].n, 0);
+      await Promise.all([keys.close(), rotating.close()]);
+    });
+
     test("the engine's key rotation: old versions keep opening, rewrap moves every key to the newest, then the old version can be retired", async () => {
       const name = `${run}-rot`;
       const kek = () => mod.transitKek({ address, token, key: name });

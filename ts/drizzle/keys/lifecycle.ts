@@ -85,35 +85,51 @@ export async function shred(s: StoreInternals, tenantId: string): Promise<void> 
 export async function rewrap(s: StoreInternals, next: KekProvider): Promise<{ rewrapped: number; skipped: number }> {
   const t = s.table;
   const rows: KeyRow[] = await s.db.select().from(t).orderBy(t.keyId);
+  // What the row holds now: a shred or another rewrap may have changed it since it was read.
+  const held = async (row: KeyRow) => {
+    const [now]: { wrappedKey: string | null }[] = await s.db.select({ wrappedKey: t.wrappedKey }).from(t).where(eq(t.keyId, row.keyId));
+    return now?.wrappedKey ?? null;
+  };
   let rewrapped = 0;
   let skipped = 0;
   for (const row of rows) {
     if (row.wrappedKey === null || row.kek === null) continue;
-    const aad = wrapAad(row.tenant, row.keyId, row.purpose);
-    let wrapped: string;
-    if (row.kek === next.id) {
-      // Under this KEK already: a key service may still move it to the KEK's newest version.
-      const moved = next.rewrap ? await next.rewrap(row.wrappedKey, row.kek, aad, row.tenant) : null;
-      if (moved === null) {
-        skipped++;
-        continue;
-      }
-      wrapped = moved;
-    } else {
-      const key = await s.unwrap(row);
-      try {
-        wrapped = await next.wrap(key, aad, row.tenant);
-      } finally {
-        key.fill(0);
-      }
+    let wrapped: string | null;
+    try {
+      wrapped = await wrappedUnder(s, next, row, row.wrappedKey);
+    } catch (e) {
+      // A key shredded since the read (its KEK per tenant deleted) is not
+      // this run's to move; any other failure stops the run, which is safe
+      // to rerun.
+      if ((await held(row)) !== row.wrappedKey) continue;
+      throw e;
+    }
+    if (wrapped === null) {
+      skipped++;
+      continue;
     }
     await s.db
       .update(t)
       .set({ wrappedKey: wrapped, kek: next.id, updatedAt: s.touched() })
       .where(and(eq(t.keyId, row.keyId), eq(t.wrappedKey, row.wrappedKey)));
-    rewrapped++;
+    // Counted when the row holds it now, since not every driver says how
+    // many rows an UPDATE changed.
+    if ((await held(row)) === wrapped) rewrapped++;
   }
   return { rewrapped, skipped };
+}
+
+/** The row's key wrapped under `next`, or null when it is under `next` already and the key service has nothing newer. */
+async function wrappedUnder(s: StoreInternals, next: KekProvider, row: KeyRow, wrappedKey: string): Promise<string | null> {
+  const aad = wrapAad(row.tenant, row.keyId, row.purpose);
+  // Under this KEK already: a key service may still move it to the KEK's newest version.
+  if (row.kek === next.id) return next.rewrap ? next.rewrap(wrappedKey, row.kek, aad, row.tenant) : null;
+  const key = await s.unwrap(row);
+  try {
+    return await next.wrap(key, aad, row.tenant);
+  } finally {
+    key.fill(0);
+  }
 }
 
 /** The tenant's keys as stored (no key material): ids, purposes, generations, states, KEK references. */
@@ -165,12 +181,26 @@ export async function rotate(s: StoreInternals, tenantId: string): Promise<{ key
 
 /**
  * Stores the tenant's next data key, active. Rejects with the insert's
- * error when another process stored that generation first.
+ * error when another process stored that generation first, and with
+ * ALE_KEY_SHREDDED when the tenant was shredded meanwhile.
  */
 export async function addGeneration(s: StoreInternals, tenant: string, dataRows: KeyRow[]): Promise<NewKeyRow> {
   const generation = Math.max(0, ...dataRows.map((r) => Number(r.generation))) + 1;
   const row = await s.newRow(tenant, 'data', generation, 'active');
-  await s.db.insert(s.table).values(row);
+  const t = s.table;
+  await s.db.insert(t).values(row);
+  // A shred that marked the tenant's rows before this one existed left it
+  // holding a key: it goes the way of the others. A shred after this read
+  // marks it itself.
+  const states: { tenant: string }[] = await s.db.select({ tenant: t.tenant }).from(t).where(and(eq(t.tenant, tenant), eq(t.state, 'shredded')));
+  if (states.some((r) => r.tenant === tenant)) {
+    await s.db.update(t).set({ state: 'shredded', wrappedKey: null, kek: null, updatedAt: s.touched() }).where(eq(t.keyId, row.keyId));
+    s.markShredded(tenant);
+    // A KEK per tenant that the wrap made again after the shred deleted it
+    // goes too; if the key service fails here, shred() again deletes it.
+    await s.kek().destroy?.(tenant);
+    throw keyShredded(tenant);
+  }
   return row;
 }
 
