@@ -278,9 +278,12 @@ describe('hostile arguments', () => {
   test('a value whose envelope would exceed the engine\'s longest string throws a catchable error', { skip: process.versions.bun ? 'JavaScriptCore allows longer strings than memory here allows testing' : false }, async () => {
     const { constants } = await import('node:buffer');
     const plain = 'a'.repeat(Math.ceil(((constants.MAX_STRING_LENGTH - 43) * 3) / 4));
+    // past the default maximum envelope length, which refuses it first: raised here
+    const roomy = new ale.KeyRing([SECRET], { maxEnvelopeLength: 2 ** 40 });
     // the engine refuses the string: its own code, not the caller's input error
-    throwsCode(assert, () => ring.encrypt(plain, ...CTX), 'ALE_ENGINE_FAILURE');
-    assert.equal(ring.decrypt(ring.encrypt('still fine', ...CTX), ...CTX), 'still fine');
+    throwsCode(assert, () => roomy.encrypt(plain, ...CTX), 'ALE_ENGINE_FAILURE');
+    assert.equal(roomy.decrypt(roomy.encrypt('still fine', ...CTX), ...CTX), 'still fine');
+    throwsCode(assert, () => ring.encrypt(plain, ...CTX), 'ALE_ENVELOPE_TOO_LARGE');
   });
 
   test('lone surrogates are refused, not silently replaced', () => {

@@ -22,6 +22,33 @@ describe('maxEnvelopeLength', () => {
     throwsCode(assert, () => small.decryptAsync(env, ...CTX), 'ALE_ENVELOPE_TOO_LARGE');
   });
 
+  test('a value whose envelope would be longer than the maximum is not encrypted (ALE_ENVELOPE_TOO_LARGE, without the value); the longest that is opens', async () => {
+    for (const options of [{}, { keyIds: ['AAAAAAAAAAAAAAAAAAAAAA'] }, { ivLength: 12 }]) {
+      const ring = new ale.KeyRing([SECRET], { ...options, maxEnvelopeLength: 200 });
+      const outcome = (n) => {
+        try {
+          return ring.encrypt('x'.repeat(n), ...CTX);
+        } catch (e) {
+          return e;
+        }
+      };
+      let n = 0;
+      while (n < 400 && typeof outcome(n + 1) === 'string') n++;
+      const longest = outcome(n);
+      const what = `${JSON.stringify(options)}: ${n} characters`;
+      assert.ok(longest.length > 196 && longest.length <= 200, `${what}: an envelope of ${longest.length}`);
+      assert.equal(ring.decrypt(longest, ...CTX), 'x'.repeat(n), what);
+      const refused = outcome(n + 1);
+      assert.equal(refused.code, 'ALE_ENVELOPE_TOO_LARGE', what);
+      assert.match(refused.message, /200 characters/);
+      assert.ok(!refused.message.includes('xxx'), refused.message);
+      throwsCode(assert, () => ring.encryptMany(['x', 'x'.repeat(n + 1)], ...CTX), 'ALE_ENVELOPE_TOO_LARGE');
+      await assert.rejects(ring.encryptAsync('x'.repeat(n + 1), ...CTX), { code: 'ALE_ENVELOPE_TOO_LARGE' });
+      // a binary envelope has no maximum
+      assert.equal(ring.decryptBinary(ring.encryptBinary('x'.repeat(n + 1), ...CTX), ...CTX).length, n + 1);
+    }
+  });
+
   test('a long value that does not start like an envelope is malformed before it is copied', () => {
     const small = new ale.KeyRing([SECRET], { maxEnvelopeLength: 100 });
     throwsCode(assert, () => small.decrypt('not an envelope '.repeat(500), ...CTX), 'ALE_MALFORMED_ENVELOPE');

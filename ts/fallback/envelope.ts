@@ -110,6 +110,12 @@ export function writeText(keyId: Uint8Array | null, iv: Uint8Array, tag: Uint8Ar
   return engine(() => (keyId ? `${PREFIX_V2}${b64(keyId)}:` : PREFIX) + `${b64(iv)}:${b64(tag)}:${b64(ciphertext)}`);
 }
 
+/** Characters of the text envelope of `bytes` bytes of plaintext (unpadded base64url throughout). */
+export const textLength = (ivLength: number, keyId: boolean, bytes: number): number => {
+  const b64 = (n: number) => Math.ceil((4 * n) / 3);
+  return PREFIX.length + (keyId ? KEY_ID_CHARS + 1 : 0) + b64(ivLength) + 1 + b64(TAG_LENGTH) + 1 + b64(bytes);
+};
+
 /** Bytes before a binary envelope's ciphertext: version, key id (v2), IV length, IV, tag. */
 export const binaryHeaderLength = (ivLength: number, keyId: boolean): number => 2 + (keyId ? KEY_ID_LENGTH : 0) + ivLength + TAG_LENGTH;
 

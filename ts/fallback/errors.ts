@@ -58,6 +58,12 @@ export const tooLarge = (max: number): CodedError =>
     `the stored value is longer than the maximum envelope length (${max} characters) and was not read; raise the ring's maxEnvelopeLength if values this large are expected`,
   );
 
+export const tooLargeToSeal = (max: number): CodedError =>
+  codedError(
+    'ALE_ENVELOPE_TOO_LARGE',
+    `the value's envelope would be longer than the maximum envelope length (${max} characters), which decryption refuses, so it was not encrypted; raise maxEnvelopeLength on every ring that writes or reads values this large`,
+  );
+
 export const notUtf8 = (): CodedError => invalidInput('the decrypted value is not UTF-8 text; it was not written by a string API');
 
 export const engineFailure = (reason: string): CodedError => codedError('ALE_ENGINE_FAILURE', `the JavaScript engine refused: ${reason}`);

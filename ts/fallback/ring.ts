@@ -12,8 +12,8 @@
 import { createCipheriv, createDecipheriv, createSecretKey, hkdfSync, webcrypto, type KeyObject } from 'node:crypto';
 import { additionalDataOf, settle, toText, utf8 } from './bytes.js';
 import { nextIv } from './iv.js';
-import { checkVersion, decodeCiphertext, parseBinary, parseText, TAG_LENGTH, writeBinary, writeText } from './envelope.js';
-import { authFailed, engineFailure, invalidContext, invalidInput, invalidKey, keyNotLoaded, tooLarge } from './errors.js';
+import { checkVersion, decodeCiphertext, parseBinary, parseText, TAG_LENGTH, textLength, writeBinary, writeText } from './envelope.js';
+import { authFailed, engineFailure, invalidContext, invalidInput, invalidKey, keyNotLoaded, tooLarge, tooLargeToSeal } from './errors.js';
 import { resolveSecret, type KeyKind, type Labelled, type Options } from './keys.js';
 import { warnNearMisses } from './near-miss.js';
 
@@ -189,7 +189,7 @@ export class Ring {
   seal(text: string, aad: string): string {
     const tenant = this.#delegate(aad);
     if (tenant) return tenant.seal(text, aad);
-    return this.#seal(text, aad, writeText);
+    return this.#seal(text, aad, writeText, this.#options.maxEnvelopeLength);
   }
 
   /** Encrypts under the primary key into a binary envelope. */
@@ -211,9 +211,14 @@ export class Ring {
     }
     if (tenant) return tenant.sealAsync(text, aad);
     const plaintext = utf8(text);
+    const id = this.#keys[0].id;
+    const max = this.#options.maxEnvelopeLength;
+    if (textLength(this.#options.ivLength, id !== null, plaintext.length) > max) {
+      plaintext.fill(0);
+      return Promise.reject(tooLargeToSeal(max));
+    }
     const iv = nextIv(this.#options.ivLength);
     const params = { name: WEB_ALGORITHM, iv, additionalData: Buffer.from(aad, 'utf8'), tagLength: TAG_LENGTH * 8 };
-    const id = this.#keys[0].id;
     if (id) params.additionalData = Buffer.concat([id, params.additionalData]);
     const pending = webcrypto.subtle.encrypt(params, this.#webKey(0), plaintext);
     return settle(pending, plaintext).then((sealed) => {
@@ -314,11 +319,16 @@ export class Ring {
     Atomics.store(this.#counters, WARNED, 0n);
   }
 
-  /** AES-256-GCM under the primary key with a fresh IV; the envelope is what `write` makes of the parts. */
-  #seal<T>(text: string, aad: string, write: (keyId: Uint8Array | null, iv: Uint8Array, tag: Uint8Array, ciphertext: Uint8Array) => T): T {
+  /**
+   * AES-256-GCM under the primary key with a fresh IV; the envelope is what
+   * `write` makes of the parts. A text envelope longer than `maxChars`,
+   * which decryption would refuse, is not made.
+   */
+  #seal<T>(text: string, aad: string, write: (keyId: Uint8Array | null, iv: Uint8Array, tag: Uint8Array, ciphertext: Uint8Array) => T, maxChars = Infinity): T {
     const plaintext = utf8(text);
     try {
       const { aes, id } = this.#keys[0];
+      if (textLength(this.#options.ivLength, id !== null, plaintext.length) > maxChars) throw tooLargeToSeal(maxChars);
       const iv = nextIv(this.#options.ivLength);
       const cipher = createCipheriv(ALGORITHM, aes, iv, { authTagLength: TAG_LENGTH });
       cipher.setAAD(additionalDataOf(id, aad));

@@ -43,6 +43,10 @@ pub enum AleError {
     /// A stored value longer than the ring's maximum envelope length, refused
     /// before it is copied.
     EnvelopeTooLarge { max: usize },
+    /// A value whose envelope would be longer than the ring's maximum
+    /// envelope length, refused before it is encrypted: decryption would
+    /// refuse what was stored. Same code as [`AleError::EnvelopeTooLarge`].
+    ValueTooLarge { max: usize },
     /// The JavaScript engine refused an operation: out of memory, a string
     /// longer than it allows, or an environment that is shutting down.
     Engine(String),
@@ -64,7 +68,9 @@ impl AleError {
             AleError::InvalidInput(_) | AleError::LoneSurrogate { .. } => "ALE_INVALID_INPUT",
             AleError::RngUnavailable => "ALE_RNG_UNAVAILABLE",
             AleError::Internal => "ALE_INTERNAL",
-            AleError::EnvelopeTooLarge { .. } => "ALE_ENVELOPE_TOO_LARGE",
+            AleError::EnvelopeTooLarge { .. } | AleError::ValueTooLarge { .. } => {
+                "ALE_ENVELOPE_TOO_LARGE"
+            }
             AleError::Engine(_) => "ALE_ENGINE_FAILURE",
         }
     }
@@ -127,6 +133,12 @@ impl fmt::Display for AleError {
                  and was not read; raise the ring's maxEnvelopeLength if values this large are \
                  expected"
             ),
+            AleError::ValueTooLarge { max } => write!(
+                f,
+                "the value's envelope would be longer than the maximum envelope length ({max} \
+                 characters), which decryption refuses, so it was not encrypted; raise \
+                 maxEnvelopeLength on every ring that writes or reads values this large"
+            ),
             AleError::Engine(reason) => write!(f, "the JavaScript engine refused: {reason}"),
         }
     }
@@ -162,14 +174,15 @@ mod tests {
             AleError::RngUnavailable,
             AleError::Internal,
             AleError::EnvelopeTooLarge { max: 1 },
+            AleError::ValueTooLarge { max: 1 },
             AleError::Engine("x".into()),
         ];
         let mut codes: Vec<_> = all.iter().map(AleError::code).collect();
         codes.sort_unstable();
         codes.dedup();
         // the text and binary forms' "malformed" share one code, and so do
-        // the two kinds of invalid input
-        assert_eq!(codes.len(), all.len() - 2);
+        // the two kinds of invalid input and the two of too large
+        assert_eq!(codes.len(), all.len() - 3);
         assert!(codes.iter().all(|c| c.starts_with("ALE_")));
     }
 }

@@ -253,12 +253,19 @@ impl KeyRing {
         out: &mut Vec<u8>,
     ) -> Result<u64> {
         let primary = &self.keys[0];
+        let id_text = self.id_texts.first().map(|(_, text)| text);
+        // An envelope that decryption would refuse is not written: stored,
+        // it could never be read again.
+        let max = self.options.max_envelope_len;
+        if envelope::encoded_len(self.options.iv_length, id_text.is_some(), plaintext.len()) > max {
+            plaintext.zeroize();
+            return Err(AleError::ValueTooLarge { max });
+        }
         write_aad(primary.id.as_ref(), ctx, aad);
         let sealed = Iv::random(self.options.iv_length)
             .and_then(|iv| Ok((primary.aead.seal_in_place(&iv, aad, plaintext)?, iv)));
         let (tag, iv) = sealed.inspect_err(|_| plaintext.zeroize())?;
         let count = primary.encryptions.fetch_add(1, Ordering::Relaxed) + 1;
-        let id_text = self.id_texts.first().map(|(_, text)| text);
         debug_assert_eq!(self.id_texts.first().map(|(id, _)| id), primary.id.as_ref());
         envelope::write_with(out, id_text, &iv, &tag, plaintext);
         Ok(count)

@@ -224,13 +224,52 @@ fn a_value_over_the_maximum_length_is_refused_before_parsing() {
     let fits = small.encrypt(&"x".repeat(30), &ctx()).expect("encrypt");
     assert!(fits.len() <= 100);
     assert!(small.decrypt(&fits, &ctx()).is_ok());
-    let long = small.encrypt(&"x".repeat(60), &ctx()).expect("encrypt");
+    // written by a ring with the default maximum
+    let long = ring(&[S1])
+        .encrypt(&"x".repeat(60), &ctx())
+        .expect("encrypt");
     assert!(long.len() > 100);
     assert_eq!(
         small.decrypt(&long, &ctx()),
         Err(AleError::EnvelopeTooLarge { max: 100 })
     );
     assert!(ring(&[S1]).decrypt(&long, &ctx()).is_ok());
+}
+
+#[test]
+fn a_value_whose_envelope_would_be_refused_is_not_encrypted() {
+    for ring in [small_ring(None), small_ring(Some([7; 16]))] {
+        let longest = (0..200)
+            .take_while(|&n| {
+                ring.encrypt(&"x".repeat(n), &ctx())
+                    .is_ok_and(|e| ring.decrypt(&e, &ctx()).is_ok())
+            })
+            .last()
+            .expect("a short value fits");
+        let fits = ring.encrypt(&"x".repeat(longest), &ctx()).expect("fits");
+        assert!(fits.len() > 100 - 4, "the longest value fills the maximum");
+        let mut plaintext = "y".repeat(longest + 1).into_bytes();
+        let (mut aad, mut out) = (Vec::new(), Vec::new());
+        assert_eq!(
+            ring.seal_into(&mut plaintext, &ctx(), &mut aad, &mut out),
+            Err(AleError::ValueTooLarge { max: 100 })
+        );
+        assert!(plaintext.iter().all(|&b| b == 0), "the plaintext is wiped");
+        assert!(out.is_empty());
+    }
+}
+
+/// A ring whose longest envelope is 100 characters: v1, or v2 under `id`.
+fn small_ring(id: Option<KeyId>) -> KeyRing {
+    let options = RingOptions {
+        max_envelope_len: 100,
+        ..RingOptions::default()
+    };
+    let ring = KeyRing::from_secrets(&[S1], options).expect("ring");
+    match id {
+        None => ring,
+        Some(id) => ring.with_key_ids(&[id]).expect("ids"),
+    }
 }
 
 #[test]
