@@ -376,6 +376,23 @@ export function drizzleSuite(d) {
       assert.equal(again.skipped, 36);
     });
 
+    test('migratePlaintext on an encryptedJson column refuses plaintext that is not JSON text, which its reads could not parse, naming the row and not the value', async () => {
+      await db.insert(users).values({ id: 1, tenantId: 'acme', email: null, profile: sql`${'{"a":1}'}` });
+      await db.insert(users).values({ id: 2, tenantId: 'acme', email: null, profile: sql`${'hello there'}` });
+      const run = () => mod.migratePlaintext(db, { table: users, key: users.id, columns: [{ column: users.profile, collection: 'users' }], tenant: 'acme' });
+      const e = await run().then(() => null, (e) => e);
+      assert.equal(e?.code, 'ALE_INVALID_JSON');
+      assert.match(e.message, /row 2/);
+      assert.match(e.message, /encryptedText/);
+      assert.ok(!inspect(e).includes('hello there'), 'the value is nowhere in the error');
+      assert.equal(await raw(users, users.profile, 2), 'hello there', 'the row is left as it was');
+      // stored as the JSON text of the string, it migrates and reads back as that string
+      await db.update(users).set({ profile: sql`${JSON.stringify('hello there')}` }).where(eq(users.id, 2));
+      assert.equal((await run()).written, 2);
+      const rows = await withTenant('acme', () => db.select({ profile: users.profile }).from(users).orderBy(users.id));
+      assert.deepEqual(rows.map((r) => r.profile), [{ a: 1 }, 'hello there']);
+    });
+
     test('migratePlaintext refuses a row whose tenant is NULL, and a missing tenant, before writing anything', async () => {
       // email_index stands in for a nullable tenant column
       await db.insert(users).values({ id: 1, tenantId: 'acme', email: sql`${'a@plain.test'}`, emailIndex: null });

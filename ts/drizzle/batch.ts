@@ -82,7 +82,7 @@ export function cellSpec(what: string, table: Table, column: Column, collection?
         "leave both out to take the column's own",
     );
   }
-  return { table: tableName(table), column: name, collection: info.collection, field: info.field, storage: info.storage, sealer: info.sealer, tenantKeys: info.keys !== undefined };
+  return { table: tableName(table), column: name, collection: info.collection, field: info.field, storage: info.storage, sealer: info.sealer, tenantKeys: info.keys !== undefined, json: info.kind === 'json' };
 }
 
 /**

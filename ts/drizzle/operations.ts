@@ -134,6 +134,8 @@ export interface CellSpec {
   sealer: Sealer;
   /** Whether the column has `keys`: its values belong under each tenant's own keys, never the process-wide ring. */
   tenantKeys: boolean;
+  /** Whether the column is encryptedJson, whose reads parse the plaintext as JSON. */
+  json: boolean;
 }
 
 /** What to write into a non-NULL cell, or null when it needs nothing; `operation` names what it does, as Plan's. */
@@ -170,18 +172,36 @@ function atCell<T>(spec: CellSpec, key: unknown, op: () => T): T {
  * rule its reads follow.
  */
 export function encryptPlaintext(ring: KeyRing | undefined): Decide {
-  const decide: Decide = (cell, t, { collection: c, field: f, storage, sealer }) => {
+  const decide: Decide = (cell, t, { collection: c, field: f, storage, sealer, json }) => {
     if (storage === 'binary') {
       const text = binaryPlaintext(cell);
       if (text === undefined) return null;
-      return (ring ?? sealer).encryptBinary(text, t, c, f);
+      return (ring ?? sealer).encryptBinary(json ? jsonText(text) : text, t, c, f);
     }
     if (native.isEnvelope(cell)) return null;
     const text = textOnly(cell);
-    return (ring ?? sealer).encrypt(text, t, c, f);
+    return (ring ?? sealer).encrypt(json ? jsonText(text) : text, t, c, f);
   };
   decide.operation = 'migratePlaintext';
   return decide;
+}
+
+/**
+ * `text`, when it is JSON text, which an encryptedJson column's reads
+ * parse; sealed otherwise, it would never read back (ALE_INVALID_JSON).
+ */
+function jsonText(text: string): string {
+  try {
+    JSON.parse(text);
+  } catch {
+    // The parser's message quotes the text: left out.
+    throw codedError(
+      'ALE_INVALID_JSON',
+      'the plaintext is not JSON text, which an encryptedJson column reads (as Drizzle\'s mode: "json" stores it), so it was not encrypted. ' +
+        'A column of plain strings is an encryptedText column; a value meant as a JSON string is stored as its JSON text (with its quotes) first',
+    );
+  }
+  return text;
 }
 
 /**
