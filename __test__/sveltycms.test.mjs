@@ -357,6 +357,16 @@ describe('where the drop-in is stricter than the CMS’s module', () => {
     assert.equal(reports.length, 0);
   });
 
+  test('text shaped like an envelope with an empty ciphertext, which neither module ever writes, is no envelope to the drop-in either: it is encrypted and reads back', () => {
+    const empty = `v1:${'A'.repeat(22)}:${'A'.repeat(22)}:`;
+    assert.equal(cms.isFieldEncryptionEnvelope(empty), false, 'the CMS requires a ciphertext');
+    assert.equal(dropIn.isFieldEncryptionEnvelope(empty), false);
+    const doc = dropIn.encryptDocumentFieldsSync({ note: empty }, ['note'], CTX);
+    assert.notEqual(doc.note, empty);
+    assert.equal(dropIn.decryptDocumentFieldsSync(doc, ['note'], CTX).note, empty);
+    assert.equal(reports.length, 0);
+  });
+
   test('refuseEnvelopes: the strict encrypt refuses another row’s envelope pasted in as input', async () => {
     const victim = dropIn.encryptFieldValueSync('victim’s secret', CTX, FIELD);
     assert.equal(dropIn.encryptFieldValueSync(victim, CTX, FIELD), victim, 'the default keeps the CMS’s pass-through');

@@ -43,15 +43,18 @@ export function setFieldEncryptionLogger(hook: FieldEncryptionLogger | null | un
 
 /**
  * Whether `value` is an envelope, recognised strictly: `v1:`, an IV of 22
- * or 16 characters, a tag of 22, and a ciphertext with no stray bits (the
- * core's own check; nothing is decrypted). The CMS's module tests a looser
- * pattern (three non-empty base64url parts), so text that merely looks like
- * an envelope, such as `v1:sk_live_abc:acct:prod`, is encrypted here like
- * any other value, and read back as the text it is where the CMS stored it
- * unencrypted (docs/sveltycms.md, "Where it differs").
+ * or 16 characters, a tag of 22, and a non-empty ciphertext with no stray
+ * bits (the core's own check; nothing is decrypted). The CMS's module tests
+ * a looser pattern (three non-empty base64url parts), so text that merely
+ * looks like an envelope, such as `v1:sk_live_abc:acct:prod`, is encrypted
+ * here like any other value, and read back as the text it is where the CMS
+ * stored it unencrypted (docs/sveltycms.md, "Where it differs").
  */
 export function isFieldEncryptionEnvelope(value: unknown): value is string {
-  return typeof value === 'string' && value.startsWith('v1:') && native.isEnvelope(value);
+  // The core reads an empty ciphertext (an empty string's envelope, which
+  // encryptedText writes); the CMS never writes one, since JSON is never
+  // empty, and its own test refuses it.
+  return typeof value === 'string' && value.startsWith('v1:') && !value.endsWith(':') && native.isEnvelope(value);
 }
 
 let cachedRing: KeyRing | null = null;
