@@ -559,6 +559,24 @@ export function rangeSuite(d) {
       assert.equal((await reindex(afterwards)).written, 0);
     });
 
+    if (d.workers) test("a reindexSearch job is bound to its index columns' key: resumed with the ring's new primary, it is refused instead of leaving the ranges done before under the old key", async () => {
+      const [oldRing, bothRings] = [new ale.KeyRing([OLD_SECRET]), new ale.KeyRing([SECRET, OLD_SECRET])];
+      const [before, during] = [oldRing, bothRings].map((r) => d.table(mod, { ring: r, name: 'range_fp' }));
+      const rows = measures(300, { seed: 21 });
+      await conn.reset(before);
+      await mod.withTenant('acme', () => conn.db.insert(before).values(rows.map((r) => ({ id: r.id, tenantId: 'acme', amount: r.amount, total: r.total, born: r.born }))));
+      const job = `range-fp-${process.pid}-${Date.now()}`;
+      const reindex = (t, extra = {}) =>
+        mod.reindexSearch(conn.db, { table: t, key: t.id, tenant: { column: t.tenantId }, batchSize: 100, columns: FIELDS.map((f) => ({ source: t[f], index: rangeOf(t, f) })), workers: { job, rangeRows: 100, leaseMs: 100 }, ...extra });
+      await assert.rejects(reindex(before, { onProgress: () => { throw new Error('stopped after one batch'); } }), /stopped after one batch/);
+      const e = await reindex(during).then(() => null, (error) => error);
+      assert.equal(e?.code, 'ALE_INVALID_INPUT', `not refused: ${JSON.stringify(e)}`);
+      assert.match(e.message, /other parameters/);
+      // under the key it was started with, it resumes and finishes
+      assert.ok((await reindex(before)).written > 0);
+      assert.equal((await reindex(before, { workers: undefined })).written, 0);
+    });
+
     test("convertToTenantKeys moves range tokens under each tenant's index key, and a shred leaves nothing to find", async () => {
       ale.initKeyRing([SECRET]);
       const keyTable = `range_keys_${d.name.toLowerCase().replace(/[^a-z0-9]+/g, '_')}`.slice(0, 48);

@@ -32,6 +32,8 @@ export interface IndexCodec {
   readonly site: IndexSite;
   /** The tokens of a value of the source column, given as its decrypted text (re-indexing, conversion). */
   tokensOfText(text: string, tenant: string): Buffer;
+  /** Names the key its tokens are written under now (a job's fingerprint holds it); null with `keys`, whose keys are each tenant's. */
+  writingKey(): string | null;
 }
 
 /** The parts of an index codec that do not depend on its kind. */
@@ -40,6 +42,7 @@ export interface IndexBase {
   searcher: Searcher;
   fts: string | undefined;
   where: { column: string; collection: string; field: string };
+  writingKey: IndexCodec['writingKey'];
 }
 
 /** Reads the options every token index column takes; `what` names the column kind in errors. */
@@ -53,5 +56,15 @@ export function indexBase(name: string, options: IndexColumnOptions, what: strin
   const { fts } = options;
   if (fts !== undefined && (typeof fts !== 'string' || fts === '')) throw codedError('ALE_INVALID_INPUT', `${what} column "${name}": fts must name the FTS5 table`);
   const searcher: Searcher = options.keys?.sealer ?? (options.keyRing ? ringSearcher(options.keyRing) : processSearcher);
-  return { base, searcher, fts, where: { column: name, collection: base.collection, field: base.field } };
+  const writingKey = () => {
+    if (options.keys) return null;
+    try {
+      // The words of a fixed text under the primary key: keyed and one-way, and another primary gives others.
+      return searcher.searchTokenText('ale job fingerprint', 'ale', 'ale_jobs', 'primary', {});
+    } catch {
+      // No key to name (no process-wide ring yet): the job will say so itself.
+      return null;
+    }
+  };
+  return { base, searcher, fts, where: { column: name, collection: base.collection, field: base.field }, writingKey };
 }

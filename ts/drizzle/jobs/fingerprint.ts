@@ -1,7 +1,8 @@
 // What a job's name is bound to: its operation and every option that changes
 // what it writes (the table, its key, the columns with their collection,
 // field and storage, the tenant, the keyRing's primary key, the tenant key
-// store, the indexes), hashed into one fingerprint that every range of the
+// store, the indexes with their options and the key their tokens are
+// written under), hashed into one fingerprint that every range of the
 // job carries. Options that change only how the job runs (batchSize,
 // onProgress, workers) are left out, so workers of one job may differ in
 // them. The hash keeps the values themselves (a fixed tenant id, say) out of
@@ -10,7 +11,7 @@
 // ever without it, and the queries over ranges need no row to step over.
 import { createHash } from 'node:crypto';
 import { Column, getTableName, is, Table } from 'drizzle-orm';
-import { columnInfo } from '../probe.js';
+import { columnInfo, searchColumn } from '../probe.js';
 
 /** Options that change how a job runs, not what it writes. */
 const HOW = new Set(['batchSize', 'onProgress', 'workers']);
@@ -34,7 +35,10 @@ function describe(value: unknown, depth: number): unknown {
   if (is(value, Column)) {
     const info = columnInfo(value);
     const where = `${getTableName(value.table)}.${value.name}`;
-    return info ? { column: where, collection: info.collection, field: info.field, storage: info.storage, kind: info.kind, keys: info.keys !== undefined } : { column: where };
+    if (info) return { column: where, collection: info.collection, field: info.field, storage: info.storage, kind: info.kind, keys: info.keys !== undefined };
+    // An index column: which index, with what options, and the key its tokens are written under.
+    const index = searchColumn(value)?.codec;
+    return index ? { column: where, index: index.site.key, keys: index.keys !== undefined, writingKey: index.writingKey() } : { column: where };
   }
   if (is(value, Table)) return { table: getTableName(value) };
   if (typeof (value as Ring).blindIndex === 'function' && typeof (value as Ring).keyIndex === 'function') return { ring: primaryOf(value as Ring) };
