@@ -379,6 +379,8 @@ export function drizzleSuite(d) {
     test('migratePlaintext on an encryptedJson column refuses plaintext that is not JSON text, which its reads could not parse, naming the row and not the value', async () => {
       await db.insert(users).values({ id: 1, tenantId: 'acme', email: null, profile: sql`${'{"a":1}'}` });
       await db.insert(users).values({ id: 2, tenantId: 'acme', email: null, profile: sql`${'hello there'}` });
+      // an empty string, which SveltyCMS's module leaves unencrypted: read as it is, and sealed as its JSON
+      await db.insert(users).values({ id: 3, tenantId: 'acme', email: null, profile: sql`${''}` });
       const run = () => mod.migratePlaintext(db, { table: users, key: users.id, columns: [{ column: users.profile, collection: 'users' }], tenant: 'acme' });
       const e = await run().then(() => null, (e) => e);
       assert.equal(e?.code, 'ALE_INVALID_JSON');
@@ -388,9 +390,10 @@ export function drizzleSuite(d) {
       assert.equal(await raw(users, users.profile, 2), 'hello there', 'the row is left as it was');
       // stored as the JSON text of the string, it migrates and reads back as that string
       await db.update(users).set({ profile: sql`${JSON.stringify('hello there')}` }).where(eq(users.id, 2));
-      assert.equal((await run()).written, 2);
+      assert.equal((await run()).written, 3);
+      assert.ok(ale.isEnvelope(await raw(users, users.profile, 3)));
       const rows = await withTenant('acme', () => db.select({ profile: users.profile }).from(users).orderBy(users.id));
-      assert.deepEqual(rows.map((r) => r.profile), [{ a: 1 }, 'hello there']);
+      assert.deepEqual(rows.map((r) => r.profile), [{ a: 1 }, 'hello there', '']);
     });
 
     test('migratePlaintext refuses a row whose tenant is NULL, and a missing tenant, before writing anything', async () => {

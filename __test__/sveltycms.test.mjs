@@ -289,6 +289,10 @@ describe('the Drizzle JSON column stores what the CMS stores', () => {
       assert.deepEqual(table.body.mapFromDriverValue(fromCms), value);
       assert.deepEqual(cms.decryptFieldValueSync(table.body.mapToDriverValue(value), CTX, FIELD), value);
     }
+    // the CMS leaves an empty string unencrypted in a document, and reads it back as it is
+    const { body } = cms.encryptDocumentFieldsSync({ body: '' }, ['body'], CTX);
+    assert.equal(body, '');
+    assert.equal(table.body.mapFromDriverValue(body), '');
   });
 });
 

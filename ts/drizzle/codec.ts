@@ -267,9 +267,14 @@ export function textMappers(codec: FieldCodec, storage: Storage) {
     : { toDriver: (value: string): string => codec.encrypt(value), fromDriver: (stored: string): string => codec.decrypt(stored) };
 }
 
-/** JSON through the codec: serialised, then encrypted. JSON errors are coded and quote nothing of the value. */
+/**
+ * JSON through the codec: serialised, then encrypted. JSON errors are coded
+ * and quote nothing of the value. A stored empty string reads as the empty
+ * string: SveltyCMS's module leaves `""` unencrypted in the documents it
+ * encrypts, and anyone who could store it could as well store NULL.
+ */
 export function jsonMappers<T>(codec: FieldCodec, storage: Storage) {
   return storage === 'binary'
     ? { toDriver: (value: T): Buffer => codec.encryptBinary(value, stringifyJson), fromDriver: (stored: unknown): T => codec.decryptBinary(stored, parseJson) as T }
-    : { toDriver: (value: T): string => codec.encrypt(value, stringifyJson), fromDriver: (stored: string): T => codec.decrypt(stored, parseJson) as T };
+    : { toDriver: (value: T): string => codec.encrypt(value, stringifyJson), fromDriver: (stored: string): T => (stored === '' ? '' : codec.decrypt(stored, parseJson)) as T };
 }

@@ -188,9 +188,12 @@ export function encryptPlaintext(ring: KeyRing | undefined): Decide {
 
 /**
  * `text`, when it is JSON text, which an encryptedJson column's reads
- * parse; sealed otherwise, it would never read back (ALE_INVALID_JSON).
+ * parse; sealed otherwise, it would never read back (ALE_INVALID_JSON). An
+ * empty string, which such a column reads as the empty string (codec.ts,
+ * jsonMappers), becomes its JSON.
  */
 function jsonText(text: string): string {
+  if (text === '') return '""';
   try {
     JSON.parse(text);
   } catch {
