@@ -6,7 +6,9 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
 import { integer, pgTable, text } from 'drizzle-orm/pg-core';
 import * as mod from '@sveltycms/ale/drizzle/pg';
-import { tenantKeysSuite } from './tenant-keys-suite.mjs';
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { KEK, tenantKeysSuite } from './tenant-keys-suite.mjs';
 import { serverUrl } from './servers.mjs';
 
 const url = serverUrl('PG_URL');
@@ -31,4 +33,54 @@ if (url) {
       connect: async () => ({ ...(await connect()), target: { dialect: 'pg', url } }),
     });
   }
+
+  test("pg: a shred whose UPDATE waits on a row lock still takes the key a rotation stores meanwhile, which the UPDATE's snapshot does not hold", async () => {
+    const table = `race_keys_${process.pid}`;
+    // Three connections: the shredding store's, the rotating store's, and one that holds a lock.
+    const [a, b, c] = [0, 1, 2].map(() => postgres(url, { max: 2, onnotice: () => {} }));
+    const stores = [a, b].map((client) => mod.tenantKeys(drizzlePostgresJs(client), { kek: KEK, table, changeCheckEveryMs: 0, flushEveryMs: 0 }));
+    const [shredding, rotating] = stores;
+    let release;
+    let locker;
+    try {
+      await c.unsafe(`DROP TABLE IF EXISTS ${table}`);
+      await shredding.ready();
+      await shredding.load('acme');
+      await rotating.load('acme');
+      const released = new Promise((r) => (release = r));
+      let locked;
+      const holding = new Promise((r) => (locked = r));
+      locker = c.begin(async (tx) => {
+        await tx.unsafe(`SELECT 1 FROM ${table} WHERE tenant = 'acme' AND purpose = 'data' FOR UPDATE`);
+        locked();
+        await released;
+      });
+      await holding;
+      const waiting = async (n) => {
+        for (let i = 0; i < 400; i++) {
+          const [{ count }] = await c.unsafe(`SELECT count(*)::int AS count FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE 'update "${table}"%'`);
+          if (count >= n) return;
+          await new Promise((r) => setTimeout(r, 25));
+        }
+        throw new Error(`${n} updates of ${table} never waited on the lock`);
+      };
+      const shred = shredding.shred('acme');
+      await waiting(1);
+      // The rotation stores its key, finds no shredded row (the shred has not committed), and waits to retire the old key.
+      const rotation = rotating.rotate('acme').then(() => null, (e) => e);
+      await waiting(2);
+      release();
+      await locker;
+      await shred;
+      await rotation;
+      const [{ held }] = await c.unsafe(`SELECT count(*)::int AS held FROM ${table} WHERE tenant = 'acme' AND wrapped_key IS NOT NULL`);
+      assert.equal(held, 0, 'no row of the shredded tenant holds a key');
+    } finally {
+      release?.();
+      await locker?.catch(() => {});
+      await Promise.all(stores.map((k) => k.close()));
+      await c.unsafe(`DROP TABLE IF EXISTS ${table}`);
+      await Promise.all([a, b, c].map((client) => client.end()));
+    }
+  });
 }

@@ -2,7 +2,7 @@
 // re-wrapping every key under a new KEK, and describing them. The store's
 // methods of the same names call these, through internals.ts.
 import { randomBytes } from 'node:crypto';
-import { and, eq, lt } from 'drizzle-orm';
+import { and, eq, isNotNull, lt } from 'drizzle-orm';
 import { keyShredded } from './errors.js';
 import type { KekProvider } from './kek.js';
 import type { StoreInternals } from './internals.js';
@@ -40,10 +40,7 @@ export async function shred(s: StoreInternals, tenantId: string): Promise<void> 
   const now = s.now;
   for (let attempt = 0; ; attempt++) {
     const existing: KeyRow[] = await s.db.select({ keyId: t.keyId }).from(t).where(eq(t.tenant, tenantId));
-    if (existing.length > 0) {
-      await s.db.update(t).set({ state: 'shredded', wrappedKey: null, kek: null, updatedAt: s.touched() }).where(eq(t.tenant, tenantId));
-      break;
-    }
+    if (existing.length > 0) break;
     // Never used: a tombstone at generation 1, which also stops a later load from creating keys.
     try {
       await s.db.insert(t).values(
@@ -65,11 +62,30 @@ export async function shred(s: StoreInternals, tenantId: string): Promise<void> 
       if (attempt > 0) throw e;
     }
   }
-  s.markShredded(tenantId);
+  await destroyKeys(s, tenantId);
+}
+
+/**
+ * Marks every row of the tenant shredded, with no key, and its keys leave
+ * memory here; then its KEK goes, where it has one of its own.
+ */
+async function destroyKeys(s: StoreInternals, tenant: string): Promise<void> {
+  const t = s.table;
+  // Again until no row holds a key: a row that another process inserts
+  // while the UPDATE runs (a rotation's new key) may not be among the rows
+  // the UPDATE reads (on PostgreSQL, those of the moment it began), and the
+  // rotation, which looks for a shred after its insert, may have looked
+  // before this UPDATE committed.
+  for (;;) {
+    await s.db.update(t).set({ state: 'shredded', wrappedKey: null, kek: null, updatedAt: s.touched() }).where(eq(t.tenant, tenant));
+    const held: { tenant: string }[] = await s.db.select({ tenant: t.tenant }).from(t).where(and(eq(t.tenant, tenant), isNotNull(t.wrappedKey)));
+    if (!held.some((r) => r.tenant === tenant)) break;
+  }
+  s.markShredded(tenant);
   // A KEK per tenant goes last, once no row can be unwrapped with it. If
   // the key service fails here, the tenant is shredded in the database and
   // its KEK remains: shred() again deletes it.
-  await s.kek().destroy?.(tenantId);
+  await s.kek().destroy?.(tenant);
 }
 
 /**
@@ -190,15 +206,12 @@ export async function addGeneration(s: StoreInternals, tenant: string, dataRows:
   const t = s.table;
   await s.db.insert(t).values(row);
   // A shred that marked the tenant's rows before this one existed left it
-  // holding a key: it goes the way of the others. A shred after this read
-  // marks it itself.
+  // holding a key: it goes the way of the others, and so does a KEK per
+  // tenant that the wrap made again after the shred deleted it. A shred
+  // that commits after this read finds the row itself (destroyKeys).
   const states: { tenant: string }[] = await s.db.select({ tenant: t.tenant }).from(t).where(and(eq(t.tenant, tenant), eq(t.state, 'shredded')));
   if (states.some((r) => r.tenant === tenant)) {
-    await s.db.update(t).set({ state: 'shredded', wrappedKey: null, kek: null, updatedAt: s.touched() }).where(eq(t.keyId, row.keyId));
-    s.markShredded(tenant);
-    // A KEK per tenant that the wrap made again after the shred deleted it
-    // goes too; if the key service fails here, shred() again deletes it.
-    await s.kek().destroy?.(tenant);
+    await destroyKeys(s, tenant);
     throw keyShredded(tenant);
   }
   return row;
