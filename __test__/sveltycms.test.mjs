@@ -289,10 +289,12 @@ describe('the Drizzle JSON column stores what the CMS stores', () => {
       assert.deepEqual(table.body.mapFromDriverValue(fromCms), value);
       assert.deepEqual(cms.decryptFieldValueSync(table.body.mapToDriverValue(value), CTX, FIELD), value);
     }
-    // the CMS leaves an empty string unencrypted in a document, and reads it back as it is
+    // the CMS leaves an empty string unencrypted in a document, and reads it back as it is: so does legacyPlaintext, and only it
     const { body } = cms.encryptDocumentFieldsSync({ body: '' }, ['body'], CTX);
     assert.equal(body, '');
-    assert.equal(table.body.mapFromDriverValue(body), '');
+    const legacy = sqliteTable('posts', { body: encryptedJson('body', { collection: CTX.collectionId, tenant: CTX.tenantId, keyRing, legacyPlaintext: true }) });
+    assert.equal(legacy.body.mapFromDriverValue(body), '');
+    assert.throws(() => table.body.mapFromDriverValue(body), { code: 'ALE_MALFORMED_ENVELOPE' });
   });
 });
 

@@ -190,8 +190,12 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
   function decryptWith<S>(stored: S, parse: ((text: string) => unknown) | undefined, legacy: (stored: S) => string | undefined, open: (stored: S, t: string) => string): unknown {
     try {
       let text = legacy(stored);
-      if (text !== undefined) countLegacyRead(counterKey, column, collection);
-      else {
+      if (text !== undefined) {
+        countLegacyRead(counterKey, column, collection);
+        // Empty: SveltyCMS's module leaves it unencrypted in a document and
+        // reads it as itself, and no JSON is empty.
+        if (text === '') return text;
+      } else {
         const t = tenant();
         try {
           text = open(stored, t);
@@ -267,14 +271,9 @@ export function textMappers(codec: FieldCodec, storage: Storage) {
     : { toDriver: (value: string): string => codec.encrypt(value), fromDriver: (stored: string): string => codec.decrypt(stored) };
 }
 
-/**
- * JSON through the codec: serialised, then encrypted. JSON errors are coded
- * and quote nothing of the value. A stored empty string reads as the empty
- * string: SveltyCMS's module leaves `""` unencrypted in the documents it
- * encrypts, and anyone who could store it could as well store NULL.
- */
+/** JSON through the codec: serialised, then encrypted. JSON errors are coded and quote nothing of the value. */
 export function jsonMappers<T>(codec: FieldCodec, storage: Storage) {
   return storage === 'binary'
     ? { toDriver: (value: T): Buffer => codec.encryptBinary(value, stringifyJson), fromDriver: (stored: unknown): T => codec.decryptBinary(stored, parseJson) as T }
-    : { toDriver: (value: T): string => codec.encrypt(value, stringifyJson), fromDriver: (stored: string): T => (stored === '' ? '' : codec.decrypt(stored, parseJson)) as T };
+    : { toDriver: (value: T): string => codec.encrypt(value, stringifyJson), fromDriver: (stored: string): T => codec.decrypt(stored, parseJson) as T };
 }
