@@ -25,28 +25,42 @@ describe('maxEnvelopeLength', () => {
   test('a value whose envelope would be longer than the maximum is not encrypted (ALE_ENVELOPE_TOO_LARGE, without the value); the longest that is opens', async () => {
     for (const options of [{}, { keyIds: ['AAAAAAAAAAAAAAAAAAAAAA'] }, { ivLength: 12 }]) {
       const ring = new ale.KeyRing([SECRET], { ...options, maxEnvelopeLength: 200 });
-      const outcome = (n) => {
-        try {
-          return ring.encrypt('x'.repeat(n), ...CTX);
-        } catch (e) {
-          return e;
-        }
-      };
-      let n = 0;
-      while (n < 400 && typeof outcome(n + 1) === 'string') n++;
-      const longest = outcome(n);
-      const what = `${JSON.stringify(options)}: ${n} characters`;
-      assert.ok(longest.length > 196 && longest.length <= 200, `${what}: an envelope of ${longest.length}`);
-      assert.equal(ring.decrypt(longest, ...CTX), 'x'.repeat(n), what);
-      const refused = outcome(n + 1);
-      assert.equal(refused.code, 'ALE_ENVELOPE_TOO_LARGE', what);
-      assert.match(refused.message, /200 characters/);
-      assert.ok(!refused.message.includes('xxx'), refused.message);
-      throwsCode(assert, () => ring.encryptMany(['x', 'x'.repeat(n + 1)], ...CTX), 'ALE_ENVELOPE_TOO_LARGE');
-      await assert.rejects(ring.encryptAsync('x'.repeat(n + 1), ...CTX), { code: 'ALE_ENVELOPE_TOO_LARGE' });
-      // a binary envelope has no maximum
-      assert.equal(ring.decryptBinary(ring.encryptBinary('x'.repeat(n + 1), ...CTX), ...CTX).length, n + 1);
+      const unlimited = new ale.KeyRing([SECRET], options);
+      for (const unit of ['x', 'é']) {
+        const outcome = (n) => {
+          try {
+            return ring.encrypt(unit.repeat(n), ...CTX);
+          } catch (e) {
+            return e;
+          }
+        };
+        let n = 0;
+        while (n < 400 && typeof outcome(n + 1) === 'string') n++;
+        const what = `${JSON.stringify(options)}: ${n} × ${unit}`;
+        const longest = outcome(n);
+        // refused exactly where the envelope would pass the maximum
+        assert.ok(longest.length <= 200, `${what}: an envelope of ${longest.length}`);
+        assert.ok(unlimited.encrypt(unit.repeat(n + 1), ...CTX).length > 200, `${what}: one more would fit`);
+        assert.equal(ring.decrypt(longest, ...CTX), unit.repeat(n), what);
+        const refused = outcome(n + 1);
+        assert.equal(refused.code, 'ALE_ENVELOPE_TOO_LARGE', what);
+        assert.match(refused.message, /200 characters/);
+        assert.ok(!refused.message.includes(unit.repeat(3)), refused.message);
+        throwsCode(assert, () => ring.encryptMany([unit, unit.repeat(n + 1)], ...CTX), 'ALE_ENVELOPE_TOO_LARGE');
+        await assert.rejects(ring.encryptAsync(unit.repeat(n + 1), ...CTX), { code: 'ALE_ENVELOPE_TOO_LARGE' });
+        // a binary envelope has no maximum
+        assert.equal(ring.decryptBinary(ring.encryptBinary(unit.repeat(n + 1), ...CTX), ...CTX), unit.repeat(n + 1));
+      }
     }
+  });
+
+  test('a ring of tenants writes no value longer than it reads, whatever its tenant ring would', async () => {
+    const ring = ale.KeyRing.forTenants({ maxEnvelopeLength: 200 });
+    ring.setTenant('t', [Buffer.alloc(32, 1)], { keyIds: ['AQEBAQEBAQEBAQEBAQEBAQ'] });
+    const long = 'x'.repeat(300);
+    throwsCode(assert, () => ring.encrypt(long, 't', 'c', 'f'), 'ALE_ENVELOPE_TOO_LARGE');
+    await assert.rejects(ring.encryptAsync(long, 't', 'c', 'f'), { code: 'ALE_ENVELOPE_TOO_LARGE' });
+    assert.equal(ring.decrypt(ring.encrypt('short', 't', 'c', 'f'), 't', 'c', 'f'), 'short');
   });
 
   test('a long value that does not start like an envelope is malformed before it is copied', () => {

@@ -141,6 +141,7 @@ impl Task for Job {
             match self.direction {
                 Direction::Seal => {
                     self.count = ring.seal_into(&mut self.bytes, &ctx, &mut aad, &mut out)?;
+                    self.ring.check_sealed_len(out.len())?;
                 }
                 Direction::Open => {
                     let opened = ring.open_text(&self.units[..], &ctx, &mut aad, &mut out)?;

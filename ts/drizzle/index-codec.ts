@@ -56,15 +56,9 @@ export function indexBase(name: string, options: IndexColumnOptions, what: strin
   const { fts } = options;
   if (fts !== undefined && (typeof fts !== 'string' || fts === '')) throw codedError('ALE_INVALID_INPUT', `${what} column "${name}": fts must name the FTS5 table`);
   const searcher: Searcher = options.keys?.sealer ?? (options.keyRing ? ringSearcher(options.keyRing) : processSearcher);
-  const writingKey = () => {
-    if (options.keys) return null;
-    try {
-      // The words of a fixed text under the primary key: keyed and one-way, and another primary gives others.
-      return searcher.searchTokenText('ale job fingerprint', 'ale', 'ale_jobs', 'primary', {});
-    } catch {
-      // No key to name (no process-wide ring yet): the job will say so itself.
-      return null;
-    }
-  };
+  // The words of a fixed text under the primary key: keyed and one-way, and
+  // another primary gives others. A ring that cannot make them (no
+  // process-wide ring set) fails the job here, before it records anything.
+  const writingKey = () => (options.keys ? null : searcher.searchTokenText('ale job fingerprint', 'ale', 'ale_jobs', 'primary', {}));
   return { base, searcher, fts, where: { column: name, collection: base.collection, field: base.field }, writingKey };
 }

@@ -25,8 +25,8 @@ import { batchLoop, runBatches } from './operations.js';
  * How a batch job runs as one of several workers.
  *
  * A job's name is bound to one operation and what it writes: the table, its
- * key, the columns, the tenant, the keyRing's primary key and the tenant key
- * store (batchSize, onProgress and these worker options may differ between
+ * key, the columns, the tenant, the keyRing's primary key, the tenant key
+ * store, and an index column's options and key (batchSize, onProgress and these worker options may differ between
  * workers). A run of another operation, or with other parameters, under a
  * name in use is refused with `ALE_INVALID_INPUT`, and so is a job made
  * before jobs recorded their parameters.
@@ -184,7 +184,7 @@ export async function runLeased(db: AnyDb, spec: JobTableSpec, driver: BatchDriv
       'ALE_INVALID_INPUT',
       other.fingerprint === null
         ? `options.workers: job "${o.job}" was made before jobs recorded their parameters, so this run cannot be checked against it; give the job a new name`
-        : `options.workers: job "${o.job}" was started by another operation or with other parameters (table, key, columns, tenant, keyRing or keys); a job name runs one operation with one set of parameters, so give this run a new job name`,
+        : `options.workers: job "${o.job}" was started by another operation or with other parameters (table, key, columns, tenant, keyRing or keys, or an index column's options or key); a job name runs one operation with one set of parameters, so give this run a new job name`,
     );
   }
   if (!cutHere && (await count(and(ofJob, ne(jt.state, 'done')))) === 0) {

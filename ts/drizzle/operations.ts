@@ -6,6 +6,7 @@ import * as native from '../../index.js';
 import type { KeyRing } from '../../index.js';
 import { atColumn } from './failures.js';
 import { codedError } from '../shared/errors.js';
+import { parseJson } from '../shared/json.js';
 import type { Sealer } from './process-ring.js';
 import { binaryPlaintext, bytesOnly, textOnly, type Storage } from './storage.js';
 
@@ -189,21 +190,16 @@ export function encryptPlaintext(ring: KeyRing | undefined): Decide {
 /**
  * `text`, when it is JSON text, which an encryptedJson column's reads
  * parse; sealed otherwise, it would never read back (ALE_INVALID_JSON). An
- * empty string, which such a column reads as the empty string (codec.ts,
- * jsonMappers), becomes its JSON.
+ * empty string, which SveltyCMS leaves unencrypted and a legacy read serves
+ * as itself (codec.ts, decryptWith), becomes its JSON.
  */
 function jsonText(text: string): string {
   if (text === '') return '""';
-  try {
-    JSON.parse(text);
-  } catch {
-    // The parser's message quotes the text: left out.
-    throw codedError(
-      'ALE_INVALID_JSON',
-      'the plaintext is not JSON text, which an encryptedJson column reads (as Drizzle\'s mode: "json" stores it), so it was not encrypted. ' +
-        'A column of plain strings is an encryptedText column; a value meant as a JSON string is stored as its JSON text (with its quotes) first',
-    );
-  }
+  parseJson(
+    text,
+    'the plaintext is not JSON text, which an encryptedJson column reads (as Drizzle\'s mode: "json" stores it), so it was not encrypted. ' +
+      'A column of plain strings is an encryptedText column; a value meant as a JSON string is stored as its JSON text (with its quotes) first',
+  );
   return text;
 }
 

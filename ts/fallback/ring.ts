@@ -188,8 +188,8 @@ export class Ring {
   /** Encrypts under the primary key into a text envelope. */
   seal(text: string, aad: string): string {
     const tenant = this.#delegate(aad);
-    if (tenant) return tenant.seal(text, aad);
-    return this.#seal(text, aad, writeText, this.#options.maxEnvelopeLength);
+    if (tenant) return this.#readable(tenant.seal(text, aad));
+    return this.#seal(text, aad, writeText, true);
   }
 
   /** Encrypts under the primary key into a binary envelope. */
@@ -209,13 +209,14 @@ export class Ring {
     } catch (e) {
       return Promise.reject(e);
     }
-    if (tenant) return tenant.sealAsync(text, aad);
+    if (tenant) return tenant.sealAsync(text, aad).then((envelope) => this.#readable(envelope));
     const plaintext = utf8(text);
     const id = this.#keys[0].id;
-    const max = this.#options.maxEnvelopeLength;
-    if (textLength(this.#options.ivLength, id !== null, plaintext.length) > max) {
+    try {
+      this.#checkSealable(plaintext.length);
+    } catch (e) {
       plaintext.fill(0);
-      return Promise.reject(tooLargeToSeal(max));
+      return Promise.reject(e);
     }
     const iv = nextIv(this.#options.ivLength);
     const params = { name: WEB_ALGORITHM, iv, additionalData: Buffer.from(aad, 'utf8'), tagLength: TAG_LENGTH * 8 };
@@ -320,15 +321,32 @@ export class Ring {
   }
 
   /**
-   * AES-256-GCM under the primary key with a fresh IV; the envelope is what
-   * `write` makes of the parts. A text envelope longer than `maxChars`,
-   * which decryption would refuse, is not made.
+   * ALE_ENVELOPE_TOO_LARGE when the text envelope of `bytes` bytes of
+   * plaintext would be longer than decryption reads: stored, it could never
+   * be read again.
    */
-  #seal<T>(text: string, aad: string, write: (keyId: Uint8Array | null, iv: Uint8Array, tag: Uint8Array, ciphertext: Uint8Array) => T, maxChars = Infinity): T {
+  #checkSealable(bytes: number): void {
+    const max = this.#options.maxEnvelopeLength;
+    if (textLength(this.#options.ivLength, this.#keys[0].id !== null, bytes) > max) throw tooLargeToSeal(max);
+  }
+
+  /** A tenant's envelope, which this ring of tenants reads only within its own maximum too. */
+  #readable(envelope: string): string {
+    const max = this.#options.maxEnvelopeLength;
+    if (envelope.length > max) throw tooLargeToSeal(max);
+    return envelope;
+  }
+
+  /**
+   * AES-256-GCM under the primary key with a fresh IV; the envelope is what
+   * `write` makes of the parts. `text` (a text envelope) is checked against
+   * the maximum length; a binary envelope has none.
+   */
+  #seal<T>(text: string, aad: string, write: (keyId: Uint8Array | null, iv: Uint8Array, tag: Uint8Array, ciphertext: Uint8Array) => T, textual = false): T {
     const plaintext = utf8(text);
     try {
       const { aes, id } = this.#keys[0];
-      if (textLength(this.#options.ivLength, id !== null, plaintext.length) > maxChars) throw tooLargeToSeal(maxChars);
+      if (textual) this.#checkSealable(plaintext.length);
       const iv = nextIv(this.#options.ivLength);
       const cipher = createCipheriv(ALGORITHM, aes, iv, { authTagLength: TAG_LENGTH });
       cipher.setAAD(additionalDataOf(id, aad));

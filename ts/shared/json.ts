@@ -5,12 +5,12 @@
 
 import { codedError } from './errors.js';
 
-/** `JSON.parse(text)`, or `ALE_INVALID_JSON` without the text or the parser's message. */
-export function parseJson(text: string): unknown {
+/** `JSON.parse(text)`, or `ALE_INVALID_JSON` with `message`, without the text or the parser's message. */
+export function parseJson(text: string, message = 'the decrypted value is not valid JSON (it was not written by a JSON column)'): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw codedError('ALE_INVALID_JSON', 'the decrypted value is not valid JSON (it was not written by a JSON column)');
+    throw codedError('ALE_INVALID_JSON', message);
   }
 }
 

@@ -108,7 +108,10 @@ impl Rings {
         }
     }
 
-    /// [`KeyRing::seal_into`] on the ring that serves `ctx`.
+    /// [`KeyRing::seal_into`] on the ring that serves `ctx`. A ring of
+    /// tenants reads a value within its own maximum length as well as its
+    /// tenant's, so it refuses to write a longer one (after the tenant's
+    /// ring sealed it: the rings' maximums differ only where set so).
     #[inline]
     pub fn seal(
         &self,
@@ -117,8 +120,23 @@ impl Rings {
         aad: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) -> Result<u64> {
-        self.serve(ctx, |r| r.seal_into(plaintext, ctx, aad, out))
-            .inspect_err(|_| zeroize::Zeroize::zeroize(plaintext))
+        let count = self
+            .serve(ctx, |r| r.seal_into(plaintext, ctx, aad, out))
+            .inspect_err(|_| zeroize::Zeroize::zeroize(plaintext))?;
+        self.check_sealed_len(out.len())
+            .inspect_err(|_| out.clear())?;
+        Ok(count)
+    }
+
+    /// `ALE_ENVELOPE_TOO_LARGE` for an envelope of `len` characters that
+    /// this ring's tenant's ring sealed but this ring would not read (see
+    /// [`Rings::seal`]); nothing for one ring, which checked it itself.
+    pub fn check_sealed_len(&self, len: usize) -> Result<()> {
+        let max = self.options().max_envelope_len;
+        if len > max {
+            return Err(AleError::ValueTooLarge { max });
+        }
+        Ok(())
     }
 
     /// [`KeyRing::open_text`] on the ring that serves `ctx`.

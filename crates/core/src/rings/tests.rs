@@ -124,13 +124,42 @@ fn a_ring_of_tenants_takes_only_rings_that_fit() {
     assert!(one.ring().is_some() && rings.ring().is_none());
 }
 
-#[test]
-fn a_ring_of_tenants_refuses_what_is_no_envelope_before_it_looks_for_the_tenant() {
-    let small = RingOptions {
+/// A ring of tenants that reads envelopes of up to 100 characters.
+fn tenants_reading_100() -> Rings {
+    Rings::of_tenants(RingOptions {
         max_envelope_len: 100,
         ..twelve()
-    };
-    let rings = Rings::of_tenants(small);
+    })
+}
+
+#[test]
+fn a_ring_of_tenants_writes_no_value_longer_than_it_reads() {
+    let rings = tenants_reading_100();
+    let ctx = Context::new("acme", "users", "email").expect("valid");
+    // the tenant's own ring reads up to the default maximum
+    let tenants = rings.tenants().expect("of tenants");
+    tenants
+        .set("acme", Arc::new(keyed([1; 32], [1; 16])))
+        .expect("set");
+    let longest = (0..200)
+        .take_while(|&n| seal(&rings, &vec![b'x'; n], &ctx).is_ok())
+        .last()
+        .expect("a short value fits");
+    let fits = seal(&rings, &vec![b'x'; longest], &ctx).expect("fits");
+    assert_eq!(fits.len(), 100, "the longest value fills the maximum");
+    assert_eq!(
+        open(&rings, &fits, &ctx).as_deref(),
+        Ok(&vec![b'x'; longest][..])
+    );
+    assert_eq!(
+        seal(&rings, &vec![b'x'; longest + 1], &ctx),
+        Err(AleError::ValueTooLarge { max: 100 })
+    );
+}
+
+#[test]
+fn a_ring_of_tenants_refuses_what_is_no_envelope_before_it_looks_for_the_tenant() {
+    let rings = tenants_reading_100();
     let ctx = Context::new("nobody", "users", "email").expect("valid");
     let code = |r: Result<Vec<u8>>| r.err().map(|e| e.code());
     assert_eq!(
