@@ -4,7 +4,9 @@
 // and no false negative (every value that answers a query holds its tokens).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { ale, SECRET, OLD_SECRET, searchWordsOf as words, seeded, throwsCode } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
@@ -242,6 +244,37 @@ describe('search tokens, on the backend in use', () => {
       const e = throwsCode(assert, fn, code);
       assert.ok(!e.message.includes('Jürgen'), e.message);
     }
+  });
+
+  test('searchMatches, searchNormalize and searchQuery leave no copy of the plaintext in the native heap', { skip: process.platform === 'linux' ? false : 'reads /proc/self/mem' }, () => {
+    const scan = fileURLToPath(new URL('./fixtures/heap-scan.cjs', import.meta.url));
+    for (const op of ['searchMatches', 'searchNormalize', 'searchQuery']) {
+      const out = spawnSync(process.execPath, [scan, op], { encoding: 'utf8', timeout: 60_000 });
+      assert.equal(out.status, 0, out.stderr);
+      assert.deepEqual(JSON.parse(out.stdout), { added: 0 }, op);
+    }
+  });
+
+  test("an options getter that sets the process-wide ring during a process-wide search or range call does not hang the process: the call finishes on the ring it began with", () => {
+    // In a child with a time limit: a hang is the failure.
+    const child = `
+      const ale = require(${JSON.stringify(require.resolve('../main.cjs'))});
+      const [a, b] = [${JSON.stringify(SECRET)}, ${JSON.stringify(OLD_SECRET)}];
+      ale.initKeyRing([a]);
+      const before = ale.searchTokens('x', 't', 'c', 'f');
+      const swap = { get contains() { ale.initKeyRing([b]); return true; } };
+      const during = ale.searchTokens('x', 't', 'c', 'f', swap);
+      ale.searchTokenText('x', 't', 'c', 'f', swap);
+      ale.searchQuery('xyz', 'contains', 't', 'c', 'f', swap);
+      ale.rangeTokens(Buffer.from([4, 0, 0, 0, 0, 0, 0, 0, 0]), 't', 'c', 'f', { get secret() { ale.initKeyRing([a]); return 0; } });
+      ale.initKeyRing([b]);
+      const after = ale.searchTokens('x', 't', 'c', 'f');
+      console.log(JSON.stringify({ sameAsBefore: during.equals(before), changedAfter: !after.equals(before) }));
+    `;
+    const out = spawnSync(process.execPath, ['-e', child], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(out.signal, null, 'the child hung');
+    assert.equal(out.status, 0, out.stderr);
+    assert.deepEqual(JSON.parse(out.stdout), { sameAsBefore: true, changedAfter: true });
   });
 });
 

@@ -10,7 +10,8 @@ use crate::error::{to_js, Result};
 
 static GLOBAL_RING: RwLock<Option<Arc<Rings>>> = RwLock::new(None);
 
-/// Runs `f` with the process-wide ring; `ALE_NOT_INITIALIZED` before one is set.
+/// Runs `f` with the process-wide ring, under its read lock;
+/// `ALE_NOT_INITIALIZED` before one is set. `f` must run no JS: see [`global`].
 pub fn with_global<T>(f: impl FnOnce(&Rings) -> Result<T>) -> Result<T> {
     let guard = GLOBAL_RING
         .read()
@@ -19,6 +20,18 @@ pub fn with_global<T>(f: impl FnOnce(&Rings) -> Result<T>) -> Result<T> {
         Some(ring) => f(ring),
         None => Err(to_js(AleError::NotInitialized)),
     }
+}
+
+/// The process-wide ring itself, for a call that runs JS before it is done
+/// with it (an options object's getters): that JS may call `initKeyRing`,
+/// whose write lock would wait for this thread's read lock for ever, so the
+/// lock is not held meanwhile. `ALE_NOT_INITIALIZED` before one is set.
+pub fn global() -> Result<Arc<Rings>> {
+    GLOBAL_RING
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .clone()
+        .ok_or_else(|| to_js(AleError::NotInitialized))
 }
 
 /// Sets (or replaces) the process-wide ring.

@@ -13,12 +13,13 @@ use ale_core::{Context, Rings};
 use napi::bindgen_prelude::JsValue;
 use napi::{sys, Env, JsString, Unknown};
 use napi_derive::napi;
+use zeroize::Zeroizing;
 
 use super::ring::raw3;
 use super::search_options::{read_options, Options};
 use crate::class::KeyRing;
 use crate::error::{guard, to_js, Result};
-use crate::global_ring::with_global;
+use crate::global_ring::global;
 use crate::js::buffer::new_buffer;
 use crate::js::raw::Created;
 use crate::js::text::{ascii_to_js, read_utf8};
@@ -147,11 +148,9 @@ pub fn search_tokens(
     options: Option<Unknown>,
 ) -> Result<Created> {
     let ctx = raw3([tenant_id, collection_id, field_name]);
-    with_global(|rings| {
-        // SAFETY: the arguments of the current call.
-        unsafe { tokens_of(env.raw(), rings, value.raw(), ctx, options, Form::Bytes) }
-    })
-    .map(Created)
+    let rings = global()?;
+    // SAFETY: the arguments of the current call; the options' getters may run JS.
+    unsafe { tokens_of(env.raw(), &rings, value.raw(), ctx, options, Form::Bytes) }.map(Created)
 }
 
 /// `KeyRing#searchTokenText` with the process-wide ring. Throws
@@ -170,11 +169,9 @@ pub fn search_token_text(
     options: Option<Unknown>,
 ) -> Result<Created> {
     let ctx = raw3([tenant_id, collection_id, field_name]);
-    with_global(|rings| {
-        // SAFETY: the arguments of the current call.
-        unsafe { tokens_of(env.raw(), rings, value.raw(), ctx, options, Form::Words) }
-    })
-    .map(Created)
+    let rings = global()?;
+    // SAFETY: the arguments of the current call; the options' getters may run JS.
+    unsafe { tokens_of(env.raw(), &rings, value.raw(), ctx, options, Form::Words) }.map(Created)
 }
 
 /// `KeyRing#searchQuery` with the process-wide ring. Throws
@@ -194,11 +191,9 @@ pub fn search_query(
     options: Option<Unknown>,
 ) -> Result<Created> {
     let ctx = raw3([tenant_id, collection_id, field_name]);
-    with_global(|rings| {
-        // SAFETY: the arguments of the current call.
-        unsafe { query_of(env.raw(), rings, query.raw(), kind.raw(), ctx, options) }
-    })
-    .map(Created)
+    let rings = global()?;
+    // SAFETY: the arguments of the current call; the options' getters may run JS.
+    unsafe { query_of(env.raw(), &rings, query.raw(), kind.raw(), ctx, options) }.map(Created)
 }
 
 /// What a value's tokens become in JS.
@@ -315,7 +310,7 @@ unsafe fn query_of(
     options: Option<Unknown>,
 ) -> Result<sys::napi_value> {
     // SAFETY: forwarded.
-    let (options, kind, mut text) = guard(|| unsafe {
+    let (options, kind, text) = guard(|| unsafe {
         Ok((
             read_options(raw, options.map(|o| o.raw()))?,
             read_kind(raw, kind)?,
@@ -340,8 +335,7 @@ unsafe fn query_of(
             tokens_to_buffer(raw, &tokens)
         })
     };
-    // The query is plaintext, as a value is (tokens_of wipes its copy too).
-    zeroize::Zeroize::zeroize(&mut text);
+    // `text`, the query, is plaintext as a value is: read_string's wipes it on drop.
     made
 }
 
@@ -357,12 +351,12 @@ pub fn search_normalize(env: Env, text: Unknown, accents: Option<bool>) -> Resul
     guard(|| {
         // SAFETY: the arguments of the current call.
         let text = unsafe { read_string(raw, text.raw(), "text") }?;
-        let folded = normalize(
+        let folded = Zeroizing::new(normalize(
             &text,
             Folding {
                 accents: accents.unwrap_or(false),
             },
-        );
+        ));
         // SAFETY: the current env.
         unsafe { string_to_js(raw, &folded) }
     })
@@ -434,18 +428,22 @@ unsafe fn read_kind(env: sys::napi_env, value: sys::napi_value) -> Result<Kind> 
     }
 }
 
-/// A JS string as a Rust one; `ALE_INVALID_INPUT` for anything else or a
-/// lone surrogate.
+/// A JS string as a Rust one, wiped when dropped (a value or a query is
+/// plaintext), as are the copies made on the way; `ALE_INVALID_INPUT` for
+/// anything else or a lone surrogate.
 ///
 /// # Safety
 /// `env` and `value` must be valid for the current call.
-unsafe fn read_string(env: sys::napi_env, value: sys::napi_value, what: &str) -> Result<String> {
-    let (mut wide, mut bytes) = (Vec::new(), Vec::new());
+unsafe fn read_string(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    what: &str,
+) -> Result<Zeroizing<String>> {
+    let (mut wide, mut bytes) = (Zeroizing::new(Vec::new()), Zeroizing::new(Vec::new()));
     // SAFETY: forwarded.
     let range = unsafe { read_utf8(env, value, &mut wide, &mut bytes, what) }.map_err(to_js)?;
-    bytes.truncate(range.end);
-    bytes.drain(..range.start);
-    String::from_utf8(bytes).map_err(|_| to_js(AleError::Internal))
+    let text = std::str::from_utf8(&bytes[range]).map_err(|_| to_js(AleError::Internal))?;
+    Ok(Zeroizing::new(text.to_owned()))
 }
 
 /// Tokens as one Buffer of 8 bytes each.

@@ -6,15 +6,17 @@
 use super::grams::{self, is_word_char};
 use super::index::Query;
 use super::normalize::{normalize, Folding};
+use zeroize::Zeroizing;
 
-/// Whether `value` matches `query`, both in matching form.
+/// Whether `value` matches `query`, both in matching form. The forms made
+/// here are plaintext, a decrypted value's and a query's: wiped when done.
 pub fn matches(value: &str, query: Query<'_>, folding: Folding) -> bool {
-    let text = normalize(value, folding);
+    let text = Zeroizing::new(normalize(value, folding));
     match query {
-        Query::Contains(q) => text.contains(&normalize(q, folding)),
+        Query::Contains(q) => text.contains(Zeroizing::new(normalize(q, folding)).as_str()),
         Query::Prefix(q) => {
-            let q = normalize(q, folding);
-            word_starts(&text).any(|at| text[at..].starts_with(&q))
+            let q = Zeroizing::new(normalize(q, folding));
+            word_starts(&text).any(|at| text[at..].starts_with(q.as_str()))
         }
         Query::Words(q) => {
             let words: Vec<&str> = grams::words(&text).collect();
@@ -23,7 +25,7 @@ pub fn matches(value: &str, query: Query<'_>, folding: Folding) -> bool {
                     Some(stem) => (stem, true),
                     None => (term, false),
                 };
-                let term = normalize(term, folding);
+                let term = Zeroizing::new(normalize(term, folding));
                 let wanted: Vec<&str> = grams::words(&term).collect();
                 wanted.iter().enumerate().all(|(i, w)| {
                     if prefix && i + 1 == wanted.len() {
