@@ -56,6 +56,28 @@ test('ale_ffi reaches no ring or context through a forged token', { skip: !(onBu
     for (const op of [0, 1, 3]) assert.equal(symbols.ale_ffi(op, token, token, input, input.length, output, output.length), NODE_API, `op ${op}, token ${token}`);
   }
   assert.ok(output.every((b) => b === 0), 'nothing was written');
+  // an encryption it does not seal (it takes the Node-API path) leaves no plaintext in the caller's memory
+  const plaintext = Buffer.from('plaintext');
+  assert.equal(symbols.ale_ffi(0, 12345, 12345, plaintext, plaintext.length, output, output.length), NODE_API);
+  assert.ok(plaintext.every((b) => b === 0), 'the plaintext was wiped');
+});
+
+test('a keyed ring seals each value once, whatever its length, on either path', () => {
+  // In a child, whose scratch memory has its first size: lengths around where
+  // a v2 envelope outgrows the room bun:ffi gives it at first.
+  const child = `
+    const ale = require(${JSON.stringify(createRequire(import.meta.url).resolve('../main.cjs'))});
+    const ring = new ale.KeyRing([${JSON.stringify(SECRET)}], { keyIds: ['AQEBAQEBAQEBAQEBAQEBAQ'] });
+    let sealed = 0;
+    for (let n = 3000; n <= 3040; n++) {
+      if (ring.decrypt(ring.encrypt('x'.repeat(n), 't', 'c', 'f'), 't', 'c', 'f').length !== n) throw new Error('round trip');
+      sealed++;
+    }
+    console.log(JSON.stringify({ sealed, counted: ring.stats()[0].encryptions }));
+  `;
+  const out = spawnSync(process.execPath, ['-e', child], { encoding: 'utf8' });
+  assert.equal(out.status, 0, out.stderr);
+  assert.deepEqual(JSON.parse(out.stdout), { sealed: 41, counted: 41 });
 });
 
 test('calls made at the edge of the stack, some refused for it, leave the scratch memory consistent: later values of every size round-trip', () => {

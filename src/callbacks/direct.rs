@@ -55,14 +55,21 @@ impl<T> Held<T> {
         }
     }
 
-    /// The token bun:ffi calls name the value by; -1 when the registry is full.
+    /// The token bun:ffi calls name the value by; [`NO_TOKEN`] when the
+    /// registry is full.
     fn token(&self, registry: &'static Registry<T>) -> f64 {
         let token = self
             .token
             .get_or_init(|| registry.insert(Arc::clone(&self.value)));
-        token.as_ref().map_or(-1.0, Token::number)
+        token.as_ref().map_or(NO_TOKEN, Token::number)
     }
 }
+
+/// The token of a value the registry has no room for: one that names
+/// nothing, so that its calls take the Node-API path. Not -1, which names
+/// the process-wide ring there (ffi/entry.rs): a ring of its own would
+/// have sealed under the process-wide key.
+const NO_TOKEN: f64 = -2.0;
 
 /// Where a direct callback finds its ring.
 #[derive(Clone, Copy)]

@@ -103,6 +103,16 @@ pub unsafe extern "C" fn ale_ffi(
             }
         })
     });
+    // A plaintext this call did not seal (the Node-API path takes the
+    // value from its string, or the call failed before the seal: no
+    // process-wide ring) is wiped from the caller's scratch memory, as a
+    // seal that fails wipes it.
+    if op == ENCRYPT && !matches!(outcome, Ok(Outcome::Done { .. })) && !input.is_null() {
+        if let Ok(len) = usize::try_from(len) {
+            // SAFETY: writable for `len` bytes for an encryption, as the contract of `ale_ffi` says.
+            zeroize::Zeroize::zeroize(unsafe { slice_mut(input, len) });
+        }
+    }
     match outcome {
         Ok(Outcome::NodeApi) => NODE_API,
         Ok(Outcome::Done { len, ascii, warn }) => match i32::try_from(len << 2) {
