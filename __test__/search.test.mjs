@@ -240,6 +240,8 @@ describe('search tokens, on the backend in use', () => {
       [() => ring.searchTokens(secretValue, 'a:b', 'users', 'name'), 'ALE_INVALID_CONTEXT'],
       [() => ale.searchNormalize(7), 'ALE_INVALID_INPUT'],
       [() => ale.searchMatches(secretValue, 'x', 'nope'), 'ALE_INVALID_INPUT'],
+      [() => ale.searchMatches(secretValue, 'x', 'contains', 'yes'), 'ALE_INVALID_INPUT'],
+      [() => ale.searchNormalize(secretValue, 1), 'ALE_INVALID_INPUT'],
     ]) {
       const e = throwsCode(assert, fn, code);
       assert.ok(!e.message.includes('Jürgen'), e.message);

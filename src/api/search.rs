@@ -21,7 +21,7 @@ use crate::class::KeyRing;
 use crate::error::{guard, to_js, Result};
 use crate::global_ring::global;
 use crate::js::buffer::new_buffer;
-use crate::js::raw::Created;
+use crate::js::raw::{is_nullish, Created};
 use crate::js::text::{ascii_to_js, read_utf8};
 use crate::scratch::{with_context, Buffers};
 
@@ -346,17 +346,17 @@ unsafe fn query_of(
     ts_args_type = "text: string, accents?: boolean",
     ts_return_type = "string"
 )]
-pub fn search_normalize(env: Env, text: Unknown, accents: Option<bool>) -> Result<Created> {
+pub fn search_normalize(env: Env, text: Unknown, accents: Option<Unknown>) -> Result<Created> {
     let raw = env.raw();
     guard(|| {
         // SAFETY: the arguments of the current call.
-        let text = unsafe { read_string(raw, text.raw(), "text") }?;
-        let folded = Zeroizing::new(normalize(
-            &text,
-            Folding {
-                accents: accents.unwrap_or(false),
-            },
-        ));
+        let (text, accents) = unsafe {
+            (
+                read_string(raw, text.raw(), "text")?,
+                read_accents(raw, accents)?,
+            )
+        };
+        let folded = Zeroizing::new(normalize(&text, Folding { accents }));
         // SAFETY: the current env.
         unsafe { string_to_js(raw, &folded) }
     })
@@ -374,26 +374,42 @@ pub fn search_matches(
     value: Unknown,
     query: Unknown,
     kind: Unknown,
-    accents: Option<bool>,
+    accents: Option<Unknown>,
 ) -> Result<bool> {
     let raw = env.raw();
     guard(|| {
         // SAFETY: the arguments of the current call.
-        let (value, query, kind) = unsafe {
+        let (value, query, kind, accents) = unsafe {
             (
                 read_string(raw, value.raw(), "value")?,
                 read_string(raw, query.raw(), "query")?,
                 read_kind(raw, kind.raw())?,
+                read_accents(raw, accents)?,
             )
         };
-        Ok(matches(
-            &value,
-            kind.query(&query),
-            Folding {
-                accents: accents.unwrap_or(false),
-            },
-        ))
+        Ok(matches(&value, kind.query(&query), Folding { accents }))
     })
+}
+
+/// `accents`: false when absent, `ALE_INVALID_INPUT` when not a boolean.
+///
+/// # Safety
+/// `env` and `accents` must be valid for the current call.
+unsafe fn read_accents(env: sys::napi_env, accents: Option<Unknown>) -> Result<bool> {
+    let mut on = false;
+    match accents.map(|a| a.raw()) {
+        // SAFETY: an argument of the current call.
+        Some(a) if !unsafe { is_nullish(env, a) } => {
+            // SAFETY: as above.
+            if unsafe { sys::napi_get_value_bool(env, a, &mut on) } != sys::Status::napi_ok {
+                return Err(to_js(AleError::InvalidInput(
+                    "accents must be a boolean".into(),
+                )));
+            }
+            Ok(on)
+        }
+        _ => Ok(on),
+    }
 }
 
 /// A query kind, read from its name.
