@@ -11,7 +11,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { getTableConfig as mysqlConfig } from 'drizzle-orm/mysql-core';
 import { getTableConfig as pgConfig } from 'drizzle-orm/pg-core';
 import { getTableConfig as sqliteConfig } from 'drizzle-orm/sqlite-core';
-import { ale, SECRET } from './helpers.mjs';
+import { ale, eventually, SECRET } from './helpers.mjs';
 
 export const KEK = 'kek-secret-0123456789-abcdefghijklmnop';
 export const NEW_KEK = 'new-kek-secret-0123456789-abcdefghijkl';
@@ -685,6 +685,49 @@ export function tenantKeysSuite(d) {
       assert.deepEqual(await keys.rewrap(next), { rewrapped: 0, skipped: 2 });
       const rows = await db.select().from(mod.aleKeys);
       assert.deepEqual(rows.map((r) => [r.tenant, r.wrappedKey === null, r.kek === null ? null : r.kek === next.id]).sort(), [['acme', true, null], ['acme', true, null], ['globex', false, true], ['globex', false, true]]);
+    });
+
+    test('a process that has not read its keys again for more than 90 s seals nothing under them, since another may have retired and destroyed the active one meanwhile; it seals again once it has', async () => {
+      await insert('acme', [{ id: 1, body: 'before' }]);
+      // An idle process: it read acme's keys, and runs its columns without load() (a fixed tenant).
+      const idle = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
+      await idle.load('acme');
+      assert.ok(idle.sealer.encrypt('x', 'acme', 'notes', 'body').startsWith('v2:'));
+      // elsewhere: a rotation, the values moved, the old key destroyed
+      const { keyId } = await keys.rotate('acme');
+      await mod.convertToTenantKeys(db, { table: t.notes, key: t.notes.id, tenant: { column: t.notes.tenantId }, keys, columns: [{ column: t.notes.body }] });
+      await new Promise((r) => setTimeout(r, 20)); // stamps only move up: let the retirement's pass
+      const uses = [{ table: t.notes, tenant: { column: t.notes.tenantId }, columns: [t.notes.body, t.notes.meta] }];
+      assert.equal((await keys.destroyRetired('acme', uses, { retiredForMs: 0 })).destroyed.length, 1);
+      // 100 s later by the idle process's clock (destroyRetired's own default waits 120 s)
+      const realNow = Date.now;
+      Date.now = () => realNow() + 100_000;
+      try {
+        await new Promise((r) => setTimeout(r, 250)); // the store's clock ticks every 100 ms
+        const refused = (() => {
+          try {
+            return idle.sealer.encrypt('y', 'acme', 'notes', 'body');
+          } catch (e) {
+            return e;
+          }
+        })();
+        assert.equal(refused?.code, 'ALE_KEY_NOT_LOADED', `sealed: ${refused}`);
+        assert.match(refused.message, /last read from the key table 10\d s ago/);
+        // the re-read it started comes back with the new active key
+        const sealedUnder = () => {
+          try {
+            return idle.sealer.encrypt('z', 'acme', 'notes', 'body').split(':')[1];
+          } catch {
+            return null;
+          }
+        };
+        await eventually(sealedUnder, keyId, 'seals under the new key', true);
+        assert.equal(keys.sealer.decrypt(idle.sealer.encrypt('z', 'acme', 'notes', 'body'), 'acme', 'notes', 'body'), 'z');
+      } finally {
+        Date.now = realNow;
+        // back to the real time before the next test's stores read the clock
+        await new Promise((r) => setTimeout(r, 250));
+      }
     });
 
     test('a process that sees a rotation elsewhere but cannot unwrap the new keys seals nothing under the old active key, still opens values, and seals again once it reads them', async () => {

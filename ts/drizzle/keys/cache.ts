@@ -12,6 +12,8 @@ export interface Entry {
   staleAt: number;
   /** The newest `updated_at` among the rows it was built from. */
   seen: number;
+  /** Clock time when a read of the key table last found its keys (before that read began). */
+  confirmedAt: number;
   /** Values sealed under its active key (the first of keyIds) since its count was last taken. */
   sealed: number;
   /** Clock time of the last re-read forced by a value naming a key it lacks. */
@@ -26,6 +28,17 @@ export interface Entry {
    */
   sealRefused?: { code: string; message: string };
 }
+
+/**
+ * The longest a process seals under keys it has not found in the key table
+ * since: destroyRetired destroys a key retired for longer than its
+ * retiredForMs (120,000 by default), which is above this, and a process
+ * re-reads a tenant in use every recheckAfterMs (at most RECHECK_MAX_MS),
+ * which leaves its read this long to come back.
+ */
+export const SEAL_CONFIRMED_WITHIN_MS = 90_000;
+/** The largest recheckAfterMs: a re-read starts this long after the last, at most, well before its keys stop sealing. */
+export const RECHECK_MAX_MS = 60_000;
 
 /**
  * Milliseconds, advanced by one unref'd timer every CLOCK_STEP ms, so a

@@ -28,6 +28,15 @@ export function notLoaded(tenant: string, failures: ReadonlyMap<string, unknown>
   return loadFailed(tenant, failures.get(tenant));
 }
 
+/** A seal under keys not found in the key table for too long: the entry's `confirmedAt` says when they last were. */
+export const unconfirmed = (tenant: string, entry: { confirmedAt: number }): CodedError =>
+  codedError(
+    'ALE_KEY_NOT_LOADED',
+    `the keys of tenant ${JSON.stringify(tenant)} were last read from the key table ${Math.round((Date.now() - entry.confirmedAt) / 1000)} s ago, ` +
+      'and another process may have retired and destroyed the active one since, so nothing is sealed under them; a re-read has started. ' +
+      `Run the write inside withTenant(${JSON.stringify(tenant)}, () => ...) or after await keys.load(${JSON.stringify(tenant)}), which wait for it`,
+  );
+
 /** The tenant's keys were destroyed. */
 export const keyShredded = (tenant: string): CodedError =>
   codedError('ALE_KEY_SHREDDED', `tenant ${JSON.stringify(tenant)} was shredded: its keys are destroyed, and its values can no longer be read or written`);

@@ -2,6 +2,7 @@
 // takes: what every other part of the store relies on having been checked.
 import { codedError } from '../../shared/errors.js';
 import type { KekInput } from './kek.js';
+import { RECHECK_MAX_MS, SEAL_CONFIRMED_WITHIN_MS } from './cache.js';
 import { checkedTableName, DEFAULT_TABLE } from './table.js';
 
 // The query builders differ per dialect; the store only chains methods every dialect has.
@@ -21,7 +22,8 @@ export interface TenantKeysOptions {
   /**
    * Milliseconds after which a loaded tenant's rows are read again: on its
    * next load() or withTenant(), which wait for the read, or in the
-   * background on its next use by a column. Default 60,000.
+   * background on its next use by a column. Default and largest 60,000:
+   * keys not found again in the table for 90,000 ms seal nothing.
    */
   recheckAfterMs?: number;
   /**
@@ -110,6 +112,18 @@ function positive(value: number | undefined, fallback: number, name: string, zer
 }
 
 
+/** recheckAfterMs: at most RECHECK_MAX_MS, since keys not read again for SEAL_CONFIRMED_WITHIN_MS seal nothing (cache.ts). */
+function recheckAfter(value: number | undefined): number {
+  const ms = positive(value, RECHECK_MAX_MS, 'recheckAfterMs');
+  if (ms > RECHECK_MAX_MS) {
+    throw codedError(
+      'ALE_INVALID_INPUT',
+      `tenantKeys: options.recheckAfterMs may be at most ${RECHECK_MAX_MS}: keys not found again in the key table for ${SEAL_CONFIRMED_WITHIN_MS} ms seal nothing, since another process may have retired and destroyed them`,
+    );
+  }
+  return ms;
+}
+
 /** The options of a store, checked and with their defaults: the one shape the store's parts read. */
 export interface StoreConfig {
   table: string;
@@ -135,7 +149,7 @@ export function parseOptions(options: TenantKeysOptions): StoreConfig {
   return {
     table: checkedTableName(options.table ?? DEFAULT_TABLE),
     maxTenants: positive(options.maxTenants, 10_000, 'maxTenants'),
-    recheckAfterMs: positive(options.recheckAfterMs, 60_000, 'recheckAfterMs'),
+    recheckAfterMs: recheckAfter(options.recheckAfterMs),
     changeCheckEveryMs: positive(options.changeCheckEveryMs, 1_000, 'changeCheckEveryMs', true),
     ivLength: options.ivLength ?? 12,
     flushEveryMs: positive(options.flushEveryMs, 10_000, 'flushEveryMs', true),

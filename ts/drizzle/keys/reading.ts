@@ -30,6 +30,8 @@ export interface TenantReader {
  * newer one, or a read that ends after a shred here, changes nothing.
  */
 export async function readTenant(r: TenantReader, tenant: string, latest: () => boolean, mayRotate = true): Promise<void> {
+  // What the rows say holds from before they were read.
+  const confirmedAt = clock.now;
   const rows = await tenantRows(r.store, tenant);
   const superseded = () => !latest() || r.shredded();
   if (superseded()) return;
@@ -58,6 +60,7 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
   if (current !== undefined && same && current.staleAt > 0) {
     current.staleAt = staleAt;
     current.seen = seen;
+    current.confirmedAt = confirmedAt;
     delete current.sealRefused;
     return;
   }
@@ -81,5 +84,5 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
     for (const key of keys) key.fill(0);
   }
   r.takeCount(current);
-  r.cache.set(tenant, { loaded: true, keyIds, used: true, staleAt, seen, sealed: 0, missedAt: current?.missedAt });
+  r.cache.set(tenant, { loaded: true, keyIds, used: true, staleAt, seen, confirmedAt, sealed: 0, missedAt: current?.missedAt });
 }

@@ -9,8 +9,8 @@ import type { KeyRing } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
 import { processRing, type Sealer } from '../process-ring.js';
 import { processRingConfigured, processSearcher, type Searcher } from '../search/searcher.js';
-import { clock, type Entry, type TenantCache } from './cache.js';
-import { keyShredded, sealRefused } from './errors.js';
+import { clock, SEAL_CONFIRMED_WITHIN_MS, type Entry, type TenantCache } from './cache.js';
+import { keyShredded, sealRefused, unconfirmed } from './errors.js';
 
 /** The least time between two re-reads of one tenant for values naming a key it lacks. */
 const MISS_INTERVAL = 1_000;
@@ -95,6 +95,10 @@ export function makeSealer(d: SealerDeps): TenantSealer {
   const sealing = (tenant: string): Entry => {
     const entry = check(tenant);
     if (entry.sealRefused !== undefined) throw sealRefused(tenant, entry.sealRefused);
+    // Keys not found in the key table for that long may have been retired
+    // and destroyed elsewhere meanwhile (a process idle since, or a re-read
+    // that does not come back): use() has started a re-read.
+    if (clock.now - entry.confirmedAt > SEAL_CONFIRMED_WITHIN_MS) throw unconfirmed(tenant, use(tenant));
     return entry;
   };
   /** Whether a blind index can be computed for the tenant: false once shredded (its lookups then match nothing). */

@@ -8,7 +8,7 @@ import type { KeyRing } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
 import { withTenant as inTenantScope } from '../scope.js';
 import { useStore, type ScopeKeys } from '../key-stores.js';
-import { clock, startClock, TenantCache, type Entry } from './cache.js';
+import { clock, RECHECK_MAX_MS, startClock, TenantCache, type Entry } from './cache.js';
 import { keyShredded, notLoaded, sealRefused } from './errors.js';
 import { destroyRetired, listTenants, type KeyUse, type TenantPage } from './admin.js';
 import { PendingCounts } from './counts.js';
@@ -30,8 +30,7 @@ type AnyDb = any;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyTable = any;
 
-/** What load() returns for a tenant in memory. */
-const SETTLED: Promise<void> = Promise.resolve();
+const SETTLED: Promise<void> = Promise.resolve(); // what load() returns for a tenant in memory
 
 /**
  * The key store of one database. Values of a column with `keys: store` are
@@ -180,13 +179,14 @@ export class TenantKeys implements ScopeKeys {
 
   /**
    * Makes the tenant's keys usable by `keys` columns, creating them on the
-   * tenant's first use. Resolves at once when they are in memory and fresh;
-   * concurrent calls for one tenant share one read. A shredded tenant loads
-   * as shredded: its values then fail with ALE_KEY_SHREDDED.
+   * tenant's first use. Resolves at once when they are in memory and fresh
+   * (read within recheckAfterMs: a re-read in the background moves staleAt
+   * on at once, confirmedAt when done); concurrent calls for one tenant
+   * share one read. A shredded tenant loads as shredded (ALE_KEY_SHREDDED).
    */
   load(tenantId: string): Promise<void> {
     const entry = this.#cache.get(tenantId);
-    if (entry !== undefined && entry.staleAt > clock.now) {
+    if (entry !== undefined && entry.staleAt > clock.now && clock.now - entry.confirmedAt < RECHECK_MAX_MS) {
       entry.used = true;
       if (this.#times.nextCheck > clock.now) return SETTLED;
       // A change check is due: wait for it (and for the re-reads it starts),
@@ -382,7 +382,7 @@ export class TenantKeys implements ScopeKeys {
     this.#shredded.add(tenant);
     this.#rings.deleteTenant(tenant);
     this.#takeCount(this.#cache.get(tenant));
-    this.#cache.set(tenant, { loaded: false, keyIds: [], used: true, staleAt: Number.POSITIVE_INFINITY, seen: Number.NaN, sealed: 0 });
+    this.#cache.set(tenant, { loaded: false, keyIds: [], used: true, staleAt: Number.POSITIVE_INFINITY, seen: Number.NaN, confirmedAt: Number.POSITIVE_INFINITY, sealed: 0 });
   }
 
   /** The tenant's entry for a synchronous use; starts a background re-read when it is stale, and a change check when one is due. */
