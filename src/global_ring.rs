@@ -10,23 +10,18 @@ use crate::error::{to_js, Result};
 
 static GLOBAL_RING: RwLock<Option<Arc<Rings>>> = RwLock::new(None);
 
-/// Runs `f` with the process-wide ring, under its read lock;
-/// `ALE_NOT_INITIALIZED` before one is set. `f` must run no JS: see [`global`].
+/// Runs `f` with the process-wide ring; `ALE_NOT_INITIALIZED` before one
+/// is set. The lock is not held while `f` runs ([`global`]).
 pub fn with_global<T>(f: impl FnOnce(&Rings) -> Result<T>) -> Result<T> {
-    let guard = GLOBAL_RING
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    match guard.as_deref() {
-        Some(ring) => f(ring),
-        None => Err(to_js(AleError::NotInitialized)),
-    }
+    f(&*global()?)
 }
 
-/// The process-wide ring itself, for a call that runs JS before it is done
-/// with it (an options object's getters): that JS may call `initKeyRing`,
-/// whose write lock would wait for this thread's read lock for ever, so the
-/// lock is not held meanwhile. `ALE_NOT_INITIALIZED` before one is set.
-pub fn global() -> Result<Arc<Rings>> {
+/// The process-wide ring itself, for a call that may run JS before it is
+/// done with it (an options object's getters, a Buffer's making): that JS
+/// may call `initKeyRing`, whose write lock would wait for this thread's
+/// read lock for ever, so the lock is let go first, and the call finishes
+/// on the ring it began with. `ALE_NOT_INITIALIZED` before one is set.
+fn global() -> Result<Arc<Rings>> {
     GLOBAL_RING
         .read()
         .unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -16,7 +16,7 @@ use super::search::tokens_to_buffer;
 use super::search_options::read_secret;
 use crate::class::KeyRing;
 use crate::error::{guard, to_js, Result};
-use crate::global_ring::global;
+use crate::global_ring::with_global;
 use crate::js::buffer::read_bytes_into;
 use crate::js::raw::{is_nullish, Created};
 use crate::scratch::with_context;
@@ -74,9 +74,11 @@ pub fn range_tokens(
     options: Option<Unknown>,
 ) -> Result<Created> {
     let ctx = raw3([tenant_id, collection_id, field_name]);
-    let rings = global()?;
-    // SAFETY: the arguments of the current call; the options' getters may run JS.
-    unsafe { tokens_of(env.raw(), &rings, nodes.raw(), ctx, options) }.map(Created)
+    with_global(|rings| {
+        // SAFETY: the arguments of the current call.
+        unsafe { tokens_of(env.raw(), rings, nodes.raw(), ctx, options) }
+    })
+    .map(Created)
 }
 
 /// The tokens of `nodes` in context `ctx` of `rings`, as a Buffer.

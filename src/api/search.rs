@@ -19,7 +19,7 @@ use super::ring::raw3;
 use super::search_options::{read_options, Options};
 use crate::class::KeyRing;
 use crate::error::{guard, to_js, Result};
-use crate::global_ring::global;
+use crate::global_ring::with_global;
 use crate::js::buffer::new_buffer;
 use crate::js::raw::{is_nullish, Created};
 use crate::js::text::{ascii_to_js, read_utf8};
@@ -148,9 +148,11 @@ pub fn search_tokens(
     options: Option<Unknown>,
 ) -> Result<Created> {
     let ctx = raw3([tenant_id, collection_id, field_name]);
-    let rings = global()?;
-    // SAFETY: the arguments of the current call; the options' getters may run JS.
-    unsafe { tokens_of(env.raw(), &rings, value.raw(), ctx, options, Form::Bytes) }.map(Created)
+    with_global(|rings| {
+        // SAFETY: the arguments of the current call.
+        unsafe { tokens_of(env.raw(), rings, value.raw(), ctx, options, Form::Bytes) }
+    })
+    .map(Created)
 }
 
 /// `KeyRing#searchTokenText` with the process-wide ring. Throws
@@ -169,9 +171,11 @@ pub fn search_token_text(
     options: Option<Unknown>,
 ) -> Result<Created> {
     let ctx = raw3([tenant_id, collection_id, field_name]);
-    let rings = global()?;
-    // SAFETY: the arguments of the current call; the options' getters may run JS.
-    unsafe { tokens_of(env.raw(), &rings, value.raw(), ctx, options, Form::Words) }.map(Created)
+    with_global(|rings| {
+        // SAFETY: the arguments of the current call.
+        unsafe { tokens_of(env.raw(), rings, value.raw(), ctx, options, Form::Words) }
+    })
+    .map(Created)
 }
 
 /// `KeyRing#searchQuery` with the process-wide ring. Throws
@@ -191,9 +195,11 @@ pub fn search_query(
     options: Option<Unknown>,
 ) -> Result<Created> {
     let ctx = raw3([tenant_id, collection_id, field_name]);
-    let rings = global()?;
-    // SAFETY: the arguments of the current call; the options' getters may run JS.
-    unsafe { query_of(env.raw(), &rings, query.raw(), kind.raw(), ctx, options) }.map(Created)
+    with_global(|rings| {
+        // SAFETY: the arguments of the current call.
+        unsafe { query_of(env.raw(), rings, query.raw(), kind.raw(), ctx, options) }
+    })
+    .map(Created)
 }
 
 /// What a value's tokens become in JS.

@@ -33,7 +33,7 @@ use napi::sys;
 use crate::budget;
 use crate::class::KeyRing;
 use crate::error::{catch_raw, check, guard_raw, to_js, Result};
-use crate::ffi::entry::take_error;
+use crate::ffi::entry::{take_error, NO_TOKEN};
 use crate::ffi::registry::{Registry, Token, CONTEXTS, RINGS};
 use crate::global_ring::with_global;
 use crate::js::raw::{args, tagged_external, tagged_value, Tagged};
@@ -64,12 +64,6 @@ impl<T> Held<T> {
         token.as_ref().map_or(NO_TOKEN, Token::number)
     }
 }
-
-/// The token of a value the registry has no room for: one that names
-/// nothing, so that its calls take the Node-API path. Not -1, which names
-/// the process-wide ring there (ffi/entry.rs): a ring of its own would
-/// have sealed under the process-wide key.
-const NO_TOKEN: f64 = -2.0;
 
 /// Where a direct callback finds its ring.
 #[derive(Clone, Copy)]
@@ -203,8 +197,8 @@ pub unsafe extern "C" fn make_context(
 }
 
 /// `tokenOf(handle)`: the bun:ffi token of a ring or context handle,
-/// registering it on first use; -1 when the registry is full (the calls
-/// then take the Node-API path).
+/// registering it on first use; [`NO_TOKEN`] when the registry is full (the
+/// calls then take the Node-API path).
 pub unsafe extern "C" fn token_of(
     env: sys::napi_env,
     info: sys::napi_callback_info,

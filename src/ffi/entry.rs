@@ -33,6 +33,11 @@ pub const NODE_API: i32 = -1;
 pub const FAILED: i32 = -2;
 /// The ring token of the process-wide ring.
 const GLOBAL_RING: f64 = -1.0;
+/// The token of a ring or context the registry has no room for: it names
+/// nothing, so its calls take the Node-API path. Never the process-wide
+/// ring's: a ring of its own would seal under the process-wide key.
+pub const NO_TOKEN: f64 = -2.0;
+const _: () = assert!(NO_TOKEN != GLOBAL_RING && NO_TOKEN < 0.0);
 
 const ENCRYPT: i32 = 0;
 const DECRYPT: i32 = 1;

@@ -190,12 +190,8 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
   function decryptWith<S>(stored: S, parse: ((text: string) => unknown) | undefined, legacy: (stored: S) => string | undefined, open: (stored: S, t: string) => string): unknown {
     try {
       let text = legacy(stored);
-      if (text !== undefined) {
-        countLegacyRead(counterKey, column, collection);
-        // Empty: SveltyCMS's module leaves it unencrypted in a document and
-        // reads it as itself, and no JSON is empty.
-        if (text === '') return text;
-      } else {
+      if (text !== undefined) countLegacyRead(counterKey, column, collection);
+      else {
         const t = tenant();
         try {
           text = open(stored, t);
@@ -275,5 +271,13 @@ export function textMappers(codec: FieldCodec, storage: Storage) {
 export function jsonMappers<T>(codec: FieldCodec, storage: Storage) {
   return storage === 'binary'
     ? { toDriver: (value: T): Buffer => codec.encryptBinary(value, stringifyJson), fromDriver: (stored: unknown): T => codec.decryptBinary(stored, parseJson) as T }
-    : { toDriver: (value: T): string => codec.encrypt(value, stringifyJson), fromDriver: (stored: string): T => codec.decrypt(stored, parseJson) as T };
+    : { toDriver: (value: T): string => codec.encrypt(value, stringifyJson), fromDriver: (stored: string): T => codec.decrypt(stored, parseJsonText) as T };
 }
+
+/**
+ * A text JSON column's plaintext parsed, but an empty one served as it is:
+ * SveltyCMS's module leaves `''` unencrypted in a document and reads it as
+ * itself, which only a legacyPlaintext read can meet (no JSON is empty, so
+ * JSON.stringify never seals one).
+ */
+const parseJsonText = (text: string): unknown => (text === '' ? text : parseJson(text));

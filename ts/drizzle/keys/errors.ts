@@ -37,6 +37,14 @@ export const unconfirmed = (tenant: string, entry: { confirmedAt: number }): Cod
       `Run the write inside withTenant(${JSON.stringify(tenant)}, () => ...) or after await keys.load(${JSON.stringify(tenant)}), which wait for it`,
   );
 
+/** A shred whose marks the key table does not show back: the store's database reads from elsewhere (a replica) than it writes to. */
+export const shredUnseen = (tenant: string): CodedError =>
+  codedError(
+    'ALE_INVALID_INPUT',
+    `shred of tenant ${JSON.stringify(tenant)}: the key table still shows a key of the tenant after every row was marked shredded, several times; ` +
+      "are the store's reads sent to a replica that lags? Give tenantKeys the primary's connection, and run shred() again",
+  );
+
 /** The tenant's keys were destroyed. */
 export const keyShredded = (tenant: string): CodedError =>
   codedError('ALE_KEY_SHREDDED', `tenant ${JSON.stringify(tenant)} was shredded: its keys are destroyed, and its values can no longer be read or written`);

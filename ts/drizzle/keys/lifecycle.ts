@@ -3,7 +3,7 @@
 // methods of the same names call these, through internals.ts.
 import { randomBytes } from 'node:crypto';
 import { and, eq, isNotNull, lt } from 'drizzle-orm';
-import { keyShredded } from './errors.js';
+import { keyShredded, shredUnseen } from './errors.js';
 import type { KekProvider } from './kek.js';
 import type { StoreInternals } from './internals.js';
 import type { KeyRow, NewKeyRow, Purpose } from './table.js';
@@ -65,6 +65,9 @@ export async function shred(s: StoreInternals, tenantId: string): Promise<void> 
   await destroyKeys(s, tenantId);
 }
 
+/** How many times destroyKeys marks the rows before it gives up. */
+const SHRED_PASSES = 5;
+
 /**
  * Marks every row of the tenant shredded, with no key, and its keys leave
  * memory here; then its KEK goes, where it has one of its own.
@@ -76,10 +79,12 @@ async function destroyKeys(s: StoreInternals, tenant: string): Promise<void> {
   // the UPDATE reads (on PostgreSQL, those of the moment it began), and the
   // rotation, which looks for a shred after its insert, may have looked
   // before this UPDATE committed.
-  for (;;) {
+  for (let pass = 1; ; pass++) {
     await s.db.update(t).set({ state: 'shredded', wrappedKey: null, kek: null, updatedAt: s.touched() }).where(eq(t.tenant, tenant));
     const held: { tenant: string }[] = await s.db.select({ tenant: t.tenant }).from(t).where(and(eq(t.tenant, tenant), isNotNull(t.wrappedKey)));
     if (!held.some((r) => r.tenant === tenant)) break;
+    // Each pass takes what the rows hold: a row that still holds a key after several is read from somewhere the UPDATE does not write.
+    if (pass === SHRED_PASSES) throw shredUnseen(tenant);
   }
   s.markShredded(tenant);
   // A KEK per tenant goes last, once no row can be unwrapped with it. If
@@ -192,6 +197,8 @@ export async function rotate(s: StoreInternals, tenantId: string): Promise<{ key
   }
   await retireBefore(s, added);
   await s.refresh(tenantId);
+  // A shred that committed after the rotation looked for one took its key (destroyKeys).
+  if (s.isShredded(tenantId)) throw keyShredded(tenantId);
   return { keyId: added.keyId };
 }
 
