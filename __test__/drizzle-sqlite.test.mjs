@@ -1,6 +1,8 @@
 // The Drizzle contract on real SQLite in WAL mode, through every driver
 // SveltyCMS uses: node:sqlite behind drizzle-orm/sqlite-proxy and
 // better-sqlite3 under Node, bun:sqlite under Bun.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +10,7 @@ import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import * as mod from '@sveltycms/ale/drizzle/sqlite';
 import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
 import { defineTables, drizzleSuite, tableDdl, TABLES } from './drizzle-suite.mjs';
+import { ale, SECRET } from './helpers.mjs';
 
 const ddl = tableDdl({ int: 'INTEGER', text: 'TEXT', envelope: 'TEXT', index: 'TEXT', binary: 'BLOB' });
 
@@ -33,4 +36,21 @@ for (const driver of SQLITE_DRIVERS) drizzleSuite({
       },
     };
   },
+});
+
+test('a batch operation over a table whose TEXT primary key holds NULLs refuses with ALE_INVALID_INPUT before writing, instead of passing those rows', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ale-sqlite-'));
+  const s = await openSqlite(join(dir, 'nulls.db'), { driver: SQLITE_DRIVERS[0] });
+  try {
+    // SQLite lets a primary key that is not an INTEGER one hold NULLs.
+    s.exec("CREATE TABLE legacy (id TEXT PRIMARY KEY, body TEXT); INSERT INTO legacy VALUES (NULL, 'a'), (NULL, 'b'), ('k1', 'c')");
+    const t = sqliteTable('legacy', { id: text('id').primaryKey(), body: mod.encryptedText('body', { collection: 'legacy', keyRing: new ale.KeyRing([SECRET]) }) });
+    const e = await mod.migratePlaintext(s.db, { table: t, key: t.id, columns: [{ column: t.body }], tenant: 'acme', batchSize: 2 }).then(() => null, (error) => error);
+    assert.equal(e?.code, 'ALE_INVALID_INPUT');
+    assert.match(e.message, /key column "id" is NULL/);
+    assert.deepEqual(s.all('SELECT body FROM legacy ORDER BY body').map((r) => r.body), ['a', 'b', 'c'], 'nothing written');
+  } finally {
+    s.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -470,14 +470,14 @@ export function tenantKeysSuite(d) {
       assert.deepEqual([flushed.encryptions, flushed.pending], [1, 0]);
       await keys.rotate('acme');
       await insert('acme', [{ id: 2, body: 'second' }]);
-      const uses = [{ table: t.notes, tenant: { column: t.notes.tenantId }, columns: [t.notes.body, t.notes.meta] }];
+      const uses = [{ table: t.notes, columns: [t.notes.body, t.notes.meta] }];
       // a key retired moments ago may still be getting values from processes that have not seen it retired: it waits
       assert.deepEqual(await keys.destroyRetired('acme', uses), { destroyed: [], waiting: [data.keyId] });
       // stamps only move up, so a row touched twice in one millisecond is stamped a little ahead of the clock: let it pass
       await new Promise((r) => setTimeout(r, 20));
       const refused = await keys.destroyRetired('acme', uses, { retiredForMs: 0 }).catch((e) => e);
       assert.equal(refused?.code, 'ALE_KEY_IN_USE');
-      assert.match(refused.message, /1 value\(s\) of tenant "acme" in column "body"/);
+      assert.match(refused.message, /1 value\(s\) in column "body" are still under a decrypt-only key of tenant "acme"/);
       assert.deepEqual((await keys.describe('acme')).map((k) => k.state).sort(), ['active', 'active', 'decrypt-only'], 'nothing destroyed');
       assert.equal(await codeOf(() => keys.destroyRetired('acme', [])), 'ALE_INVALID_INPUT');
       assert.equal(await codeOf(() => keys.destroyRetired('acme', [{ ...uses[0], columns: [t.notes.tenantId] }])), 'ALE_INVALID_INPUT');
@@ -687,6 +687,16 @@ export function tenantKeysSuite(d) {
       assert.deepEqual(rows.map((r) => [r.tenant, r.wrappedKey === null, r.kek === null ? null : r.kek === next.id]).sort(), [['acme', true, null], ['acme', true, null], ['globex', false, true], ['globex', false, true]]);
     });
 
+    test("destroyRetired looks at every row: a value under the tenant's retired key in a row that names another tenant keeps the key", async () => {
+      // sealed under the scope's tenant, acme, whatever the row's tenant column says
+      await keys.withTenant('acme', () => db.insert(t.notes).values({ id: 7, tenantId: 'globex', body: 'misfiled' }));
+      await keys.rotate('acme');
+      await new Promise((r) => setTimeout(r, 20)); // stamps only move up: let the retirement's pass
+      const uses = [{ table: t.notes, columns: [t.notes.body, t.notes.meta] }];
+      assert.equal(await codeOf(() => keys.destroyRetired('acme', uses, { retiredForMs: 0 })), 'ALE_KEY_IN_USE');
+      assert.deepEqual((await keys.describe('acme')).map((k) => k.state).sort(), ['active', 'active', 'decrypt-only'], 'nothing destroyed');
+    });
+
     test('a process that has not read its keys again for more than 90 s seals nothing under them, since another may have retired and destroyed the active one meanwhile; it seals again once it has', async () => {
       await insert('acme', [{ id: 1, body: 'before' }]);
       // An idle process: it read acme's keys, and runs its columns without load() (a fixed tenant).
@@ -697,7 +707,7 @@ export function tenantKeysSuite(d) {
       const { keyId } = await keys.rotate('acme');
       await mod.convertToTenantKeys(db, { table: t.notes, key: t.notes.id, tenant: { column: t.notes.tenantId }, keys, columns: [{ column: t.notes.body }] });
       await new Promise((r) => setTimeout(r, 20)); // stamps only move up: let the retirement's pass
-      const uses = [{ table: t.notes, tenant: { column: t.notes.tenantId }, columns: [t.notes.body, t.notes.meta] }];
+      const uses = [{ table: t.notes, columns: [t.notes.body, t.notes.meta] }];
       assert.equal((await keys.destroyRetired('acme', uses, { retiredForMs: 0 })).destroyed.length, 1);
       // 100 s later by the idle process's clock (destroyRetired's own default waits 120 s)
       const realNow = Date.now;

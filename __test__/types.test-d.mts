@@ -127,7 +127,7 @@ sqlite.migratePlaintext(sdb, { table: keyed, key: keyed.id, columns: [{ column: 
 // @ts-expect-error the tenant comes from a Drizzle column
 sqlite.convertToTenantKeys(sdb, { table: keyed, key: keyed.id, columns: [{ column: keyed.body }], tenant: { column: 'tenant_id' }, keys });
 // @ts-expect-error destroyRetired checks tables and their columns
-void keys.destroyRetired('acme', [{ table: 'k', tenant: 'acme', columns: [] }]);
+void keys.destroyRetired('acme', [{ table: 'k', columns: [] }]);
 
 // Search: the search index column reads back a StoredIndex; conditions are SQL with their exact test; pages keep the row type.
 const searchable = sqliteTable('sr', { id: integer('id').primaryKey(), name: sqlite.encryptedText('name', opts), nameSearch: sqlite.searchIndexColumn('name_search', { collection: 'users', field: 'name', fts: 'sr_fts' }) });

@@ -149,6 +149,30 @@ for (const [dialect, server] of Object.entries(SERVERS)) {
       assert.equal(await plaintext(), 0);
     });
 
+    if (dialect === 'pg') test("pg: a job name is bound to its table's schema: the job run on a table of that name in another schema is refused", async () => {
+      const { pgSchema, integer, text } = await import('drizzle-orm/pg-core');
+      const schemas = [`${NAMES.notes}_a`, `${NAMES.notes}_b`];
+      const tables = schemas.map((name) => pgSchema(name).table('notes', { id: integer('id').primaryKey(), tenantId: text('tenant_id').notNull(), body: mod.encryptedText('body', { collection: 'notes' }) }));
+      const run = (table, extra = {}) =>
+        mod.migratePlaintext(conn.db, { table, key: table.id, columns: [{ column: table.body }], tenant: { column: table.tenantId }, batchSize: 500, ...extra, workers: { job: 'schemas', table: NAMES.jobs, rangeRows: 500, leaseMs: 100 } });
+      try {
+        await conn.run(`DROP TABLE IF EXISTS ${NAMES.jobs}`);
+        for (const name of schemas) {
+          await conn.run(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
+          await conn.run(`CREATE SCHEMA ${name}`);
+          await conn.run(`CREATE TABLE ${name}.notes (id integer PRIMARY KEY, tenant_id text NOT NULL, body text)`);
+          await conn.run(`INSERT INTO ${name}.notes SELECT i, 'acme', 'plain ' || i FROM generate_series(1, 1000) i`);
+        }
+        await assert.rejects(run(tables[0], { onProgress: () => { throw new Error('stopped after one batch'); } }), /stopped after one batch/);
+        const e = await run(tables[1]).catch((error) => error);
+        assert.equal(e?.code, 'ALE_INVALID_INPUT', `not refused: ${JSON.stringify(e)}`);
+        assert.match(e.message, /other parameters/);
+      } finally {
+        for (const name of schemas) await conn.run(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
+        await conn.run(`DROP TABLE IF EXISTS ${NAMES.jobs}`);
+      }
+    });
+
     test(`${dialect}: edited job ranges fail the job with how many ranges are inconsistent and how many rows they leave, instead of reporting it done`, async () => {
       // Ranges of 500 rows: idx 0 to 5, and an empty one after the last row.
       await refill(conn, server.ddl);

@@ -99,6 +99,15 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
     if (r.tenant === null || r.tenant === undefined) throw invalidTenant(`row ${String(r.key)}: the tenant column is NULL, so its values cannot be bound to a tenant`);
     return String(r.tenant);
   };
+  // A NULL key (SQLite lets a primary key that is not an INTEGER one hold
+  // them) can be neither walked past (`key > NULL` matches nothing) nor
+  // written (`key = NULL` neither): refused, or the run would pass its rows.
+  const rowKey = (r: Record<string, unknown>): unknown => {
+    if (r.key === null || r.key === undefined) {
+      throw codedError('ALE_INVALID_INPUT', `the key column "${(key as { name?: string }).name}" is NULL in a row, which a batch operation can neither step past nor write; give that row a key first`);
+    }
+    return r.key;
+  };
   const selection: Record<string, SQL | AnyColumn> = { key: keyCol };
   cols.forEach((c, i) => (selection[`c${i}`] = sql<Cell>`${c}`));
   if (tenantCol) selection.tenant = sql<string>`${tenantCol}`;
@@ -114,7 +123,7 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
         .orderBy(asc(keyCol))
         .limit(limit);
       return rows.map((r) => ({
-        key: r.key,
+        key: rowKey(r),
         tenant: tenantCol ? tenantOf(r) : fixedTenant,
         cells: cols.map((_, i) => (r[`c${i}`] ?? null) as Cell),
       }));

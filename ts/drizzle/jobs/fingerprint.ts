@@ -10,7 +10,7 @@
 // its own: it goes in with the ranges, in their one insert, so no job is
 // ever without it, and the queries over ranges need no row to step over.
 import { createHash } from 'node:crypto';
-import { Column, getTableName, is, Table } from 'drizzle-orm';
+import { Column, getTableUniqueName, is, Table } from 'drizzle-orm';
 import { columnInfo, searchColumn } from '../probe.js';
 
 /** Options that change how a job runs, not what it writes. */
@@ -34,13 +34,14 @@ function describe(value: unknown, depth: number): unknown {
   if (typeof value !== 'object' || depth > DEPTH) return { deep: true };
   if (is(value, Column)) {
     const info = columnInfo(value);
-    const where = `${getTableName(value.table)}.${value.name}`;
+    const where = `${getTableUniqueName(value.table)}.${value.name}`;
     if (info) return { column: where, collection: info.collection, field: info.field, storage: info.storage, kind: info.kind, keys: info.keys !== undefined };
     // An index column: which index, with what options, and the key its tokens are written under.
     const index = searchColumn(value)?.codec;
     return index ? { column: where, index: index.site.key, keys: index.keys !== undefined, writingKey: index.writingKey() } : { column: where };
   }
-  if (is(value, Table)) return { table: getTableName(value) };
+  // With its schema: tables of one name in two schemas (a schema per tenant) are two jobs' worth.
+  if (is(value, Table)) return { table: getTableUniqueName(value) };
   if (typeof (value as Ring).blindIndex === 'function' && typeof (value as Ring).keyIndex === 'function') return { ring: primaryOf(value as Ring) };
   if (Array.isArray(value)) return value.map((v) => describe(v, depth + 1));
   const proto = Object.getPrototypeOf(value);

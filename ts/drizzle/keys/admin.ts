@@ -22,9 +22,12 @@ export interface TenantPage {
 /** Where the values of a tenant under `keys` live: a table, how it names a row's tenant, and its encrypted columns with those keys. */
 export interface KeyUse {
   table: Table;
-  /** The tenant of a row: a fixed id (a table of one tenant), or the column that holds it. */
-  tenant: string | { column: Column };
-  /** encryptedText/encryptedJson columns of the table that have `keys: store`. */
+  /**
+   * encryptedText/encryptedJson columns of the table that have `keys:
+   * store`. Every row is looked at, whatever its tenant column says: a
+   * value is sealed under the tenant in scope, which the row need not name,
+   * and key ids are random, so no other tenant's value names one.
+   */
   columns: Column[];
 }
 
@@ -98,12 +101,11 @@ export async function destroyRetired(
     const named: SQL = binary
       ? sql`substr(${cell}, 1, 17) in ${ids.map((id) => Buffer.concat([Buffer.of(2), Buffer.from(id, 'base64url')]))}`
       : sql`substr(${cell}, 1, 26) in ${ids.map((id) => `v2:${id}:`)}`;
-    const ofTenant = typeof use.tenant === 'string' ? sql`1 = ${use.tenant === tenant ? 1 : 0}` : eq(use.tenant.column, tenant);
-    const [{ n }] = await s.db.select({ n: sql<number>`count(*)` }).from(use.table).where(and(ofTenant, named));
+    const [{ n }] = await s.db.select({ n: sql<number>`count(*)` }).from(use.table).where(named);
     if (Number(n) > 0) {
       throw codedError(
         'ALE_KEY_IN_USE',
-        `keys.destroyRetired: ${Number(n)} value(s) of tenant "${tenant}" in column "${name}" are still under a decrypt-only key; run convertToTenantKeys first, and nothing was destroyed`,
+        `keys.destroyRetired: ${Number(n)} value(s) in column "${name}" are still under a decrypt-only key of tenant "${tenant}"; run convertToTenantKeys first, and nothing was destroyed`,
       );
     }
   }
