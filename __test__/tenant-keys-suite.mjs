@@ -296,6 +296,21 @@ export function tenantKeysSuite(d) {
       assert.deepEqual(await mod.withTenant('acme', () => db.select({ body: table.body }).from(table).where(eq(table.id, 31))), [{ body: 'counted' }]);
     });
 
+    test('close() keeps no keys that a load begun while it wrote the counts brought in: the closed store seals and opens nothing', async () => {
+      const store = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
+      await store.load('acme');
+      store.sealer.encrypt('counted', 'acme', 'notes', 'body'); // a count for close() to write
+      const closing = store.close();
+      const loading = store.withTenant('globex', () => store.sealer.encrypt('x', 'globex', 'notes', 'body')).then(
+        (sealed) => sealed,
+        () => null,
+      );
+      await closing;
+      await loading;
+      assert.equal(store.loadedTenants, 0);
+      for (const tenant of ['acme', 'globex']) assert.equal(await codeOf(() => store.sealer.encrypt('y', tenant, 'notes', 'body')), 'ALE_KEY_NOT_LOADED', tenant);
+    });
+
     test('a tenant whose keys are not loaded: ALE_KEY_NOT_LOADED naming how to load them; concurrent loads create one set of keys', async () => {
       const fresh = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       // a column with a fixed tenant, used outside withTenant: nothing loads its keys

@@ -228,18 +228,18 @@ export class TenantKeys implements ScopeKeys {
    * rejects with the write's error: those counts are lost.
    */
   async close(): Promise<void> {
-    // Forgotten first, so that what they sealed is in the counts written, and
-    // reads under way change nothing once they end (#read checks #pending).
+    // Forgotten first, so that their seals are in the counts written, and reads under way change nothing (#read checks #pending).
     for (const tenant of [...this.#cache.tenants()]) this.forget(tenant);
     this.#pending.clear();
     this.#loadFailures.clear();
     try {
       if (this.#boundDb !== undefined) await this.flush();
     } finally {
-      // Unbound, the store is skipped by withTenant() and its flush timer, until bind().
+      // Unbound (withTenant() and the flush timer skip it until bind()), then forgotten again: tenants loaded meanwhile go too.
+      this.#boundDb = this.#boundKek = undefined;
+      for (const tenant of [...this.#cache.tenants()]) this.forget(tenant);
+      this.#pending.clear();
       this.#counts.clear();
-      this.#boundDb = undefined;
-      this.#boundKek = undefined;
     }
   }
 
