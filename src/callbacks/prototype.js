@@ -302,8 +302,9 @@
     const sealText = (ring, context, value) => {
       const n = encode(value);
       if (n < 0) return undefined;
-      // The base64url of n bytes and the longest envelope's other parts:
-      // `v2:`, a key id and ':' (23), a 16-byte IV and ':' (23), the tag and ':' (23).
+      // Room for the base64url of n bytes and the longest envelope's other
+      // parts (envelope::overhead in the core); a value whose envelope does
+      // not fit takes the Node-API path unsealed.
       outRoom(4 * Math.ceil(n / 3) + 72);
       const result = done(call(0, ring, context, inputPtr, n, outputPtr, outputSize));
       return result === undefined ? undefined : output.latin1Slice(0, result >>> 2);

@@ -200,6 +200,14 @@ unsafe fn run(
                 zeroize::Zeroize::zeroize(plaintext);
                 return Ok(Outcome::NodeApi);
             }
+            // An envelope longer than the room given would be sealed here
+            // and then again on the Node-API path: that path takes it now.
+            let needed = ring
+                .serve(ctx, |r| Ok(r.envelope_len(plaintext.len())))
+                .map_err(to_js)?;
+            if needed > output.len() {
+                return Ok(Outcome::NodeApi);
+            }
             let count = ring
                 .seal(plaintext, ctx, &mut b.aad, &mut b.out)
                 .map_err(to_js)?;

@@ -241,6 +241,16 @@ impl KeyRing {
         self.options
     }
 
+    /// The length of the text envelope this ring writes for `plaintext_len`
+    /// bytes of plaintext.
+    pub fn envelope_len(&self, plaintext_len: usize) -> usize {
+        envelope::encoded_len(
+            self.options.iv_length,
+            !self.id_texts.is_empty(),
+            plaintext_len,
+        )
+    }
+
     /// Encrypts `plaintext` in place under the primary key and writes the
     /// envelope into `out`. `plaintext` holds ciphertext afterwards, or
     /// zeros when the seal fails. Returns the primary key's encryption count
@@ -257,7 +267,7 @@ impl KeyRing {
         // An envelope that decryption would refuse is not written: stored,
         // it could never be read again.
         let max = self.options.max_envelope_len;
-        if envelope::encoded_len(self.options.iv_length, id_text.is_some(), plaintext.len()) > max {
+        if self.envelope_len(plaintext.len()) > max {
             plaintext.zeroize();
             return Err(AleError::ValueTooLarge { max });
         }
