@@ -15,7 +15,7 @@ use zeroize::Zeroizing;
 
 use crate::error::{check, to_js, Result};
 use crate::js::buffer::read_bytes_into;
-use crate::js::raw::{self, is_nullish, property};
+use crate::js::raw::{self, is_nullish, property, read_bool};
 use crate::js::text::read_utf8;
 use crate::warning;
 
@@ -196,12 +196,9 @@ unsafe fn read_options(
     }
     // SAFETY: as above.
     if let Some(value) = unsafe { property(env, options, c"legacyFallbacks") }? {
-        let mut b = false;
         // SAFETY: `value` was just read.
-        if unsafe { sys::napi_get_value_bool(env, value, &mut b) } != sys::Status::napi_ok {
-            return Err(invalid_option("options.legacyFallbacks must be a boolean"));
-        }
-        out.legacy_fallbacks = b;
+        out.legacy_fallbacks = unsafe { read_bool(env, value) }
+            .ok_or_else(|| invalid_option("options.legacyFallbacks must be a boolean"))?;
     }
     // SAFETY: as above.
     if let Some(value) = unsafe { property(env, options, c"maxEnvelopeLength") }? {

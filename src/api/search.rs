@@ -21,7 +21,7 @@ use crate::class::KeyRing;
 use crate::error::{guard, to_js, Result};
 use crate::global_ring::with_global;
 use crate::js::buffer::new_buffer;
-use crate::js::raw::{is_nullish, Created};
+use crate::js::raw::{is_nullish, read_bool, Created};
 use crate::js::text::{ascii_to_js, read_utf8};
 use crate::scratch::{with_context, Buffers};
 
@@ -402,19 +402,11 @@ pub fn search_matches(
 /// # Safety
 /// `env` and `accents` must be valid for the current call.
 unsafe fn read_accents(env: sys::napi_env, accents: Option<Unknown>) -> Result<bool> {
-    let mut on = false;
     match accents.map(|a| a.raw()) {
         // SAFETY: an argument of the current call.
-        Some(a) if !unsafe { is_nullish(env, a) } => {
-            // SAFETY: as above.
-            if unsafe { sys::napi_get_value_bool(env, a, &mut on) } != sys::Status::napi_ok {
-                return Err(to_js(AleError::InvalidInput(
-                    "accents must be a boolean".into(),
-                )));
-            }
-            Ok(on)
-        }
-        _ => Ok(on),
+        Some(a) if !unsafe { is_nullish(env, a) } => unsafe { read_bool(env, a) }
+            .ok_or_else(|| to_js(AleError::InvalidInput("accents must be a boolean".into()))),
+        _ => Ok(false),
     }
 }
 

@@ -11,7 +11,7 @@ use napi::sys;
 use napi_derive::napi;
 
 use crate::error::{to_js, Result};
-use crate::js::raw::property;
+use crate::js::raw::{property, read_bool};
 
 /// Which indexes a searchable column keeps, and how it folds text.
 // For `index.d.ts` only: `read_options` reads the object itself, so that a
@@ -73,9 +73,7 @@ pub(crate) unsafe fn read_options(
         // SAFETY: `options` is an argument of the current call.
         if let Some(value) = unsafe { property(env, options, name) }? {
             // SAFETY: `value` was just read.
-            if unsafe { sys::napi_get_value_bool(env, value, slot) } != sys::Status::napi_ok {
-                return Err(not_a_boolean(name));
-            }
+            *slot = unsafe { read_bool(env, value) }.ok_or_else(|| not_a_boolean(name))?;
         }
     }
     // SAFETY: as above.

@@ -95,6 +95,16 @@ pub unsafe fn type_name(env: sys::napi_env, value: sys::napi_value) -> &'static 
     }
 }
 
+/// A JS boolean's value; `None` for anything else (no coercion).
+///
+/// # Safety
+/// `env` and `value` must be valid.
+pub unsafe fn read_bool(env: sys::napi_env, value: sys::napi_value) -> Option<bool> {
+    let mut b = false;
+    // SAFETY: forwarded.
+    (unsafe { sys::napi_get_value_bool(env, value, &mut b) } == sys::Status::napi_ok).then_some(b)
+}
+
 /// Whether `value` is `undefined` or `null`.
 ///
 /// # Safety
