@@ -248,13 +248,17 @@ describe('search tokens, on the backend in use', () => {
     }
   });
 
-  test('searchMatches, searchNormalize and searchQuery leave no copy of the plaintext in the native heap', { skip: process.platform === 'linux' ? false : 'reads /proc/self/mem' }, () => {
+  test('searchMatches, searchNormalize and searchQuery leave no copy of the plaintext in the native heap', { skip: process.platform !== 'linux' ? 'reads /proc/self/mem' : ale.backend !== 'native' && 'the native addon only' }, () => {
     const scan = fileURLToPath(new URL('./fixtures/heap-scan.cjs', import.meta.url));
-    for (const op of ['searchMatches', 'searchNormalize', 'searchQuery']) {
+    const added = (op) => {
       const out = spawnSync(process.execPath, [scan, op], { encoding: 'utf8', timeout: 60_000 });
+      assert.notEqual(out.status, 2, 'no [heap] mapping to scan under this allocator');
       assert.equal(out.status, 0, out.stderr);
-      assert.deepEqual(JSON.parse(out.stdout), { added: 0 }, op);
-    }
+      return JSON.parse(out.stdout).added;
+    };
+    // the scan finds a copy the addon keeps on purpose (its scratch memory), so finding none below means something
+    assert.ok(added('control') >= 1, 'the scan sees the native heap');
+    for (const op of ['searchMatches', 'searchNormalize', 'searchQuery']) assert.equal(added(op), 0, op);
   });
 
   test("an options getter that sets the process-wide ring during a process-wide search or range call does not hang the process: the call finishes on the ring it began with", () => {
