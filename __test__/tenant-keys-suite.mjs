@@ -308,7 +308,8 @@ export function tenantKeysSuite(d) {
       await closing;
       await loading;
       assert.equal(store.loadedTenants, 0);
-      for (const tenant of ['acme', 'globex']) assert.equal(await codeOf(() => store.sealer.encrypt('y', tenant, 'notes', 'body')), 'ALE_KEY_NOT_LOADED', tenant);
+      // not loaded, or (globex, whose load the close cut short, depending on the driver's timing) the load's own refusal
+      for (const tenant of ['acme', 'globex']) assert.match(await codeOf(() => store.sealer.encrypt('y', tenant, 'notes', 'body')), /^ALE_(KEY_NOT_LOADED|NOT_INITIALIZED)$/, tenant);
     });
 
     test('a tenant whose keys are not loaded: ALE_KEY_NOT_LOADED naming how to load them; concurrent loads create one set of keys', async () => {
