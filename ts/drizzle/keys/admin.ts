@@ -4,6 +4,7 @@
 import { and, eq, gt, inArray, sql, type Column, type SQL, type Table } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
 import { ask, COLUMN_PROBE } from '../asking.js';
+import { SEAL_CONFIRMED_WITHIN_MS } from './cache.js';
 import type { StoreInternals } from './internals.js';
 
 /** One tenant of the key table, as keys.tenants() lists it. */
@@ -32,8 +33,8 @@ export interface KeyUse {
 }
 
 const MAX_PAGE = 10_000;
-/** How long a key must have been decrypt-only before destroyRetired takes it: twice the default recheckAfterMs. */
-const DEFAULT_RETIRED_FOR_MS = 120_000;
+/** How long a key must have been decrypt-only before destroyRetired takes it: longer than any process seals under keys it has not read again. */
+const DEFAULT_RETIRED_FOR_MS = SEAL_CONFIRMED_WITHIN_MS + 30_000;
 
 /** Up to `limit` tenants with an id after `after`, in id order (the key table's collation). */
 export async function listTenants(s: StoreInternals, options: { after?: string; limit?: number } = {}): Promise<TenantPage> {
@@ -72,7 +73,7 @@ export async function destroyRetired(
   if (!Array.isArray(uses) || uses.length === 0) {
     throw codedError('ALE_INVALID_INPUT', 'keys.destroyRetired: give the tables and keys columns that hold the tenant\'s values (uses), so that no value still needing a key loses it');
   }
-  // Other processes seal under a key until they see it retired (the bound in SECURITY.md, recheckAfterMs at the most):
+  // Other processes seal under a key until they see it retired (SEAL_CONFIRMED_WITHIN_MS at the most, cache.ts):
   // a key retired more recently may still be getting values that the check below cannot see yet.
   const retiredForMs = options.retiredForMs ?? DEFAULT_RETIRED_FOR_MS;
   if (!Number.isInteger(retiredForMs) || retiredForMs < 0) throw codedError('ALE_INVALID_INPUT', 'keys.destroyRetired: options.retiredForMs must be a whole number of milliseconds');

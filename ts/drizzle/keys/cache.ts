@@ -31,28 +31,41 @@ export interface Entry {
 
 /**
  * The longest a process seals under keys it has not found in the key table
- * since: destroyRetired destroys a key retired for longer than its
- * retiredForMs (120,000 by default), which is above this, and a process
- * re-reads a tenant in use every recheckAfterMs (at most RECHECK_MAX_MS),
- * which leaves its read this long to come back.
+ * since: destroyRetired's default retiredForMs is above it (admin.ts), and
+ * a process re-reads a tenant in use every recheckAfterMs (at most
+ * RECHECK_MAX_MS) and runs a change check every CONFIRM_EVERY_MS while it
+ * holds tenants, which leaves either of them time to come back.
  */
 export const SEAL_CONFIRMED_WITHIN_MS = 90_000;
+/** How often a store that holds tenants runs a change check when nothing else has: it confirms their keys (freshness.ts). */
+export const CONFIRM_EVERY_MS = 30_000;
 /** The largest recheckAfterMs: a re-read starts this long after the last, at most, well before its keys stop sealing. */
 export const RECHECK_MAX_MS = 60_000;
 
 /**
  * Milliseconds, advanced by one unref'd timer every CLOCK_STEP ms, so a
- * freshness check is a comparison. Its error is at most one step.
+ * freshness check is a comparison. Its error is at most one step. Each
+ * step adds the larger of what the monotonic clock and the wall clock
+ * moved: a wall clock set back (NTP, a restored VM) moves no deadline
+ * into the future, and time spent suspended, which the monotonic clock
+ * may leave out, still counts.
  */
 export const clock = { now: Date.now() };
 const CLOCK_STEP = 100;
 let ticking: ReturnType<typeof setInterval> | undefined;
+let last = { mono: performance.now(), wall: Date.now() };
+
+function tick(): void {
+  const now = { mono: performance.now(), wall: Date.now() };
+  clock.now += Math.max(now.mono - last.mono, now.wall - last.wall, 0);
+  last = now;
+}
 
 /** Starts the clock once per process; it never keeps the process alive. */
 export function startClock(): void {
   if (ticking) return;
-  clock.now = Date.now();
-  ticking = setInterval(() => (clock.now = Date.now()), CLOCK_STEP);
+  tick();
+  ticking = setInterval(tick, CLOCK_STEP);
   ticking.unref?.();
 }
 
@@ -106,6 +119,11 @@ export class TenantCache {
   /** Every entry, oldest first. */
   values(): IterableIterator<Entry> {
     return this.#entries.values();
+  }
+
+  /** Every tenant in memory with its entry, oldest first. */
+  entries(): IterableIterator<[string, Entry]> {
+    return this.#entries.entries();
   }
 
   /** Every tenant in memory, oldest first. */

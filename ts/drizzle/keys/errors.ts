@@ -28,11 +28,11 @@ export function notLoaded(tenant: string, failures: ReadonlyMap<string, unknown>
   return loadFailed(tenant, failures.get(tenant));
 }
 
-/** A seal under keys not found in the key table for too long: the entry's `confirmedAt` says when they last were. */
-export const unconfirmed = (tenant: string, entry: { confirmedAt: number }): CodedError =>
+/** A seal under keys not found in the key table for `ageMs`, too long. */
+export const unconfirmed = (tenant: string, ageMs: number): CodedError =>
   codedError(
     'ALE_KEY_NOT_LOADED',
-    `the keys of tenant ${JSON.stringify(tenant)} were last read from the key table ${Math.round((Date.now() - entry.confirmedAt) / 1000)} s ago, ` +
+    `the keys of tenant ${JSON.stringify(tenant)} were last read from the key table ${Math.round(ageMs / 1000)} s ago, ` +
       'and another process may have retired and destroyed the active one since, so nothing is sealed under them; a re-read has started. ' +
       `Run the write inside withTenant(${JSON.stringify(tenant)}, () => ...) or after await keys.load(${JSON.stringify(tenant)}), which wait for it`,
   );

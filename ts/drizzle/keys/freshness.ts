@@ -24,8 +24,16 @@ export interface ChangeCheckDeps {
   everyMs: number;
   /** Where the clock time of the next check is kept, shared with the sealer. */
   times: { nextCheck: number };
-  /** Told each tenant with changed rows and its newest stamp; resolves once it has dealt with it. */
+  /** Told each tenant with changed rows and its newest stamp; resolves once it has dealt with it, undefined when its rows are as it last read them. */
   changed(tenant: string, newest: number): Promise<void> | undefined;
+  /**
+   * Told after a check and its re-reads: the clock time it began, the one
+   * the last check that was told began (undefined before the first, which
+   * read every row), and the tenants it re-read. The other tenants' rows
+   * did not change between the two, so keys that held at the earlier time
+   * still held at the later.
+   */
+  confirmed(startedAt: number, since: number | undefined, reread: ReadonlySet<string>): void;
 }
 
 export class ChangeCheck {
@@ -33,6 +41,8 @@ export class ChangeCheck {
   #lastCheck: number | undefined;
   /** The check under way, if any. */
   #checking: Promise<void> | undefined;
+  /** The store's clock when the last check that got its answer began. */
+  #confirmedAt: number | undefined;
 
   constructor(private readonly d: ChangeCheckDeps) {}
 
@@ -44,7 +54,8 @@ export class ChangeCheck {
   run(): Promise<void> {
     if (this.#checking) return this.#checking;
     const { d } = this;
-    d.times.nextCheck = clock.now + d.everyMs;
+    const startedAt = clock.now;
+    d.times.nextCheck = startedAt + d.everyMs;
     const started = performance.now();
     const since = this.#lastCheck === undefined ? undefined : sql`${d.now} - ${Math.ceil(started - this.#lastCheck) + LOOKBACK}`;
     const t = d.table;
@@ -56,7 +67,16 @@ export class ChangeCheck {
         .where(since === undefined ? undefined : gt(t.updatedAt, since))
         .groupBy(t.tenant);
       this.#lastCheck = started;
-      await Promise.all(rows.map(({ tenant, updatedAt }) => d.changed(tenant, Number(updatedAt))));
+      const reread = new Set<string>();
+      await Promise.all(
+        rows.map(({ tenant, updatedAt }) => {
+          const read = d.changed(tenant, Number(updatedAt));
+          if (read !== undefined) reread.add(tenant);
+          return read;
+        }),
+      );
+      d.confirmed(startedAt, this.#confirmedAt, reread);
+      this.#confirmedAt = startedAt;
     })()
       .catch(() => undefined)
       .finally(() => (this.#checking = undefined));

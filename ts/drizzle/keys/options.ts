@@ -111,7 +111,6 @@ function positive(value: number | undefined, fallback: number, name: string, zer
   return value;
 }
 
-
 /** recheckAfterMs: at most RECHECK_MAX_MS, since keys not read again for SEAL_CONFIRMED_WITHIN_MS seal nothing (cache.ts). */
 function recheckAfter(value: number | undefined): number {
   const ms = positive(value, RECHECK_MAX_MS, 'recheckAfterMs');

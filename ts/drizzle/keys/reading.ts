@@ -55,12 +55,15 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
   }
   const keyIds = data.map((row) => row.keyId);
   const current = r.cache.get(tenant);
+  // The active key held here is still the table's: it may seal on, whatever
+  // becomes of the unwraps below (keys retired or destroyed elsewhere, a KEK
+  // outage).
+  if (current?.loaded && current.keyIds[0] === keyIds[0]) current.confirmedAt = confirmedAt;
   const staleAt = clock.now + r.config.recheckAfterMs;
   const same = current?.loaded && current.keyIds.length === keyIds.length && current.keyIds.every((id, i) => id === keyIds[i]);
   if (current !== undefined && same && current.staleAt > 0) {
     current.staleAt = staleAt;
     current.seen = seen;
-    current.confirmedAt = confirmedAt;
     delete current.sealRefused;
     return;
   }

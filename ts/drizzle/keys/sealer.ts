@@ -98,7 +98,11 @@ export function makeSealer(d: SealerDeps): TenantSealer {
     // Keys not found in the key table for that long may have been retired
     // and destroyed elsewhere meanwhile (a process idle since, or a re-read
     // that does not come back): use() has started a re-read.
-    if (clock.now - entry.confirmedAt > SEAL_CONFIRMED_WITHIN_MS) throw unconfirmed(tenant, use(tenant));
+    const age = clock.now - entry.confirmedAt;
+    if (age > SEAL_CONFIRMED_WITHIN_MS) {
+      use(tenant);
+      throw unconfirmed(tenant, age);
+    }
     return entry;
   };
   /** Whether a blind index can be computed for the tenant: false once shredded (its lookups then match nothing). */

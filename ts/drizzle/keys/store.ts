@@ -8,7 +8,8 @@ import type { KeyRing } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
 import { withTenant as inTenantScope } from '../scope.js';
 import { useStore, type ScopeKeys } from '../key-stores.js';
-import { clock, RECHECK_MAX_MS, startClock, TenantCache, type Entry } from './cache.js';
+import { clock, CONFIRM_EVERY_MS, RECHECK_MAX_MS, startClock, TenantCache, type Entry } from './cache.js';
+import { everyWhileAlive } from './timers.js';
 import { keyShredded, notLoaded, sealRefused } from './errors.js';
 import { destroyRetired, listTenants, type KeyUse, type TenantPage } from './admin.js';
 import { PendingCounts } from './counts.js';
@@ -93,19 +94,15 @@ export class TenantKeys implements ScopeKeys {
         if (!entry?.loaded || newest === entry.seen) return undefined;
         return this.#refresh(tenant, true).catch(() => this.#cache.expire(entry, clock.now));
       },
+      confirmed: (startedAt, since, reread) => {
+        for (const [tenant, entry] of this.#cache.entries()) {
+          if (entry.loaded && !reread.has(tenant) && (since === undefined || entry.confirmedAt >= since)) entry.confirmedAt = Math.max(entry.confirmedAt, startedAt);
+        }
+      },
     });
-    const { flushEveryMs } = config;
-    if (flushEveryMs > 0) {
-      // Unref'd, and holding the store weakly: counts never keep a process
-      // or a dropped store alive. A failed write stays pending for the next.
-      const store = new WeakRef(this);
-      const timer = setInterval(() => {
-        const s = store.deref();
-        if (s === undefined) clearInterval(timer);
-        else if (s.bound) s.flush().catch(() => undefined);
-      }, flushEveryMs);
-      timer.unref?.();
-    }
+    // A failed write of the counts stays pending for the next; a change check keeps idle tenants' keys confirmed (cache.ts).
+    if (config.flushEveryMs > 0) everyWhileAlive(this, config.flushEveryMs, (s) => s.bound && s.flush().catch(() => undefined));
+    if (config.changeCheckEveryMs > 0) everyWhileAlive(this, CONFIRM_EVERY_MS, (s) => s.bound && s.loadedTenants > 0 && s.#changes.run());
     this.#rings = native.KeyRing.forTenants({ ivLength: this.#config.ivLength });
     startClock();
     this.sealer = makeSealer({
@@ -172,9 +169,13 @@ export class TenantKeys implements ScopeKeys {
    * count. Counts whose write fails stay for the next flush.
    */
   flush(): Promise<void> {
+    return this.#writeCounts(() => this.#db);
+  }
+
+  #writeCounts(db: () => AnyDb): Promise<void> {
     for (const entry of this.#cache.values()) this.#takeCount(entry);
     const t = this.#table;
-    return this.#counts.flush((keyId, n) => this.#db.update(t).set({ encryptions: sql`${t.encryptions} + ${n}` }).where(eq(t.keyId, keyId)));
+    return this.#counts.flush((keyId, n) => db().update(t).set({ encryptions: sql`${t.encryptions} + ${n}` }).where(eq(t.keyId, keyId)));
   }
 
   /**
@@ -228,17 +229,16 @@ export class TenantKeys implements ScopeKeys {
    * rejects with the write's error: those counts are lost.
    */
   async close(): Promise<void> {
-    // Forgotten first, so that their seals are in the counts written, and reads under way change nothing (#read checks #pending).
+    // Unbound first (withTenant(), the timers and loads skip or refuse it until bind()), so that no key comes in while the
+    // counts are written; forgotten, so that their seals are in those counts, and reads under way change nothing (#pending).
+    const db = this.#boundDb;
+    this.#boundDb = this.#boundKek = undefined;
     for (const tenant of [...this.#cache.tenants()]) this.forget(tenant);
     this.#pending.clear();
     this.#loadFailures.clear();
     try {
-      if (this.#boundDb !== undefined) await this.flush();
+      if (db !== undefined) await this.#writeCounts(() => db);
     } finally {
-      // Unbound (withTenant() and the flush timer skip it until bind()), then forgotten again: tenants loaded meanwhile go too.
-      this.#boundDb = this.#boundKek = undefined;
-      for (const tenant of [...this.#cache.tenants()]) this.forget(tenant);
-      this.#pending.clear();
       this.#counts.clear();
     }
   }
