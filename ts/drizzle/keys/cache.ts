@@ -33,12 +33,9 @@ export interface Entry {
  * The longest a process seals under keys it has not found in the key table
  * since: destroyRetired's default retiredForMs is above it (admin.ts), and
  * a process re-reads a tenant in use every recheckAfterMs (at most
- * RECHECK_MAX_MS) and runs a change check every CONFIRM_EVERY_MS while it
- * holds tenants, which leaves either of them time to come back.
+ * RECHECK_MAX_MS), which leaves that read time to come back.
  */
 export const SEAL_CONFIRMED_WITHIN_MS = 90_000;
-/** How often a store that holds tenants runs a change check when nothing else has: it confirms their keys (freshness.ts). */
-export const CONFIRM_EVERY_MS = 30_000;
 /** The largest recheckAfterMs: a re-read starts this long after the last, at most, well before its keys stop sealing. */
 export const RECHECK_MAX_MS = 60_000;
 
@@ -119,11 +116,6 @@ export class TenantCache {
   /** Every entry, oldest first. */
   values(): IterableIterator<Entry> {
     return this.#entries.values();
-  }
-
-  /** Every tenant in memory with its entry, oldest first. */
-  entries(): IterableIterator<[string, Entry]> {
-    return this.#entries.entries();
   }
 
   /** Every tenant in memory, oldest first. */

@@ -24,16 +24,8 @@ export interface ChangeCheckDeps {
   everyMs: number;
   /** Where the clock time of the next check is kept, shared with the sealer. */
   times: { nextCheck: number };
-  /** Told each tenant with changed rows and its newest stamp; resolves once it has dealt with it, undefined when its rows are as it last read them. */
+  /** Told each tenant with changed rows and its newest stamp; resolves once it has dealt with it. */
   changed(tenant: string, newest: number): Promise<void> | undefined;
-  /**
-   * Told after a check and its re-reads: the clock time it began, the one
-   * the last check that was told began (undefined before the first, which
-   * read every row), and the tenants it re-read. The other tenants' rows
-   * did not change between the two, so keys that held at the earlier time
-   * still held at the later.
-   */
-  confirmed(startedAt: number, since: number | undefined, reread: ReadonlySet<string>): void;
 }
 
 export class ChangeCheck {
@@ -41,8 +33,6 @@ export class ChangeCheck {
   #lastCheck: number | undefined;
   /** The check under way, if any. */
   #checking: Promise<void> | undefined;
-  /** The store's clock when the last check that got its answer began. */
-  #confirmedAt: number | undefined;
 
   constructor(private readonly d: ChangeCheckDeps) {}
 
@@ -54,8 +44,7 @@ export class ChangeCheck {
   run(): Promise<void> {
     if (this.#checking) return this.#checking;
     const { d } = this;
-    const startedAt = clock.now;
-    d.times.nextCheck = startedAt + d.everyMs;
+    d.times.nextCheck = clock.now + d.everyMs;
     const started = performance.now();
     const since = this.#lastCheck === undefined ? undefined : sql`${d.now} - ${Math.ceil(started - this.#lastCheck) + LOOKBACK}`;
     const t = d.table;
@@ -67,16 +56,7 @@ export class ChangeCheck {
         .where(since === undefined ? undefined : gt(t.updatedAt, since))
         .groupBy(t.tenant);
       this.#lastCheck = started;
-      const reread = new Set<string>();
-      await Promise.all(
-        rows.map(({ tenant, updatedAt }) => {
-          const read = d.changed(tenant, Number(updatedAt));
-          if (read !== undefined) reread.add(tenant);
-          return read;
-        }),
-      );
-      d.confirmed(startedAt, this.#confirmedAt, reread);
-      this.#confirmedAt = startedAt;
+      await Promise.all(rows.map(({ tenant, updatedAt }) => d.changed(tenant, Number(updatedAt))));
     })()
       .catch(() => undefined)
       .finally(() => (this.#checking = undefined));

@@ -58,7 +58,7 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
   // The active key held here is still the table's: it may seal on, whatever
   // becomes of the unwraps below (keys retired or destroyed elsewhere, a KEK
   // outage).
-  if (current?.loaded && current.keyIds[0] === keyIds[0]) current.confirmedAt = confirmedAt;
+  if (current?.loaded && current.keyIds[0] === keyIds[0]) current.confirmedAt = Math.max(current.confirmedAt, confirmedAt);
   const staleAt = clock.now + r.config.recheckAfterMs;
   const same = current?.loaded && current.keyIds.length === keyIds.length && current.keyIds.every((id, i) => id === keyIds[i]);
   if (current !== undefined && same && current.staleAt > 0) {

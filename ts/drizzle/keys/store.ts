@@ -8,7 +8,7 @@ import type { KeyRing } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
 import { withTenant as inTenantScope } from '../scope.js';
 import { useStore, type ScopeKeys } from '../key-stores.js';
-import { clock, CONFIRM_EVERY_MS, RECHECK_MAX_MS, startClock, TenantCache, type Entry } from './cache.js';
+import { clock, RECHECK_MAX_MS, startClock, TenantCache, type Entry } from './cache.js';
 import { everyWhileAlive } from './timers.js';
 import { keyShredded, notLoaded, sealRefused } from './errors.js';
 import { destroyRetired, listTenants, type KeyUse, type TenantPage } from './admin.js';
@@ -94,15 +94,9 @@ export class TenantKeys implements ScopeKeys {
         if (!entry?.loaded || newest === entry.seen) return undefined;
         return this.#refresh(tenant, true).catch(() => this.#cache.expire(entry, clock.now));
       },
-      confirmed: (startedAt, since, reread) => {
-        for (const [tenant, entry] of this.#cache.entries()) {
-          if (entry.loaded && !reread.has(tenant) && (since === undefined || entry.confirmedAt >= since)) entry.confirmedAt = Math.max(entry.confirmedAt, startedAt);
-        }
-      },
     });
-    // A failed write of the counts stays pending for the next; a change check keeps idle tenants' keys confirmed (cache.ts).
+    // A failed write of the counts stays pending for the next.
     if (config.flushEveryMs > 0) everyWhileAlive(this, config.flushEveryMs, (s) => s.bound && s.flush().catch(() => undefined));
-    if (config.changeCheckEveryMs > 0) everyWhileAlive(this, CONFIRM_EVERY_MS, (s) => s.bound && s.loadedTenants > 0 && s.#changes.run());
     this.#rings = native.KeyRing.forTenants({ ivLength: this.#config.ivLength });
     startClock();
     this.sealer = makeSealer({
@@ -223,7 +217,7 @@ export class TenantKeys implements ScopeKeys {
 
   /**
    * The store's last use, before its database closes: writes the counts not
-   * flushed yet, forgets every key in memory, stops the flush timer, unbinds
+   * flushed yet, forgets every key in memory, idles the flush timer, unbinds
    * the database and the KEK (bind() again to reuse it) and leaves
    * withTenant()'s stores. It closes even when the write fails, and then
    * rejects with the write's error: those counts are lost.
