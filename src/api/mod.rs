@@ -6,4 +6,5 @@ pub mod global;
 pub mod range;
 pub mod ring;
 pub mod search;
+pub mod search_args;
 pub mod search_options;

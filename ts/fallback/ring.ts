@@ -1,16 +1,16 @@
 // The JS backend's key ring: the keys of its secrets in the order the
 // native ring tries them (each secret's key, primary first, then the legacy
-// keys of every passphrase), AES-256-GCM from node:crypto, and the counters
-// behind stats() and the IV-budget warning. Arguments arrive checked
+// keys of every passphrase), AES-256-GCM from node:crypto, counted in
+// counters.ts. Arguments arrive checked
 // (index.ts reads them); what a value may be, and what each failure is, is
 // the contract in docs/format.md.
 //
 // Keys are node:crypto KeyObjects, made when the ring is built; the derived
 // bytes are wiped once wrapped, and every UTF-8 copy of a plaintext once
-// used. The counters live in a SharedArrayBuffer, so a ring shared with
-// worker threads (the process-wide one) counts for all of them.
+// used.
 import { createCipheriv, createDecipheriv, createSecretKey, hkdfSync, webcrypto, type KeyObject } from 'node:crypto';
 import { additionalDataOf, settle, toText, utf8 } from './bytes.js';
+import { Counters, newCounters } from './counters.js';
 import { nextIv } from './iv.js';
 import { checkVersion, decodeCiphertext, parseBinary, parseText, TAG_LENGTH, textLength, writeBinary, writeText } from './envelope.js';
 import { authFailed, engineFailure, invalidContext, invalidInput, invalidKey, keyNotLoaded, tooLarge, tooLargeToSeal } from './errors.js';
@@ -21,9 +21,6 @@ const ALGORITHM = 'aes-256-gcm';
 const WEB_ALGORITHM = 'AES-GCM';
 /** HKDF info of a secret's blind-index key, derived from its AES key. */
 const INFO_BLIND_INDEX = 'sveltycms-blind-index';
-/** Encryptions under the primary at which the warning fires by default: 2^30, a quarter of the 2^32 budget. */
-const DEFAULT_WARN_AT = 2n ** 30n;
-const MAX_U64 = 2n ** 64n - 1n;
 
 /** One key of the ring. */
 interface RingKey {
@@ -55,18 +52,11 @@ export interface KeyStats {
   decryptions: number;
 }
 
-// Layout of the counters: the warning's threshold, whether it fired, then
-// encryptions and decryptions of each key in decryption order.
-const WARN_AT = 0;
-const WARNED = 1;
-const encryptionsOf = (key: number) => 2 + 2 * key;
-const decryptionsOf = (key: number) => 3 + 2 * key;
-
 export class Ring {
   readonly #keys: RingKey[];
   readonly #secrets: number;
   readonly #options: Options;
-  readonly #counters: BigUint64Array;
+  readonly #counters: Counters;
   /** The keys as WebCrypto keys, for the async calls; made on their first use. */
   #webKeys: webcrypto.CryptoKey[] | undefined;
   /** A ring of tenants: the keyed ring of each tenant (crates/core/src/tenants.rs, TenantRings). */
@@ -76,7 +66,7 @@ export class Ring {
     this.#keys = keys;
     this.#secrets = secrets;
     this.#options = options;
-    this.#counters = new BigUint64Array(counters);
+    this.#counters = new Counters(counters);
   }
 
   /** Builds a ring from `[primary, ...previous]`; `ALE_INVALID_KEY` when there is none or one does not resolve. */
@@ -109,16 +99,12 @@ export class Ring {
     }
     warnNearMisses(secrets);
     const all = [...keys, ...legacy];
-    const counters = new BigUint64Array(new SharedArrayBuffer(8 * (2 + 2 * all.length)));
-    counters[WARN_AT] = DEFAULT_WARN_AT;
-    return new Ring({ keys: all, secrets: keys.length, options, counters: counters.buffer as SharedArrayBuffer });
+    return new Ring({ keys: all, secrets: keys.length, options, counters: newCounters(all.length) });
   }
 
   /** A ring of tenants, holding none yet: every call goes to the ring of its context's tenant. */
   static forTenants(options: Options): Ring {
-    const counters = new BigUint64Array(new SharedArrayBuffer(16));
-    counters[WARN_AT] = DEFAULT_WARN_AT;
-    const ring = new Ring({ keys: [], secrets: 0, options, counters: counters.buffer as SharedArrayBuffer });
+    const ring = new Ring({ keys: [], secrets: 0, options, counters: newCounters(0) });
     ring.#tenants = new Map();
     return ring;
   }
@@ -173,7 +159,7 @@ export class Ring {
   }
 
   share(): SharedRing {
-    return { keys: this.#keys, secrets: this.#secrets, options: this.#options, counters: this.#counters.buffer as SharedArrayBuffer };
+    return { keys: this.#keys, secrets: this.#secrets, options: this.#options, counters: this.#counters.buffer };
   }
 
   /** Number of secrets (legacy keys not counted). */
@@ -223,7 +209,7 @@ export class Ring {
     if (id) params.additionalData = Buffer.concat([id, params.additionalData]);
     const pending = webcrypto.subtle.encrypt(params, this.#webKey(0), plaintext);
     return settle(pending, plaintext).then((sealed) => {
-      this.#countEncryption();
+      this.#counters.countEncryption();
       const split = sealed.length - TAG_LENGTH;
       return writeText(id, iv, sealed.subarray(split), sealed.subarray(0, split));
     });
@@ -274,7 +260,7 @@ export class Ring {
         if ((e as Error | undefined)?.name === 'OperationError') continue; // the tag did not match this key
         throw engineFailure((e as Error | undefined)?.message ?? String(e));
       }
-      Atomics.add(this.#counters, decryptionsOf(i), 1n);
+      this.#counters.countDecryption(i);
       return toText(Buffer.from(opened));
     }
     throw authFailed();
@@ -302,22 +288,20 @@ export class Ring {
     return use(key);
   }
 
-
   stats(): KeyStats[] {
     return this.#keys.map(({ secret, kind }, index) => ({
       index,
       secret,
       kind,
       legacy: kind === 'legacy-sha256' || kind === 'legacy-base64',
-      encryptions: Number(Atomics.load(this.#counters, encryptionsOf(index))),
-      decryptions: Number(Atomics.load(this.#counters, decryptionsOf(index))),
+      encryptions: this.#counters.encryptions(index),
+      decryptions: this.#counters.decryptions(index),
     }));
   }
 
   /** Sets the warning's threshold and re-arms it. `encryptions` is a positive integer. */
   setIvBudgetWarning(encryptions: number): void {
-    Atomics.store(this.#counters, WARN_AT, encryptions >= 2 ** 64 ? MAX_U64 : BigInt(encryptions));
-    Atomics.store(this.#counters, WARNED, 0n);
+    this.#counters.setWarning(encryptions);
   }
 
   /**
@@ -352,7 +336,7 @@ export class Ring {
       cipher.setAAD(additionalDataOf(id, aad));
       const ciphertext = cipher.update(plaintext);
       cipher.final();
-      this.#countEncryption();
+      this.#counters.countEncryption();
       return write(id, iv, cipher.getAuthTag(), ciphertext);
     } finally {
       plaintext.fill(0);
@@ -387,7 +371,7 @@ export class Ring {
         plaintext.fill(0); // unauthenticated: nothing of it may leave
         continue;
       }
-      Atomics.add(this.#counters, decryptionsOf(i), 1n);
+      this.#counters.countDecryption(i);
       return [i, plaintext];
     }
     throw authFailed();
@@ -399,22 +383,6 @@ export class Ring {
     if (envelope.length > this.#options.maxEnvelopeLength) throw tooLarge(this.#options.maxEnvelopeLength);
     const { keyId, iv, tag, ciphertext } = parseText(envelope);
     return { keyId, iv, tag, ciphertext: decodeCiphertext(ciphertext) };
-  }
-
-  /** Counts an encryption under the primary and warns, once, when the count reaches the threshold. */
-  #countEncryption(): void {
-    const count = Atomics.add(this.#counters, encryptionsOf(0), 1n) + 1n;
-    if (count >= Atomics.load(this.#counters, WARN_AT) && Atomics.compareExchange(this.#counters, WARNED, 0n, 1n) === 0n) {
-      // Emitted after the encryption returns, as the addon does: a replaced
-      // emitWarning that throws or encrypts again cannot touch this call.
-      setImmediate(() =>
-        process.emitWarning(
-          `@sveltycms/ale: the primary key has encrypted ${count} values in this process; AES-GCM with random IVs allows 2^32 per key across all processes. Rotate ENCRYPTION_KEY soon.`,
-          'AleWarning',
-          'ALE_IV_BUDGET',
-        ),
-      );
-    }
   }
 
   #webKey(i: number): webcrypto.CryptoKey {

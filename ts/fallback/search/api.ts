@@ -1,5 +1,5 @@
 // Search tokens as the KeyRing and the package's functions give them
-// (index.ts): arguments read as the addon reads them (src/api/search.rs),
+// (index.ts): arguments read as the addon reads them (src/api/search_args.rs),
 // then the scheme (this folder).
 import type { SearchOptions } from '../../../index.js';
 import { invalidInput, readText } from '../errors.js';
@@ -34,7 +34,7 @@ function readOptions(options: unknown): Read {
   return out;
 }
 
-/** `options.secret`, as src/api/search.rs reads it: 0 when absent. */
+/** `options.secret`, as src/api/search_options.rs reads it: 0 when absent. */
 export function readSecret(options: unknown): number {
   if (options === undefined || options === null) return 0;
   const { secret } = options as { secret?: unknown };
