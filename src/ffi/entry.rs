@@ -201,16 +201,13 @@ unsafe fn run(
                 return Ok(Outcome::NodeApi);
             }
             // An envelope longer than the room given would be sealed here
-            // and then again on the Node-API path: that path takes it now.
-            let needed = ring
-                .serve(ctx, |r| Ok(r.envelope_len(plaintext.len())))
-                .map_err(to_js)?;
-            if needed > output.len() {
+            // and then again on the Node-API path: that path takes it unsealed.
+            let Some(count) = ring
+                .seal_within(plaintext, ctx, &mut b.aad, &mut b.out, output.len())
+                .map_err(to_js)?
+            else {
                 return Ok(Outcome::NodeApi);
-            }
-            let count = ring
-                .seal(plaintext, ctx, &mut b.aad, &mut b.out)
-                .map_err(to_js)?;
+            };
             let warn = budget::defer(ring, count);
             copy_out(&b.out, output, true, warn)
         }

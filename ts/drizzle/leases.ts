@@ -26,8 +26,8 @@ import { batchLoop, runBatches } from './operations.js';
  *
  * A job's name is bound to one operation and what it writes: the table, its
  * key, the columns, the tenant, the keyRing's primary key, the tenant key
- * store, and an index column's options and key (batchSize, onProgress and these worker options may differ between
- * workers). A run of another operation, or with other parameters, under a
+ * store, and an index column's options and key (batchSize, onProgress and
+ * these worker options may differ between workers). A run of another operation, or with other parameters, under a
  * name in use is refused with `ALE_INVALID_INPUT`, and so is a job made
  * before jobs recorded their parameters.
  *

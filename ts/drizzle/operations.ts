@@ -191,7 +191,7 @@ export function encryptPlaintext(ring: KeyRing | undefined): Decide {
  * `text`, when it is JSON text, which an encryptedJson column's reads
  * parse; sealed otherwise, it would never read back (ALE_INVALID_JSON). An
  * empty string, which SveltyCMS leaves unencrypted and a legacy read serves
- * as itself (codec.ts, decryptWith), becomes its JSON.
+ * as itself (codec.ts, parseJsonText), becomes its JSON.
  */
 function jsonText(text: string): string {
   if (text === '') return '""';

@@ -120,11 +120,34 @@ impl Rings {
         aad: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) -> Result<u64> {
+        self.seal_within(plaintext, ctx, aad, out, usize::MAX)
+            .map(|count| count.unwrap_or_default())
+    }
+
+    /// [`Rings::seal`] when the envelope is at most `room` characters, with
+    /// one lookup of the tenant's ring; `None`, and `plaintext` untouched,
+    /// when it would be longer (a caller whose output memory is that size).
+    #[inline]
+    pub fn seal_within(
+        &self,
+        plaintext: &mut [u8],
+        ctx: &Context<'_>,
+        aad: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+        room: usize,
+    ) -> Result<Option<u64>> {
         let count = self
-            .serve(ctx, |r| r.seal_into(plaintext, ctx, aad, out))
+            .serve(ctx, |r| {
+                if r.envelope_len(plaintext.len()) > room {
+                    return Ok(None);
+                }
+                r.seal_into(plaintext, ctx, aad, out).map(Some)
+            })
             .inspect_err(|_| zeroize::Zeroize::zeroize(plaintext))?;
-        self.check_sealed_len(out.len())
-            .inspect_err(|_| out.clear())?;
+        if count.is_some() {
+            self.check_sealed_len(out.len())
+                .inspect_err(|_| out.clear())?;
+        }
         Ok(count)
     }
 

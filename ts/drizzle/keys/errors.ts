@@ -33,8 +33,8 @@ export const unconfirmed = (tenant: string, ageMs: number): CodedError =>
   codedError(
     'ALE_KEY_NOT_LOADED',
     `the keys of tenant ${JSON.stringify(tenant)} were last read from the key table ${Math.round(ageMs / 1000)} s ago, ` +
-      'and another process may have retired and destroyed the active one since, so nothing is sealed under them; a re-read has started. ' +
-      `Run the write inside withTenant(${JSON.stringify(tenant)}, () => ...) or after await keys.load(${JSON.stringify(tenant)}), which wait for it`,
+      'and another process may have retired and destroyed the active one since, so nothing is sealed under them until they are read again. ' +
+      `Run the write inside withTenant(${JSON.stringify(tenant)}, () => ...) or after await keys.load(${JSON.stringify(tenant)}), which read them first`,
   );
 
 /** A shred whose marks the key table does not show back: the store's database reads from elsewhere (a replica) than it writes to. */

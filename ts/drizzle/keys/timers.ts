@@ -1,5 +1,5 @@
-// A store's periodic work (writing its counts, confirming its keys), run by
-// timers that keep neither the process nor a dropped store alive.
+// A store's periodic work (writing its counts), run by timers that keep
+// neither the process nor a dropped store alive.
 
 /** Runs `work(target)` every `ms` while `target` is alive; unref'd, and holding it weakly. */
 export function everyWhileAlive<T extends object>(target: T, ms: number, work: (target: T) => unknown): void {
