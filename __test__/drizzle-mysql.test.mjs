@@ -48,3 +48,26 @@ if (url) {
     }
   });
 }
+
+if (url) {
+  test('migratePlaintext refuses a write the server cut to fit (sql_mode without STRICT_TRANS_TABLES), rolls the batch back and keeps the plaintext', async () => {
+    const conn = await mysql.createConnection(url);
+    try {
+      // A table from before the package: its column is shorter than the envelopes; the session is not strict.
+      await conn.query('DROP TABLE IF EXISTS ale_cut');
+      await conn.query('CREATE TABLE ale_cut (id INT PRIMARY KEY, body VARCHAR(40)) ENGINE=InnoDB');
+      await conn.query("INSERT INTO ale_cut VALUES (1, 'short'), (2, 'hello, this is a note')");
+      await conn.query("SET SESSION sql_mode = ''");
+      const cut = mysqlTable('ale_cut', { id: int('id').primaryKey(), body: mod.encryptedText('body', { collection: 'notes', keyRing: new ale.KeyRing([SECRET]) }) });
+      const e = await mod.migratePlaintext(drizzle(conn), { table: cut, key: cut.id, columns: [{ column: cut.body }], tenant: 'acme' }).catch((e) => e);
+      assert.equal(e?.code, 'ALE_BATCH_WRITE_FAILED', String(e?.stack ?? e));
+      assert.match(e.message, /row 1 with 1 warning \(codes 1265\).*STRICT_TRANS_TABLES/);
+      assert.ok(!e.message.includes('short') && !e.message.includes('hello'));
+      const [rows] = await conn.query('SELECT id, body FROM ale_cut ORDER BY id');
+      assert.deepEqual(rows.map((r) => r.body), ['short', 'hello, this is a note'], 'the batch was rolled back');
+    } finally {
+      await conn.query('DROP TABLE IF EXISTS ale_cut').catch(() => {});
+      await conn.end();
+    }
+  });
+}

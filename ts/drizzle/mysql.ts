@@ -1,7 +1,7 @@
 // Encrypted column types, batch helpers and the tenant key store for drizzle-orm/mysql-core.
 import { customType, type ConvertCustomConfig, type MySqlCustomColumnBuilder } from 'drizzle-orm/mysql-core';
 import { dialect, type ColumnValues } from './dialect.js';
-import { mysqlTransact } from './mysql-core/compare.js';
+import { mysqlTransact } from './mysql-core/transact.js';
 import { mysqlJobs } from './mysql-core/jobs.js';
 import { mysqlKeys } from './mysql-core/keys.js';
 import { mysqlSearch } from './mysql-core/search.js';

@@ -1,7 +1,6 @@
 // How MySQL and MariaDB compare a cell in the batch operations'
 // compare-and-set: as the value read, character for character.
 import { sql, type SQL } from 'drizzle-orm';
-import { asyncTransaction, type Transact } from '../batch.js';
 import type { Cell } from '../operations.js';
 
 /**
@@ -15,10 +14,7 @@ import type { Cell } from '../operations.js';
  * match), and by length, since utf8mb4_bin pads too. Bytes (a binary
  * column) compare as bytes already.
  */
-function same(column: unknown, value: Cell): SQL {
+export function same(column: unknown, value: Cell): SQL {
   if (typeof value !== 'string') return sql`${column} = ${value}`;
   return sql`(${column} = convert(${value} using utf8mb4) collate utf8mb4_bin and char_length(${column}) = char_length(${value}))`;
 }
-
-/** MySQL's batch writes: asynchronous transactions, and its comparison. */
-export const mysqlTransact: Transact = { run: asyncTransaction, same };
