@@ -819,6 +819,18 @@ export function tenantKeysSuite(d) {
       await keys.load('t'.repeat(191));
       for (const table of ['Ale_Keys', 'ale-keys', '1keys', 'x'.repeat(49)]) assert.equal(await codeOf(() => tenantKeys(db, { kek: kek(), table })), 'ALE_INVALID_INPUT', table);
       assert.equal(await codeOf(() => tenantKeys(db, { kek: 'too short' })), 'ALE_INVALID_KEY');
+      // A provider's id is stored with every key it wraps (MySQL: varchar(255)); a longer one, cut to fit outside a strict sql_mode, would hold no key.
+      for (const id of ['k'.repeat(256), '', undefined, 7]) assert.equal(await codeOf(() => tenantKeys(db, { kek: kekWith(specs.current, () => ({ id })) })), 'ALE_INVALID_KEY', String(id));
+      const longest = 'k'.repeat(255);
+      const longKek = () => kekWith(specs.current, (inner) => ({ id: longest, holds: (ref) => ref === longest, unwrap: (w, ref, ...a) => inner.unwrap(w, ref === longest ? inner.id : ref, ...a) }));
+      const longKeys = tenantKeys(db, { kek: longKek(), table: 'ale_keys_long_kek' });
+      await longKeys.ready();
+      await longKeys.load('acme');
+      const again = tenantKeys(db, { kek: longKek(), table: 'ale_keys_long_kek' });
+      await again.load('acme');
+      assert.equal(again.activeKeyId('acme'), longKeys.activeKeyId('acme'), 'the key wrapped under the 255-character id unwraps in another store');
+      await Promise.all([longKeys.close(), again.close()]);
+      await conn.query('DROP TABLE ale_keys_long_kek');
       // options renamed once, before the first release: the old names are refused, naming the new
       const renamed = await (async () => tenantKeys(db, { kek: kek(), recheckAfter: 1_000 }))().catch((e) => e);
       assert.equal(renamed?.code, 'ALE_INVALID_INPUT');

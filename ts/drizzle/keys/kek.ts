@@ -13,7 +13,7 @@ import { codedError } from '../../shared/errors.js';
  * `unwrap` can find it again after a rotation of the KEK.
  */
 export interface KekProvider {
-  /** The reference stored with every key this provider wraps now. */
+  /** The reference stored with every key this provider wraps now: 1 to 255 characters, what every key table stores. */
   readonly id: string;
   /** Whether it can unwrap a key stored with reference `ref`. */
   holds(ref: string): boolean;
@@ -100,6 +100,22 @@ function ringOf(providers: KekProvider[]): KekProvider {
   };
 }
 
+/** The longest KEK id: what MySQL's key table stores (`kek varchar(255)`), the same on every dialect. */
+const MAX_ID_CHARS = 255;
+
+/**
+ * A provider whose id every key table can store. Outside a strict sql_mode
+ * MySQL would cut a longer one to fit, and no provider would then hold the
+ * keys it wrapped; a non-string would be stored as no KEK at all.
+ */
+function withStorableId(provider: KekProvider, i: number): KekProvider {
+  const id: unknown = provider.id;
+  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_CHARS) {
+    throw codedError('ALE_INVALID_KEY', `KEK #${i}: a KEK provider's id must be a string of 1 to ${MAX_ID_CHARS} characters, the reference stored with every key it wraps`);
+  }
+  return provider;
+}
+
 function isProvider(value: unknown): value is KekProvider {
   return typeof value === 'object' && value !== null && !types.isUint8Array(value) && typeof (value as KekProvider).wrap === 'function';
 }
@@ -117,7 +133,7 @@ export function kekOf(input: KekInput | undefined): KekProvider {
   if (list.length === 0) throw codedError('ALE_INVALID_KEY', 'tenantKeys: options.kek is an empty list');
   return ringOf(
     list.map((entry, i) => {
-      if (isProvider(entry)) return entry;
+      if (isProvider(entry)) return withStorableId(entry, i);
       if (typeof entry !== 'string' && !types.isUint8Array(entry)) throw codedError('ALE_INVALID_KEY', `KEK #${i}: must be a string, a 32-byte Uint8Array or a KEK provider`);
       return localProvider(entry, `KEK #${i}`);
     }),
