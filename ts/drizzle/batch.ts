@@ -9,6 +9,7 @@ import { runJob, type LeaseOptions } from './leases.js';
 import { eachCell, encryptPlaintext, loadingTenants, moveToOtherStorage, reencryptUnderPrimary, requireRing } from './operations.js';
 import type { BatchDriver, Cell, CellSpec, LoopOptions, Progress, RowUpdate } from './operations.js';
 import { columnInfo } from './probe.js';
+import { keyText } from './errors.js';
 import { withoutParameters } from './write-failure.js';
 
 type AnyColumn = Parameters<typeof asc>[0];
@@ -122,11 +123,13 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
         .where(and(afterKey === undefined ? undefined : gt(keyCol, afterKey), upTo === undefined ? undefined : lte(keyCol, upTo)))
         .orderBy(asc(keyCol))
         .limit(limit);
-      return rows.map((r) => ({
+      const fetched = rows.map((r) => ({
         key: rowKey(r),
         tenant: tenantCol ? tenantOf(r) : fixedTenant,
         cells: cols.map((_, i) => (r[`c${i}`] ?? null) as Cell),
       }));
+      exactKeys(afterKey, fetched, (key as { name?: string }).name);
+      return fetched;
     },
     apply(updates) {
       return run(
@@ -150,6 +153,30 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
       return row?.key;
     },
   };
+}
+
+/**
+ * Refuses numeric keys that the driver read inexactly. mysql2 reads a
+ * BIGINT as a JS number unless told otherwise, so keys past 2^53 come back
+ * rounded: two rows read with one key, a write aimed at another row (the
+ * compare-and-set kept it from landing), and a walk that fetched the same
+ * row for ever or stepped past one and left it in plaintext. Such keys are
+ * integers past 2^53 as numbers, or keys that do not rise from the last.
+ */
+function exactKeys(after: unknown, rows: readonly { key: unknown }[], column: string | undefined): void {
+  const numeric = (k: unknown): k is number | bigint => typeof k === 'number' || typeof k === 'bigint';
+  let last = after;
+  for (const { key } of rows) {
+    const rounded = typeof key === 'number' && Number.isInteger(key) && !Number.isSafeInteger(key);
+    if (rounded || (numeric(key) && numeric(last) && !(key > last))) {
+      throw codedError(
+        'ALE_INVALID_INPUT',
+        `the key column "${column}" read ${keyText(key)}${rounded ? ', past 2^53, which a JS number cannot hold exactly' : ` after ${keyText(last)}`}: the driver rounds the keys, so a batch cannot say which row it writes. ` +
+          "Read the key exactly: with mysql2, create the pool with supportBigNumbers: true and bigNumberStrings: true, and declare the column bigint({ mode: 'bigint' }). Nothing of this batch was written",
+      );
+    }
+    last = key;
+  }
 }
 
 function invalidTenant(message: string): Error {
