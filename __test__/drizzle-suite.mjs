@@ -310,6 +310,20 @@ export function drizzleSuite(d) {
       assert.deepEqual((await withTenant('acme', () => db.select().from(legacyUsers))).map((r) => r.email), ['v2: draft']);
     });
 
+    test('migratePlaintext on a column with a fixed tenant: another tenant, or a tenant column, is refused before a row is read; its own seals what the column reads', async () => {
+      const main = legacyUsersWith({ collection: 'legacy_users', legacyPlaintext: true, tenant: 'main' });
+      await db.insert(main).values({ id: 1, tenantId: 'default', email: sql`${'a@plain.test'}` });
+      for (const tenant of ['default', { column: main.tenantId }]) {
+        const e = await mod.migratePlaintext(db, { table: main, key: main.id, columns: [{ column: main.email }], tenant }).catch((e) => e);
+        assert.equal(e?.code, 'ALE_INVALID_CONTEXT', String(e?.stack ?? JSON.stringify(e)));
+        assert.match(e.message, /binds every value to tenant "main"/);
+      }
+      assert.equal(await raw(main, main.email, 1), 'a@plain.test', 'nothing was written');
+      assert.equal((await mod.migratePlaintext(db, { table: main, key: main.id, columns: [{ column: main.email }], tenant: 'main' })).written, 1);
+      assert.ok(ale.isEnvelope(await raw(main, main.email, 1)));
+      assert.deepEqual((await db.select().from(main)).map((r) => r.email), ['a@plain.test']);
+    });
+
     test('legacy plaintext: one process warning ALE_LEGACY_PLAINTEXT the first time a column serves one', async () => {
       const collection = `legacy-warn-${Math.random().toString(36).slice(2)}`; // a column no other test has read
       const table = legacyUsersWith({ collection, legacyPlaintext: true });

@@ -89,6 +89,8 @@ export interface FieldCodec {
   /** What the column seals with: the store's sealer, its keyRing, or the process-wide ring. */
   readonly sealer: Sealer;
   tenant(): string;
+  /** The column's `tenant` when it is a fixed id: every value of the column is bound to it. */
+  readonly fixedTenant: string | undefined;
   /**
    * The column's fixed tenant, or the scope's; undefined outside a scope,
    * and for a tenant function, which is the application's code and is not
@@ -227,6 +229,7 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
     keys,
     sealer: ring,
     tenant,
+    fixedTenant: typeof tenantOption === 'string' ? tenantOption : undefined,
     tenantIfAny,
     encrypt(value: unknown, serialise?: (value: unknown) => string) {
       return encryptWith(value, serialise, sealText);

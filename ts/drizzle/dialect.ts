@@ -2,7 +2,8 @@
 // a dialect's customType(), and the batch helpers over its transactions.
 import { sql, type Column, type SQL } from 'drizzle-orm';
 import { codedError } from '../shared/errors.js';
-import { batchHelpers, type Transact } from './batch.js';
+import { batchHelpers } from './batch.js';
+import type { Transact } from './transactions.js';
 import { fieldCodec, jsonMappers, textMappers, type ColumnOptionsBase, type EncryptedColumnOptions, type FieldCodec, type OnKeyRing, type OnTenantKeys } from './codec.js';
 import { indexSite, originAt, storedFor } from './index-origin.js';
 import { tenantConversion } from './keys/convert.js';
@@ -74,7 +75,7 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
     const toDriver = (value: T) => ((value as unknown) === COLUMN_PROBE ? info : mappers.toDriver(value));
     return column<T>(name, info.storage === 'binary' ? sqlType.binary : sqlType.text, toDriver, mappers.fromDriver);
   };
-  const infoOf = (codec: FieldCodec, storage: Storage, kind: ColumnInfo['kind']): ColumnInfo => ({ storage, kind, collection: codec.collection, field: codec.field, keys: codec.keys, sealer: codec.sealer });
+  const infoOf = (codec: FieldCodec, storage: Storage, kind: ColumnInfo['kind']): ColumnInfo => ({ storage, kind, collection: codec.collection, field: codec.field, tenant: codec.fixedTenant, keys: codec.keys, sealer: codec.sealer });
   const typed = <T extends RangeType>(name: string, options: EncryptedColumnOptions, type: T) => {
     const codec = fieldCodec(name, options);
     const storage = storageOf(options, name);

@@ -27,6 +27,8 @@ export interface ColumnInfo {
   kind: 'text' | 'json' | RangeType;
   collection: string;
   field: string;
+  /** The column's fixed tenant id, which binds all its values (its `tenant` option when that is a string). */
+  tenant: string | undefined;
   /** The tenant key store of a column with `keys`. */
   keys: TenantKeys | undefined;
   /** What the column seals with: the store's sealer, its keyRing, or the process-wide ring. */

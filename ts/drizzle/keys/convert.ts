@@ -7,7 +7,8 @@
 import * as native from '../../../index.js';
 import { getTableName, type Column, type Table } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
-import { cellSpec, drizzleDriver, type ColumnSpec, type Transact } from '../batch.js';
+import { cellSpec, drizzleDriver, type ColumnSpec } from '../batch.js';
+import type { Transact } from '../transactions.js';
 import { atColumn } from '../failures.js';
 import type { JobTableSpec } from '../jobs/table.js';
 import { runJob, type LeaseOptions } from '../leases.js';

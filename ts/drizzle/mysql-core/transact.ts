@@ -7,7 +7,7 @@
 // never decrypt again.
 import { sql } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
-import { asyncTransaction, type RunTransaction, type Transact } from '../batch.js';
+import { asyncTransaction, type RunTransaction, type Transact } from '../transactions.js';
 import { keyText } from '../errors.js';
 import { same } from './compare.js';
 

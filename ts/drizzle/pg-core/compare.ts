@@ -1,7 +1,7 @@
 // How PostgreSQL compares a cell in the batch operations' compare-and-set:
 // as the value read, byte for byte.
 import { sql, type SQL } from 'drizzle-orm';
-import { asyncTransaction, type Transact } from '../batch.js';
+import { asyncTransaction, type Transact } from '../transactions.js';
 import type { Cell } from '../operations.js';
 
 /**

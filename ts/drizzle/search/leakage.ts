@@ -4,7 +4,8 @@
 // "Leakage"). It reads the tokens only: nothing is decrypted.
 import type { Column, Table } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
-import { drizzleDriver, type BatchOptions, type Transact } from '../batch.js';
+import { drizzleDriver, type BatchOptions } from '../batch.js';
+import type { Transact } from '../transactions.js';
 import { indexColumnOf } from '../probe.js';
 
 export interface LeakageOptions {

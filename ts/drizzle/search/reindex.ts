@@ -6,7 +6,8 @@
 // every key of the ring (searcher.ts), so queries stay exact throughout.
 import type { Column, Table } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
-import { cellSpec, drizzleDriver, type BatchOptions, type Transact } from '../batch.js';
+import { cellSpec, drizzleDriver, type BatchOptions } from '../batch.js';
+import type { Transact } from '../transactions.js';
 import { atColumn } from '../failures.js';
 import type { JobTableSpec } from '../jobs/table.js';
 import { runJob } from '../leases.js';
