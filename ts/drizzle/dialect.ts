@@ -5,7 +5,7 @@ import { codedError } from '../shared/errors.js';
 import { batchHelpers } from './batch.js';
 import type { Transact } from './transactions.js';
 import { fieldCodec, jsonMappers, textMappers, type ColumnOptionsBase, type EncryptedColumnOptions, type FieldCodec, type OnKeyRing, type OnTenantKeys } from './codec.js';
-import { indexSite, originAt, storedFor } from './index-origin.js';
+import { indexSite, originAt, roundedAt, storedFor, type IndexSite } from './index-origin.js';
 import { tenantConversion } from './keys/convert.js';
 import { TenantKeys, type TenantKeysOptions } from './keys/store.js';
 import type { KeyTableSpec } from './keys/table.js';
@@ -76,6 +76,8 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
     return column<T>(name, info.storage === 'binary' ? sqlType.binary : sqlType.text, toDriver, mappers.fromDriver);
   };
   const infoOf = (codec: FieldCodec, storage: Storage, kind: ColumnInfo['kind']): ColumnInfo => ({ storage, kind, collection: codec.collection, field: codec.field, tenant: codec.fixedTenant, keys: codec.keys, sealer: codec.sealer });
+  /** A search or range index column's fromDriver: a StoredIndex of where it was read, refused on writing when the driver rounded its tokens. */
+  const readIndex = (site: IndexSite) => (stored: unknown) => new StoredIndex(search.read(stored), search.exact?.(stored) === false ? roundedAt(site) : originAt(site));
   const typed = <T extends RangeType>(name: string, options: EncryptedColumnOptions, type: T) => {
     const codec = fieldCodec(name, options);
     const storage = storageOf(options, name);
@@ -150,7 +152,7 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
       // Where the column stores words (FTS5, FULLTEXT), the addon writes them with the tokens (searchTokenText, wordText's text): no Buffer, no loop over its bytes here.
       const tokensOf = search.store === storeWords ? (value: string) => codec.tokenText(value) : (value: string) => search.store(codec.tokens(value), codec);
       const toDriver = (value: string | StoredIndex) => ((value as unknown) === SEARCH_PROBE ? answer : (storedFor(value, codec.site) ?? tokensOf(value as string)));
-      return column<string | StoredIndex>(name, search.type, toDriver, (stored: unknown) => new StoredIndex(search.read(stored), originAt(codec.site))) as BuilderOf<D, TName, string | StoredIndex, 'text'>;
+      return column<string | StoredIndex>(name, search.type, toDriver, readIndex(codec.site)) as BuilderOf<D, TName, string | StoredIndex, 'text'>;
     },
     /**
      * The range index of an encryptedNumber, encryptedBigint or
@@ -164,7 +166,7 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
       const codec = rangeCodec(name, options, search.spots, search.tokenTables === true);
       const answer: SearchColumn = { codec, sql: search };
       const toDriver = (value: RangeValues[T] | StoredIndex) => ((value as unknown) === SEARCH_PROBE ? answer : (storedFor(value, codec.site) ?? search.store(codec.tokens(value), codec)));
-      return column<RangeValues[T] | StoredIndex>(name, search.type, toDriver, (stored: unknown) => new StoredIndex(search.read(stored), originAt(codec.site))) as BuilderOf<D, TName, RangeValues[T] | StoredIndex, 'text'>;
+      return column<RangeValues[T] | StoredIndex>(name, search.type, toDriver, readIndex(codec.site)) as BuilderOf<D, TName, RangeValues[T] | StoredIndex, 'text'>;
     },
     ...batchHelpers(transact, jobs),
     reindexSearch: searchReindexer(transact, jobs),

@@ -47,6 +47,11 @@ export function originAt(site: IndexSite): IndexOrigin {
   return origin;
 }
 
+/** The origin of a value whose tokens the driver handed back rounded (SearchSql.exact): refused by storedFor. */
+export function roundedAt(site: IndexSite): IndexOrigin {
+  return Object.freeze({ ...originAt(site), rounded: true });
+}
+
 /**
  * The stored form of `value` when it is a StoredIndex that may go into a
  * column of `site` now, as a value or in a condition; undefined when it is
@@ -60,6 +65,12 @@ export function storedFor(value: unknown, site: IndexSite): string | undefined {
   const origin = originOf(value);
   if (origin === undefined) return stored;
   const fix = "Give this column the field's plaintext instead, which it indexes for the tenant in scope.";
+  if (origin.rounded) {
+    throw new AleColumnError(
+      { code: 'ALE_INVALID_INPUT', message: `this StoredIndex was read through JSON (a relation nested in db.query), which rounds its 64-bit tokens: stored, its row would drop out of the ${site.text}'s queries. Leave the column out of the write, or give it the field's plaintext, which it indexes for the tenant in scope.` },
+      site.where,
+    );
+  }
   if (origin.key !== site.key) {
     throw new AleColumnError({ code: 'ALE_INVALID_INPUT', message: `this StoredIndex was read from the ${origin.text}, and its tokens are not this ${site.text}'s: no search or lookup here would find its row. ${fix}` }, site.where);
   }

@@ -69,6 +69,8 @@ export interface IndexOrigin {
   readonly key: string;
   readonly text: string;
   readonly tenant: string | undefined;
+  /** Set when the driver handed the tokens back rounded: the value is read, and refused where it would be written or compared. */
+  readonly rounded?: true;
 }
 
 /** The stored hash when `value` is a StoredIndex of either build, else undefined. */

@@ -21,6 +21,10 @@ export const pgSearch: SearchSql = {
   store: arrayLiteral,
   // Both drivers hand back an array of strings.
   read: (stored) => (Array.isArray(stored) ? `{${stored.join(',')}}` : String(stored)),
+  // Except through JSON: drizzle's relational queries nest a relation's
+  // columns in json_build_array, and the drivers parse its bigints as JS
+  // numbers, rounded past 2^53.
+  exact: (stored) => !Array.isArray(stored) || stored.every((token) => typeof token !== 'number' || Number.isSafeInteger(token)),
   list: (stored) => (stored === '{}' ? [] : stored.slice(1, -1).split(',')),
   where(column, sets) {
     const each = sets.map((set) => sql`${column} @> ${arrayLiteral(cappedTokens(set))}::bigint[]`);

@@ -16,6 +16,8 @@ export interface SearchSql {
   store(tokens: Buffer, codec: IndexCodec): string;
   /** What the driver reads back, as `store` wrote it. */
   read(stored: unknown): string;
+  /** Whether what the driver handed back holds the tokens exactly (only PostgreSQL's can fail to); taken as true when left out. */
+  exact?(stored: unknown): boolean;
   /** The tokens of a value `read` gave, one string each (the same token, the same string). */
   list(stored: string): string[];
   /** The rows that hold every token of at least one set: the candidates. */
