@@ -310,6 +310,16 @@ export function drizzleSuite(d) {
       assert.deepEqual((await withTenant('acme', () => db.select().from(legacyUsers))).map((r) => r.email), ['v2: draft']);
     });
 
+    // SQLite alone lets a text column hold bytes (a table that drizzle-kit rebuilt from binary storage keeps its BLOBs).
+    test('legacy plaintext serves only strings: bytes in the text column (a binary envelope) fail the read, as migratePlaintext refuses them', { skip: d.binaryType !== 'blob' }, async () => {
+      const envelope = new ale.KeyRing([SECRET]).encryptBinary('the plaintext', 'acme', 'legacy_users', 'email');
+      await db.insert(legacyUsers).values({ id: 1, tenantId: 'acme', email: sql`${envelope}` });
+      const e = await withTenant('acme', () => db.select().from(legacyUsers)).catch((e) => e);
+      assert.equal(e?.code, 'ALE_INVALID_INPUT', e?.stack ?? `read as ${JSON.stringify(e)}`);
+      const m = await mod.migratePlaintext(db, { table: legacyUsers, key: legacyUsers.id, columns: [{ column: legacyUsers.email }], tenant: 'acme' }).catch((e) => e);
+      assert.equal(m?.code, 'ALE_MALFORMED_ENVELOPE');
+    });
+
     test('migratePlaintext on a column with a fixed tenant: another tenant, or a tenant column, is refused before a row is read; its own seals what the column reads', async () => {
       const main = legacyUsersWith({ collection: 'legacy_users', legacyPlaintext: true, tenant: 'main' });
       await db.insert(main).values({ id: 1, tenantId: 'default', email: sql`${'a@plain.test'}` });

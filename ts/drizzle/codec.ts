@@ -178,7 +178,12 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
       throw e;
     }
   };
-  const legacyText = (stored: string) => (isLegacy(stored) ? stored : undefined);
+  // Only a string can be a text column's plaintext: a Buffer (a binary
+  // envelope a table rebuild left in the column) or a number (an old
+  // INTEGER cell) goes on to decrypt, which refuses it, as migratePlaintext
+  // does; served as the value, it would be ciphertext or a number typed as
+  // a string.
+  const legacyText = (stored: string) => (typeof stored === 'string' && isLegacy(stored) ? stored : undefined);
   const legacyBytes = (stored: unknown) => (legacyOpen() ? atColumn(where, () => binaryPlaintext(storedBytes(stored))) : undefined);
 
   /**
