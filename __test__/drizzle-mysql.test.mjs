@@ -105,3 +105,23 @@ if (url) {
     assert.deepEqual(exact.rows, ids.map((id, i) => [id, `p${i + 1}`]));
   });
 }
+
+test('reindexSearch refuses a server whose innodb_ft_min_token_size (read-only, set at start-up) would leave every 6-character search word out of FULLTEXT', async () => {
+  const keyRing = new ale.KeyRing([SECRET]);
+  const notes = mysqlTable('notes', {
+    id: int('id').primaryKey(),
+    body: mod.encryptedText('body', { collection: 'notes', keyRing }),
+    bodySearch: mod.searchIndexColumn('body_search', { collection: 'notes', field: 'body', keyRing }),
+  });
+  const asked = [];
+  // A server set so: what it answers to the one query the check sends, before any row is read.
+  const server = (n) => ({ execute: async (q) => (asked.push(q), [[{ n }], []]) });
+  const options = { table: notes, key: notes.id, columns: [{ source: notes.body, index: notes.bodySearch }], tenant: 'acme' };
+  const e = await mod.reindexSearch(server(7), options).catch((e) => e);
+  assert.equal(e?.code, 'ALE_INVALID_INPUT', String(e?.stack ?? e));
+  assert.match(e.message, /innodb_ft_min_token_size is 7, .* no search would find a row. Set it to 6 or less/);
+  assert.equal(asked.length, 1);
+  // at 6 the check passes, and the run goes on to read the table (which this stand-in cannot)
+  const passed = await mod.reindexSearch(server(6), options).catch((e) => e);
+  assert.doesNotMatch(String(passed?.message), /innodb_ft_min_token_size/);
+});

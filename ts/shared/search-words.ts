@@ -8,7 +8,7 @@ import { codedError } from './errors.js';
 
 const DIGITS = Buffer.from('0123456789abcdefghijklmnopqrstuv', 'latin1');
 /** Digits a word. */
-const WORD_LEN = 6;
+export const WORD_LEN = 6;
 
 /** The bits of the token at `at` of `tokens` that its word keeps: its first 30 (of its first 32, the last two dropped). */
 const wordBits = (tokens: Buffer, at: number): number => tokens.readUInt32BE(at) >>> 2;

@@ -5,7 +5,8 @@
 // index (searchIndexSql(); drizzle-kit cannot declare one).
 import { sql, getTableName, type Column, type Table } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/mysql-core';
-import { tokenWords } from '../../shared/search-words.js';
+import { codedError } from '../../shared/errors.js';
+import { tokenWords, WORD_LEN } from '../../shared/search-words.js';
 import { bothEnds, tableKey, type KeyConfig } from '../range/table-key.js';
 import { allHex, inText, cappedTokens, storeWords, type EndsQuery, type SearchSql } from '../search/sql.js';
 import { quoteId } from './names.js';
@@ -15,6 +16,7 @@ export const mysqlSearch: SearchSql = {
   type: 'mediumtext',
   store: storeWords,
   read: (stored) => String(stored),
+  serverCheck: wordsKept,
   list: (stored) => (stored === '' ? [] : stored.split(' ')),
   where(column, sets) {
     const each = sets.map((set) => sql`match(${column}) against(${tokenWords(cappedTokens(set)).map((t) => `+${t}`).join(' ')} in boolean mode)`);
@@ -32,6 +34,24 @@ export const mysqlSearch: SearchSql = {
   any: (column, tokens, except, codec) =>
     codec.tokenTable !== undefined ? inTokenTable(column, codec.tokenTable, tokens, except) : sql`match(${column}) against(${[...allHex(tokens), ...allHex(except).map((t) => `-${t}`)].join(' ')} in boolean mode)`,
 };
+
+/**
+ * InnoDB's FULLTEXT index leaves out words shorter than
+ * innodb_ft_min_token_size (3 by default, up to 16), with no error: past 6,
+ * every search word, and with it every search, finds nothing. Range words
+ * (16 digits) are always kept.
+ */
+async function wordsKept(db: unknown): Promise<void> {
+  const [rows] = (await (db as { execute(q: unknown): Promise<unknown> }).execute(sql`select @@innodb_ft_min_token_size as n`)) as [Array<{ n: unknown }>];
+  const n = Number(rows?.[0]?.n);
+  if (n > WORD_LEN) {
+    throw codedError(
+      'ALE_INVALID_INPUT',
+      `the server's innodb_ft_min_token_size is ${n}, so its FULLTEXT indexes leave out words shorter, and every search token is a word of ${WORD_LEN} characters: ` +
+        `no search would find a row. Set it to ${WORD_LEN} or less (the default is 3) in the server's configuration, restart it, and rebuild the FULLTEXT indexes (docs/search.md, "Words of 30 bits")`,
+    );
+  }
+}
 
 /**
  * A part's rows with the least and the greatest keys, up to `n` (half

@@ -64,6 +64,7 @@ export function searchReindexer(transact: Transact, jobs: JobTableSpec | undefin
       }
       return { spec, codec, sql, stores: [columnInfo(source)?.keys, codec.keys], where: { table: spec.table, column: codec.column, collection: codec.collection } };
     });
+    for (const check of new Set(pairs.filter((p) => p.codec.source === 'text').map((p) => p.sql.serverCheck))) await check?.(db);
     // The tenant key stores of the columns: each batch's tenants are loaded in them first.
     const stores = [...new Set(pairs.flatMap((p) => p.stores))].filter((k) => k !== undefined);
     let driver = drizzleDriver(db, options.table, options.key, options.columns.flatMap((c) => [c.source, c.index]), options.tenant, transact);

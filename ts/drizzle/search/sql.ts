@@ -16,6 +16,11 @@ export interface SearchSql {
   store(tokens: Buffer, codec: IndexCodec): string;
   /** What the driver reads back, as `store` wrote it. */
   read(stored: unknown): string;
+  /**
+   * Refuses a server whose settings would leave search words out of the
+   * index (MySQL's FULLTEXT minimum word length); reindexSearch asks first.
+   */
+  serverCheck?(db: unknown): Promise<void>;
   /** Whether what the driver handed back holds the tokens exactly (only PostgreSQL's can fail to); taken as true when left out. */
   exact?(stored: unknown): boolean;
   /** The tokens of a value `read` gave, one string each (the same token, the same string). */
