@@ -22,9 +22,22 @@ export function newCounters(keys: number): SharedArrayBuffer {
 
 export class Counters {
   readonly #c: BigUint64Array;
+  /** Where the warning's threshold and flag live: these counters', or a ring of tenants' (warnAs). */
+  #w: BigUint64Array;
 
   constructor(buffer: SharedArrayBuffer) {
     this.#c = new BigUint64Array(buffer);
+    this.#w = this.#c;
+  }
+
+  /**
+   * Warns by `ring`'s threshold and flag: a tenant's ring in a ring of
+   * tenants, as the addon does (one warning for the ring of tenants, at its
+   * threshold, when a tenant's primary reaches it; SECURITY.md, "Shredding:
+   * what it covers and what it does not").
+   */
+  warnAs(ring: Counters): void {
+    this.#w = ring.#c;
   }
 
   get buffer(): SharedArrayBuffer {
@@ -46,7 +59,7 @@ export class Counters {
   /** Counts an encryption under the primary and warns, once, when the count reaches the threshold. */
   countEncryption(): void {
     const count = Atomics.add(this.#c, encryptionsOf(0), 1n) + 1n;
-    if (count >= Atomics.load(this.#c, WARN_AT) && Atomics.compareExchange(this.#c, WARNED, 0n, 1n) === 0n) {
+    if (count >= Atomics.load(this.#w, WARN_AT) && Atomics.compareExchange(this.#w, WARNED, 0n, 1n) === 0n) {
       // Emitted after the encryption returns, as the addon does: a replaced
       // emitWarning that throws or encrypts again cannot touch this call.
       setImmediate(() =>

@@ -116,6 +116,7 @@ export class Ring {
     if (tenant.includes(':')) throw invalidContext('tenantId', "contains ':'");
     if (ring.#tenants || !ring.#keys[0]?.id) throw invalidInput("a tenant's ring must have key ids (options.keyIds)");
     if (ring.ivLength !== this.ivLength) throw invalidInput("a tenant's ring must have the IV length of the ring of tenants");
+    ring.#counters.warnAs(this.#counters);
     tenants.set(tenant, ring);
   }
 
