@@ -449,6 +449,9 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
       'an id that is a number': { keyIds: [ids[0], 5] },
       'an index key of 31 bytes': { keyIds: ids, indexKey: Buffer.alloc(31) },
       'an index key that is a string': { keyIds: ids, indexKey: 'x'.repeat(32) },
+      'ids that are null': { keyIds: null },
+      "the primary's id left out (a hole)": { keyIds: [, ids[1]] }, // eslint-disable-line no-sparse-arrays
+      'an index key that is null': { keyIds: ids, indexKey: null },
     })) {
       same((b) => new b.KeyRing([k1, k2], options), `keyed ring: ${name}`);
     }

@@ -149,10 +149,12 @@ export function readOptions(options: unknown): Options {
     }
     out.maxEnvelopeLength = maxEnvelopeLength;
   }
-  if (keyIds !== undefined && keyIds !== null) {
+  // null is refused as the addon refuses it, and a hole in keyIds too: map()
+  // would pass it over and leave the primary with no id.
+  if (keyIds !== undefined) {
     const bad = () => invalidInput('options.keyIds must be an array of key ids, 22 base64url characters each');
     if (!Array.isArray(keyIds)) throw bad();
-    out.keyIds = keyIds.map((id: unknown) => {
+    out.keyIds = Array.from(keyIds, (id: unknown) => {
       if (typeof id !== 'string') throw bad();
       try {
         return parseKeyId(id);
@@ -161,7 +163,7 @@ export function readOptions(options: unknown): Options {
       }
     });
   }
-  if (indexKey !== undefined && indexKey !== null) {
+  if (indexKey !== undefined) {
     if (!types.isUint8Array(indexKey) || indexKey.length !== 32) throw invalidInput('options.indexKey must be a 32-byte Uint8Array');
     out.indexKey = Buffer.from(indexKey);
   }
