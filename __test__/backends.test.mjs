@@ -438,6 +438,11 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
       same((b) => plainRing[b === native ? 'native' : 'js'].decrypt(text, 't', 'c', 'f'), 'a v2 value in a ring without ids');
       same((b) => rings[b === native ? 'native' : 'js'].decrypt(v1, 't', 'c', 'f'), 'a v1 value in a keyed ring');
       same((b) => older[b === native ? 'native' : 'js'].decryptBinary(rings.native.encryptBinary('x', 't', 'c', 'f'), 't', 'c', 'f'), 'a binary v2 value whose key is not loaded');
+      // A ciphertext that does not decode is malformed whether a key is there to try or not (the core decoded it only before a try).
+      const cut = (envelope) => `${envelope.slice(0, envelope.lastIndexOf(':') + 1)}A`;
+      same((b) => plainRing[b === native ? 'native' : 'js'].decrypt(cut(text), 't', 'c', 'f'), 'a v2 value whose key is not loaded, its ciphertext cut');
+      same((b) => rings[b === native ? 'native' : 'js'].decrypt(cut(v1), 't', 'c', 'f'), 'a v1 value in a keyed ring, its ciphertext cut');
+      assert.equal(outcome(() => rings.native.decrypt(cut(v1), 't', 'c', 'f')).code, 'ALE_MALFORMED_ENVELOPE');
       assert.equal(outcome(() => plainRing.js.decrypt(text, 't', 'c', 'f')).code, 'ALE_KEY_NOT_LOADED');
     }
     for (const [name, options] of Object.entries({
