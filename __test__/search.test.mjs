@@ -225,6 +225,17 @@ describe('search tokens, on the backend in use', () => {
     throwsCode(assert, () => tenants.searchQuery('müller', 'words', ...CTX), 'ALE_KEY_NOT_LOADED');
   });
 
+  test("a column that keeps prefixes and no words serves `müll*` in a word search, with the prefix query's token; a whole word needs the words index", () => {
+    const prefixes = { contains: false, words: false };
+    const hex = (b) => b.toString('hex');
+    assert.equal(hex(ring.searchQuery('Müll*', 'words', ...CTX, prefixes)), hex(ring.searchQuery('müll', 'prefix', ...CTX, prefixes)));
+    assert.ok(ring.searchTokens('Jürgen Müller', ...CTX, prefixes).includes(ring.searchQuery('müll*', 'words', ...CTX, prefixes)));
+    for (const query of ['müller', 'jürgen müll*']) {
+      const e = throwsCode(assert, () => ring.searchQuery(query, 'words', ...CTX, prefixes), 'ALE_INVALID_INPUT');
+      assert.match(e.message, /needs the column's words index/);
+    }
+  });
+
   test('bad input gets a coded error and names no value', () => {
     const secretValue = 'Jürgen Müller, secret';
     for (const [fn, code] of [

@@ -53,7 +53,7 @@ export function queryTokens(column: ColumnTokens, query: string, kind: QueryKind
     if (found.length === 1 && found[0].length === text.length && indexes.prefix) parts.push(column.tokens('prefix', [queryPrefix(found[0])]));
     else parts.push(contains(column, text, indexes));
   } else {
-    if (!indexes.words) throw missing('words');
+    // Each term needs the index it looks up, as in the core (crates/core/src/search/index.rs).
     for (const raw of query.split(WHITE_SPACE).filter((t) => t !== '')) {
       const prefix = raw.endsWith('*');
       const found = words(normalize(prefix ? raw.slice(0, -1) : raw, folding));
@@ -62,6 +62,7 @@ export function queryTokens(column: ColumnTokens, query: string, kind: QueryKind
           if (!indexes.prefix) throw missing('prefix');
           parts.push(column.tokens('prefix', [queryPrefix(word)]));
         } else {
+          if (!indexes.words) throw missing('words');
           parts.push(column.tokens('word', [word]));
         }
       });

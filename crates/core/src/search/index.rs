@@ -93,9 +93,8 @@ pub fn query_tokens(
             }
         }
         Query::Words(q) => {
-            if !indexes.words {
-                return Err(missing("words"));
-            }
+            // Each term needs the index it looks up: a column that keeps
+            // prefixes alone serves `müll*`, one that keeps words alone `müller`.
             for term in q.split_whitespace() {
                 let (term, prefix) = match term.strip_suffix('*') {
                     Some(stem) => (stem, true),
@@ -116,6 +115,9 @@ pub fn query_tokens(
                             out,
                         );
                     } else {
+                        if !indexes.words {
+                            return Err(missing("words"));
+                        }
                         column.tokens_into(Kind::Word, [word.as_bytes()], out);
                     }
                 }
