@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hkdfSync } from 'node:crypto';
 import { inspect } from 'node:util';
-import { ale, CTX } from './helpers.mjs';
+import { ale, CTX, OLD_SECRET } from './helpers.mjs';
 import { resolveKeyMaterial } from './fixtures/sveltycms-reference.mjs';
 
 // A base64url secret (44 characters with '-': the key is its bytes) and a
@@ -114,7 +114,7 @@ test("a failed query's DrizzleQueryError lists envelopes and index terms, never 
   }
 });
 
-test("migratePlaintext: a batch's failed write is ALE_BATCH_WRITE_FAILED with the database's codes, never the plaintext it compared", async () => {
+test("migratePlaintext and rotateKeys: a batch's failed write is ALE_BATCH_WRITE_FAILED with the database's codes, never the plaintext it compared", async () => {
   const { DatabaseSync } = await import('node:sqlite');
   const { drizzle } = await import('drizzle-orm/sqlite-proxy');
   const { integer, sqliteTable } = await import('drizzle-orm/sqlite-core');
@@ -137,4 +137,11 @@ test("migratePlaintext: a batch's failed write is ALE_BATCH_WRITE_FAILED with th
   const shown = `${e.message}\n${e.stack}\n${inspect(e, { depth: 5 })}`;
   for (const f of forbidden) assert.ok(!shown.includes(f), `leaks ${f.slice(0, 8)}…`);
   assert.deepEqual(file.prepare('SELECT body FROM notes ORDER BY id').all().map((r) => r.body), [PLAINTEXT, `${PLAINTEXT} two`], 'nothing written');
+  // Every batch operation's failed write is coded the same way: rotateKeys here.
+  const old = new ale.KeyRing([OLD_SECRET]);
+  file.prepare('UPDATE notes SET body = ?').run(old.encrypt(PLAINTEXT, 'acme', 'notes', 'body'));
+  const rotating = sqliteTable('notes', { id: integer('id').primaryKey(), body: m.encryptedText('body', { collection: 'notes', keyRing: old }) });
+  const r = await m.rotateKeys(db, { table: rotating, key: rotating.id, columns: [{ column: rotating.body }], tenant: 'acme', keyRing: new ale.KeyRing([SECRET, OLD_SECRET]) }).catch((err) => err);
+  assert.equal(r?.code, 'ALE_BATCH_WRITE_FAILED', String(r?.stack ?? r));
+  assert.match(r.message, /code SQLITE_BUSY, errno 5/);
 });

@@ -72,7 +72,8 @@ export function cellSpec(what: string, table: Table, column: Column, collection?
 
 /**
  * Reads `columns` of `table` raw, by `key` order, with each row's tenant
- * (none when `tenant` is undefined), and writes RowUpdates by compare-and-set.
+ * (none when `tenant` is undefined), and writes RowUpdates by compare-and-set;
+ * a write the database fails is ALE_BATCH_WRITE_FAILED.
  */
 export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: unknown[], tenant: BatchOptions['tenant'] | undefined, transact: Transact): BatchDriver {
   for (const c of columns) tenantAgrees(c, tenant);
@@ -100,7 +101,8 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
   const value = (v: Cell) => (v === null ? sql`null` : sql`${v}`);
   const { run, same } = transact;
 
-  return {
+  // A failed write's error would list its parameters: coded instead (write-failure.ts).
+  return withoutParameters({
     async fetch(afterKey, limit, upTo) {
       const rows: Record<string, unknown>[] = await db
         .select(selection)
@@ -137,7 +139,7 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
         .offset(offset);
       return row?.key;
     },
-  };
+  });
 }
 
 /**
@@ -267,7 +269,7 @@ export function batchHelpers(transact: Transact, jobs: JobTableSpec | undefined)
         throw codedError('ALE_INVALID_INPUT', `migratePlaintext: column "${keyed.column}" has keys, so its values are sealed under each tenant's data key; leave out options.keyRing`);
       }
       const stores = [...new Set(options.columns.map((c) => columnInfo(c.column)?.keys).filter((k) => k !== undefined))];
-      let driver = withoutParameters(driverFor(db, options));
+      let driver = driverFor(db, options);
       if (stores.length > 0) driver = loadingTenants(driver, async (t) => void (await Promise.all(stores.map((k) => k.load(t)))));
       return runJob(db, jobs, driver, options, eachCell(specs, encryptPlaintext(options.keyRing)));
     },

@@ -1,7 +1,9 @@
-// migratePlaintext's failed writes, reported without their parameters. Its
-// compare-and-set sends the plaintext it read, and a failed query's error
-// lists the query's parameters (Drizzle's DrizzleQueryError message,
-// mysql2's `sql`), which would put that plaintext in a message.
+// A batch operation's failed writes, reported without their parameters.
+// migratePlaintext's compare-and-set sends the plaintext it read, and a
+// failed query's error lists the query's parameters (Drizzle's
+// DrizzleQueryError message, mysql2's `sql`), which would put that
+// plaintext in a message; the others' hold envelopes and tokens, and get
+// the same coded error.
 import { causes } from '../shared/causes.js';
 import { codedError } from '../shared/errors.js';
 import { keyText } from './errors.js';
@@ -23,8 +25,8 @@ export function withoutParameters(driver: BatchDriver): BatchDriver {
         const rows = updates.length === 0 ? '' : `, rows ${keyText(updates[0].key)} to ${keyText(updates[updates.length - 1].key)}`;
         throw codedError(
           'ALE_BATCH_WRITE_FAILED',
-          `migratePlaintext: a batch's write failed in the database${codesOf(e)}${rows}. Its transaction was rolled back where the table's engine can (not MyISAM), ` +
-            "and a rerun resumes from the rows still in plaintext, unless the same error comes back (the codes say which). The database's message is left out: the query compared each row with its plaintext, which the message would show.",
+          `a batch's write failed in the database${codesOf(e)}${rows}. Its transaction was rolled back where the table's engine can (not MyISAM), ` +
+            "and a rerun resumes from the rows not yet done, unless the same error comes back (the codes say which). The database's message is left out: the query compared each row with the values it read (migratePlaintext: the plaintext), which the message would show.",
         );
       }
     },
