@@ -107,3 +107,32 @@ test("every dialect module, in both builds, re-exports all of @sveltycms/ale/dri
     for (const key of Object.keys(esm)) assert.equal(typeof mod[key], typeof esm[key], `${name}.${key}`);
   }
 });
+
+test('searchHits and searchHitsPlaceholder of one build take the columns and conditions of the other, and find the same rows', async () => {
+  const ring = new ale.KeyRing([SECRET]);
+  const s = await openSqlite(':memory:', { wal: false });
+  try {
+    s.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT, body_search TEXT)');
+    const notesOf = (mod) =>
+      sqliteTable('notes', {
+        id: integer('id').primaryKey(),
+        body: mod.encryptedText('body', { collection: 'notes', tenant: 'acme', keyRing: ring }),
+        bodySearch: mod.searchIndexColumn('body_search', { collection: 'notes', field: 'body', tenant: 'acme', keyRing: ring, fts: 'notes_fts' }),
+      });
+    const [cjsNotes, esmNotes] = [notesOf(cjsSqlite), notesOf(esmSqlite)];
+    for (const stmt of esmSqlite.searchIndexSql(esmNotes, esmNotes.bodySearch, 'notes_fts')) s.exec(stmt);
+    for (const [id, body] of [[1, 'express delivery'], [2, 'slow delivery'], [3, 'express mail']]) await s.db.insert(esmNotes).values({ id, body, bodySearch: body });
+    for (const [made, hitsFrom] of [[cjsSqlite, esmSqlite], [esmSqlite, cjsSqlite]]) {
+      const notes = made === cjsSqlite ? cjsNotes : esmNotes;
+      const where = made.searchWords(notes.bodySearch, 'express');
+      const hits = hitsFrom.searchHits(where);
+      const ids = (await s.db.select({ id: notes.id }).from(hits.table).innerJoin(notes, hits.on).where(hits.match).orderBy(hits.rowid)).map((r) => r.id);
+      assert.deepEqual(ids, [1, 3]);
+      const placed = hitsFrom.searchHitsPlaceholder(notes.bodySearch);
+      const prepared = s.db.select({ id: notes.id }).from(placed.table).innerJoin(notes, placed.on).where(placed.match).orderBy(placed.rowid).prepare();
+      assert.deepEqual((await prepared.all({ match: placed.matchOf(made.searchWords(notes.bodySearch, 'delivery')) })).map((r) => r.id), [1, 2]);
+    }
+  } finally {
+    s.close();
+  }
+});

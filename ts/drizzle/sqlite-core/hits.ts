@@ -84,7 +84,9 @@ export function searchHits(where: SQL): SearchHits {
 export function searchHitsPlaceholder(column: Column, name = 'match'): SearchHitsPlaceholder {
   const what = 'searchHitsPlaceholder';
   const { codec, sql: dialect } = searchColumnOf(column, what);
-  if (dialect !== sqliteSearch || codec.fts === undefined) throw codedError('ALE_INVALID_INPUT', `${what}: the column is not a SQLite search index column with an FTS5 table (\`fts\`)`);
+  // By its SQL type, which only SQLite's search columns have: the dialect
+  // object of the other build (ESM or CommonJS) is another object.
+  if (dialect.type !== sqliteSearch.type || codec.fts === undefined) throw codedError('ALE_INVALID_INPUT', `${what}: the column is not a SQLite search index column with an FTS5 table (\`fts\`)`);
   if (typeof name !== 'string' || name === '') throw codedError('ALE_INVALID_INPUT', `${what}: the placeholder's name must be a non-empty string`);
   const [fts, searched] = [codec.fts, getTableName(column.table as Table)];
   return {

@@ -18,7 +18,7 @@ export const sqliteSearch: SearchSql = {
       // the CMS's content search does). Tokens and the column are quoted: a
       // bare word could read as a keyword.
       const where = ftsMatch(column, codec.fts, sets.map((set) => `(${tokenWords(cappedTokens(set)).map((t) => `"${t}"`).join(' AND ')})`).join(' OR '));
-      ftsQueries.set(where.sql, where.query);
+      Object.defineProperty(where.sql, FTS_QUERY, { value: where.query });
       return where.sql;
     }
     // Every word is 6 digits between spaces, so a hit of `instr` is a whole word.
@@ -68,12 +68,16 @@ export interface FtsQuery {
   readonly match: string;
 }
 
-const ftsQueries = new WeakMap<SQL, FtsQuery>();
+/**
+ * Where a condition keeps its FTS5 query: a property of the condition under
+ * a Symbol.for key, so that searchHits of one build (ESM or CommonJS) reads
+ * the conditions of the other, as the column probes are (asking.ts).
+ */
+const FTS_QUERY = Symbol.for('@sveltycms/ale/fts-query');
 
 /** The FTS5 table and query of a condition on a column with `fts`, if `where` is one (anything else, null included, is not). */
 export function ftsQueryOf(where: unknown): FtsQuery | undefined {
-  // A WeakMap answers undefined for a key that is not an object.
-  return ftsQueries.get(where as SQL);
+  return typeof where === 'object' && where !== null ? (where as { [FTS_QUERY]?: FtsQuery })[FTS_QUERY] : undefined;
 }
 
 /** `query` in `column` only, in FTS5's query language. */
