@@ -2,6 +2,9 @@
 // SQLite (node:sqlite behind sqlite-proxy and better-sqlite3 under Node,
 // bun:sqlite under Bun) with an FTS5 table, PostgreSQL (node-postgres,
 // postgres.js) with a GIN index, MariaDB (mysql2) with a FULLTEXT index.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +17,7 @@ import * as pgMod from '@sveltycms/ale/drizzle/pg';
 import * as mysqlMod from '@sveltycms/ale/drizzle/mysql';
 import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
 import { searchSuite } from './search-suite.mjs';
+import { ale } from './helpers.mjs';
 import { serverUrl } from './servers.mjs';
 import { inline, mysqlDriver, oracleDrivers, pgDrivers as pgDriversOn } from './fixtures/dialects.mjs';
 
@@ -133,3 +137,30 @@ if (mysqlUrl && oracleDrivers('mysql', ['mysql2']).length > 0) {
     },
   });
 }
+
+test("a ring of tenants as a column's keyRing: once a tenant's key rotates, search and range conditions still find the rows indexed under its previous secret", async () => {
+  const ring = ale.KeyRing.forTenants();
+  const [older, newer] = [[randomBytes(32), randomBytes(16).toString('base64url')], [randomBytes(32), randomBytes(16).toString('base64url')]];
+  ring.setTenant('acme', [older[0]], { keyIds: [older[1]] });
+  const on = { collection: 'orders', tenant: 'acme', keyRing: ring };
+  const orders = sqliteTable('orders', {
+    id: sqliteInteger('id').primaryKey(),
+    note: sqliteMod.encryptedText('note', on),
+    noteSearch: sqliteMod.searchIndexColumn('note_search', { ...on, field: 'note' }),
+    total: sqliteMod.encryptedNumber('total', on),
+    totalRange: sqliteMod.rangeIndexColumn('total_range', { ...on, field: 'total', type: 'number' }),
+  });
+  const s = await openSqlite(':memory:', { wal: false });
+  try {
+    s.exec('CREATE TABLE orders (id INTEGER PRIMARY KEY, note TEXT, note_search TEXT, total TEXT, total_range TEXT)');
+    await s.db.insert(orders).values({ id: 1, note: 'express delivery', noteSearch: 'express delivery', total: 512, totalRange: 512 });
+    ring.setTenant('acme', [newer[0], older[0]], { keyIds: [newer[1], older[1]] });
+    await s.db.insert(orders).values({ id: 2, note: 'express mail', noteSearch: 'express mail', total: 640, totalRange: 640 });
+    const ids = async (where) => (await s.db.select({ id: orders.id }).from(orders).where(where).orderBy(orders.id)).map((r) => r.id);
+    assert.deepEqual(await ids(sqliteMod.searchWords(orders.noteSearch, 'express')), [1, 2]);
+    assert.deepEqual(await ids(sqliteMod.searchPrefix(orders.noteSearch, 'deliv')), [1]);
+    assert.deepEqual(await ids(sqliteMod.rangeGte(orders.totalRange, 500)), [1, 2]);
+  } finally {
+    s.close();
+  }
+});

@@ -23,14 +23,20 @@ export interface Searcher {
   rangeQueries(nodes: Buffer, tenantId: string, collectionId: string, fieldName: string): Buffer[];
 }
 
-/** A KeyRing's tokens: every secret of the ring, primary first (a ring of tenants has no count of its own: its tenant's key). */
+/**
+ * A KeyRing's tokens: every secret of the ring, primary first. A ring of
+ * tenants has no count of its own (its size is 0), and each tenant's ring
+ * may hold previous secrets: asked until it refuses, as the process-wide
+ * ring is.
+ */
 export function ringSearcher(ring: KeyRing): Searcher {
+  const every = (make: (secret: number) => Buffer) => (ring.size > 0 ? Array.from({ length: ring.size }, (_, secret) => make(secret)) : untilRefused(make));
   return {
     searchTokens: (value, t, c, f, options) => ring.searchTokens(value, t, c, f, options),
     searchTokenText: (value, t, c, f, options) => ring.searchTokenText(value, t, c, f, options),
-    searchQueries: (query, kind, t, c, f, options) => Array.from({ length: Math.max(1, ring.size) }, (_, secret) => ring.searchQuery(query, kind, t, c, f, { ...options, secret })),
+    searchQueries: (query, kind, t, c, f, options) => every((secret) => ring.searchQuery(query, kind, t, c, f, { ...options, secret })),
     rangeTokens: (nodes, t, c, f) => ring.rangeTokens(nodes, t, c, f),
-    rangeQueries: (nodes, t, c, f) => Array.from({ length: Math.max(1, ring.size) }, (_, secret) => ring.rangeTokens(nodes, t, c, f, { secret })),
+    rangeQueries: (nodes, t, c, f) => every((secret) => ring.rangeTokens(nodes, t, c, f, { secret })),
   };
 }
 
@@ -59,7 +65,12 @@ export const processSearcher: Searcher = {
 
 /** `make(secret)` for the process-wide ring's primary, then each previous secret. */
 function everySecret(make: (secret: number) => Buffer): Buffer[] {
-  const sets = [onProcessRing(() => make(0))];
+  return untilRefused((secret) => (secret === 0 ? onProcessRing(() => make(0)) : make(secret)));
+}
+
+/** `make(secret)` for the primary, then each previous secret, until an index past the last. */
+function untilRefused(make: (secret: number) => Buffer): Buffer[] {
+  const sets = [make(0)];
   // A ring holds at most a handful of secrets; an index past the last is ALE_INVALID_INPUT.
   for (let secret = 1; ; secret++) {
     try {
