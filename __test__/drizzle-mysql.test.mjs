@@ -121,6 +121,9 @@ test('reindexSearch refuses a server whose innodb_ft_min_token_size (read-only, 
   assert.equal(e?.code, 'ALE_INVALID_INPUT', String(e?.stack ?? e));
   assert.match(e.message, /innodb_ft_min_token_size is 7, .* no search would find a row. Set it to 6 or less/);
   assert.equal(asked.length, 1);
+  // the serverless drivers' answer, an object with rows, is read too
+  const serverless = { execute: async () => ({ rows: [{ n: 9 }] }) };
+  assert.match((await mod.reindexSearch(serverless, options).catch((e) => e))?.message, /innodb_ft_min_token_size is 9/);
   // at 6 the check passes, and the run goes on to read the table (which this stand-in cannot)
   const passed = await mod.reindexSearch(server(6), options).catch((e) => e);
   assert.doesNotMatch(String(passed?.message), /innodb_ft_min_token_size/);

@@ -821,6 +821,8 @@ export function tenantKeysSuite(d) {
       assert.equal(await codeOf(() => tenantKeys(db, { kek: 'too short' })), 'ALE_INVALID_KEY');
       // A provider's id is stored with every key it wraps (MySQL: varchar(255)); a longer one, cut to fit outside a strict sql_mode, would hold no key.
       for (const id of ['k'.repeat(256), '', undefined, 7]) assert.equal(await codeOf(() => tenantKeys(db, { kek: kekWith(specs.current, () => ({ id })) })), 'ALE_INVALID_KEY', String(id));
+      // a previous KEK's id is never stored, only asked about: any length
+      tenantKeys(db, { kek: [kek(), kekWith(specs.current, () => ({ id: 'k'.repeat(300) }))] });
       const longest = 'k'.repeat(255);
       const longKek = () => kekWith(specs.current, (inner) => ({ id: longest, holds: (ref) => ref === longest, unwrap: (w, ref, ...a) => inner.unwrap(w, ref === longest ? inner.id : ref, ...a) }));
       const longKeys = tenantKeys(db, { kek: longKek(), table: 'ale_keys_long_kek' });

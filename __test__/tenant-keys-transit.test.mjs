@@ -273,6 +273,11 @@ if (address) {
       assert.equal(await codeOf(() => mod.transitKek({ address, token, mount: '../v1/sys/mounts', key: 'k1' })), 'ALE_INVALID_INPUT');
       assert.equal(await codeOf(() => mod.transitKek({ address, token, key: '..' })), 'ALE_INVALID_INPUT');
       assert.equal(await codeOf(() => mod.transitKek({ address, token })), 'ALE_INVALID_INPUT');
+      // the reference stored with each key, transit:<mount>/<key>, fits the key table's 255 characters
+      const long = await (async () => mod.transitKek({ address, token, mount: 'm'.repeat(200), key: 'k'.repeat(60) }))().catch((e) => e);
+      assert.equal(long?.code, 'ALE_INVALID_INPUT');
+      assert.match(long.message, /options.mount and options.key are too long/);
+      assert.equal(mod.transitKek({ address, token, mount: 'm'.repeat(190), key: 'k'.repeat(56) }).id.length, 255);
     });
   });
 }

@@ -101,17 +101,17 @@ function ringOf(providers: KekProvider[]): KekProvider {
 }
 
 /** The longest KEK id: what MySQL's key table stores (`kek varchar(255)`), the same on every dialect. */
-const MAX_ID_CHARS = 255;
+export const MAX_ID_CHARS = 255;
 
 /**
  * A provider whose id every key table can store. Outside a strict sql_mode
  * MySQL would cut a longer one to fit, and no provider would then hold the
  * keys it wrapped; a non-string would be stored as no KEK at all.
  */
-function withStorableId(provider: KekProvider, i: number): KekProvider {
+function withStorableId(provider: KekProvider): KekProvider {
   const id: unknown = provider.id;
   if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_CHARS) {
-    throw codedError('ALE_INVALID_KEY', `KEK #${i}: a KEK provider's id must be a string of 1 to ${MAX_ID_CHARS} characters, the reference stored with every key it wraps`);
+    throw codedError('ALE_INVALID_KEY', `KEK #0: a KEK provider's id must be a string of 1 to ${MAX_ID_CHARS} characters, the reference stored with every key it wraps`);
   }
   return provider;
 }
@@ -133,7 +133,8 @@ export function kekOf(input: KekInput | undefined): KekProvider {
   if (list.length === 0) throw codedError('ALE_INVALID_KEY', 'tenantKeys: options.kek is an empty list');
   return ringOf(
     list.map((entry, i) => {
-      if (isProvider(entry)) return withStorableId(entry, i);
+      // Only the current one's id is stored; a previous one is only asked whether it holds a key.
+      if (isProvider(entry)) return i === 0 ? withStorableId(entry) : entry;
       if (typeof entry !== 'string' && !types.isUint8Array(entry)) throw codedError('ALE_INVALID_KEY', `KEK #${i}: must be a string, a 32-byte Uint8Array or a KEK provider`);
       return localProvider(entry, `KEK #${i}`);
     }),

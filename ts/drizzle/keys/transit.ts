@@ -14,7 +14,7 @@
 // request. The bytes of requests and answers are transit-body.ts's.
 import { createHash } from 'node:crypto';
 import { codedError, type CodedError } from '../../shared/errors.js';
-import type { KekProvider } from './kek.js';
+import { MAX_ID_CHARS, type KekProvider } from './kek.js';
 import { ANSWER_CAP_TEXT, MAX_ITEMS, batchBody, parseAnswer, readCapped, resultsOf, wipeResult, type BatchItem } from './transit-body.js';
 
 /** What every transitKek takes, with one transit key or a key per tenant. */
@@ -125,6 +125,7 @@ export function transitKek(options: TransitKekOptions): KekProvider {
   // A tenant's key name is the prefix (a name) and base64url digits (no "/", and never dots alone): whatever the tenant id, it stays one name.
   const nameOf = (tenant: string) => (key !== undefined ? key : keyPerTenant!.prefix + createHash('sha256').update(tenant, 'utf8').digest('base64url'));
   const id = `transit:${mount}/${key ?? `${keyPerTenant!.prefix}*`}`;
+  if (id.length > MAX_ID_CHARS) throw invalid(`options.mount and options.${key === undefined ? 'keyPerTenant.prefix' : 'key'} are too long: the reference stored with each key, "transit:<mount>/<key>", may hold ${MAX_ID_CHARS} characters`);
   const headers: Record<string, string> = { 'X-Vault-Token': token, 'Content-Type': 'application/json' };
   if (namespace) headers['X-Vault-Namespace'] = namespace;
 

@@ -42,8 +42,10 @@ export const mysqlSearch: SearchSql = {
  * (16 digits) are always kept.
  */
 async function wordsKept(db: unknown): Promise<void> {
-  const [rows] = (await (db as { execute(q: unknown): Promise<unknown> }).execute(sql`select @@innodb_ft_min_token_size as n`)) as [Array<{ n: unknown }>];
-  const n = Number(rows?.[0]?.n);
+  const result = await (db as { execute(q: unknown): Promise<unknown> }).execute(sql`select @@innodb_ft_min_token_size as n`);
+  // mysql2 answers [rows, fields]; the serverless drivers an object with rows. Neither form read: nothing to check by.
+  const rows = (Array.isArray(result) ? result[0] : (result as { rows?: unknown } | null)?.rows) as Array<{ n?: unknown }> | undefined;
+  const n = Number(Array.isArray(rows) ? rows[0]?.n : undefined);
   if (n > WORD_LEN) {
     throw codedError(
       'ALE_INVALID_INPUT',
