@@ -51,6 +51,12 @@ export interface SqlTypes {
   text: string;
   binary: string;
   index: string;
+  /**
+   * The bytes of a binary cell that the driver hands over as text, where
+   * the dialect has such a form (PostgreSQL's `\x…`); undefined for any
+   * other text, which the column reads as text.
+   */
+  binaryText?: (text: string) => Uint8Array | undefined;
 }
 
 /** A column's value mappers; what the driver hands back depends on the driver, so it is checked at run time. */
@@ -73,7 +79,10 @@ export function dialect<D extends string>(customType: CustomType, sqlType: SqlTy
   /** An encrypted column: its mappers, and its ColumnInfo when asked with COLUMN_PROBE. */
   const encrypted = <T>(name: string, info: ColumnInfo, mappers: Mappers<T>) => {
     const toDriver = (value: T) => ((value as unknown) === COLUMN_PROBE ? info : mappers.toDriver(value));
-    return column<T>(name, info.storage === 'binary' ? sqlType.binary : sqlType.text, toDriver, mappers.fromDriver);
+    if (info.storage !== 'binary') return column<T>(name, sqlType.text, toDriver, mappers.fromDriver);
+    const { binaryText } = sqlType;
+    const fromDriver = binaryText === undefined ? mappers.fromDriver : (stored: unknown) => mappers.fromDriver(typeof stored === 'string' ? (binaryText(stored) ?? stored) : stored);
+    return column<T>(name, sqlType.binary, toDriver, fromDriver);
   };
   const infoOf = (codec: FieldCodec, storage: Storage, kind: ColumnInfo['kind']): ColumnInfo => ({ storage, kind, collection: codec.collection, field: codec.field, tenant: codec.fixedTenant, keys: codec.keys, sealer: codec.sealer });
   /** A search or range index column's fromDriver: a StoredIndex of where it was read, refused on writing when the driver rounded its tokens. */

@@ -1,6 +1,7 @@
 // Encrypted column types, batch helpers and the tenant key store for drizzle-orm/pg-core.
 import { customType, type ConvertCustomConfig, type PgCustomColumnBuilder } from 'drizzle-orm/pg-core';
 import { dialect, type ColumnValues } from './dialect.js';
+import { byteaText } from './pg-core/bytea.js';
 import { pgTransact } from './pg-core/compare.js';
 import { pgJobs } from './pg-core/jobs.js';
 import { pgKeys } from './pg-core/keys.js';
@@ -19,7 +20,7 @@ declare module './dialect.js' {
   }
 }
 
-const d = dialect<'pg'>(customType, { text: 'text', binary: 'bytea', index: 'char(43)' }, pgTransact, pgKeys, pgSearch, pgJobs);
+const d = dialect<'pg'>(customType, { text: 'text', binary: 'bytea', index: 'char(43)', binaryText: byteaText }, pgTransact, pgKeys, pgSearch, pgJobs);
 
 /** An encrypted string column (`text`; `bytea` with `storage: 'binary'`), bound to tenant:collection:field. */
 export const encryptedText = d.encryptedText;

@@ -26,13 +26,12 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * What a binary column's driver hands back, as bytes or (SQLite keeps TEXT
- * in a BLOB column) a string; PostgreSQL's text form of a bytea envelope as
- * its bytes. Buffer is a Uint8Array; bun:sqlite gives a
- * plain Uint8Array.
+ * in a BLOB column) a string. PostgreSQL's `\x…` text of a bytea has
+ * become bytes before this (SqlTypes.binaryText in dialect.ts). Buffer is
+ * a Uint8Array; bun:sqlite gives a plain Uint8Array.
  */
 export function storedBytes(stored: unknown): Uint8Array | string {
-  if (stored instanceof Uint8Array) return stored;
-  if (typeof stored === 'string') return byteaEnvelope(stored) ?? stored;
+  if (stored instanceof Uint8Array || typeof stored === 'string') return stored;
   const what = stored === null ? 'null' : typeof stored === 'object' ? (stored.constructor?.name ?? 'an object') : typeof stored;
   throw codedError('ALE_INVALID_INPUT', `the driver returned ${what} for a binary column, not a Buffer or Uint8Array`);
 }
@@ -61,20 +60,6 @@ export function isTextEnvelopeBytes(bytes: Uint8Array): boolean {
 
 export function textEnvelopeInBinary(): Error {
   return codedError('ALE_MALFORMED_ENVELOPE', 'the binary column holds a text envelope: convertStorage() moves text envelopes into a binary column');
-}
-
-/**
- * The bytes of `text` when it is PostgreSQL's text form of a bytea (`\x`
- * and hex digits) holding a binary envelope. drizzle's relational queries
- * nest a relation's columns in JSON, where a bytea becomes that text: read
- * as it is, the value failed, or with legacyPlaintext was served (and
- * saved again) as a plaintext of hex digits. Only an envelope's bytes are
- * taken, so no plaintext is ever read as bytes.
- */
-function byteaEnvelope(text: string): Uint8Array | undefined {
-  if (text.charCodeAt(0) !== 0x5c || text.charCodeAt(1) !== 0x78 || !/^\\x(?:[0-9a-f]{2})+$/.test(text)) return undefined;
-  const bytes = Buffer.from(text.slice(2), 'hex');
-  return isBinaryEnvelope(bytes) ? bytes : undefined;
 }
 
 /** Whether the core reads `bytes` as a binary envelope (the layout only; no key, nothing decrypted). */

@@ -24,7 +24,7 @@ export const pgSearch: SearchSql = {
   // Except through JSON: drizzle's relational queries nest a relation's
   // columns in json_build_array, and the drivers parse its bigints as JS
   // numbers, rounded past 2^53.
-  exact: (stored) => !Array.isArray(stored) || stored.every((token) => typeof token !== 'number' || Number.isSafeInteger(token)),
+  exact: (stored) => !Array.isArray(stored) || typeof stored[0] !== 'number' || stored.every((token) => Number.isSafeInteger(token)),
   list: (stored) => (stored === '{}' ? [] : stored.slice(1, -1).split(',')),
   where(column, sets) {
     const each = sets.map((set) => sql`${column} @> ${arrayLiteral(cappedTokens(set))}::bigint[]`);
