@@ -95,7 +95,9 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
     }
     return r.key;
   };
-  const selection: Record<string, SQL | AnyColumn> = { key: keyCol };
+  // The key as the driver gives it too: a BIGINT it rounded to a JS number
+  // would look exact once the column made it a bigint (exactKeys).
+  const selection: Record<string, SQL | AnyColumn> = { key: keyCol, rawKey: sql`${keyCol}` };
   cols.forEach((c, i) => (selection[`c${i}`] = sql<Cell>`${c}`));
   if (tenantCol) selection.tenant = sql<string>`${tenantCol}`;
   const value = (v: Cell) => (v === null ? sql`null` : sql`${v}`);
@@ -115,7 +117,7 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
         tenant: tenantCol ? tenantOf(r) : fixedTenant,
         cells: cols.map((_, i) => (r[`c${i}`] ?? null) as Cell),
       }));
-      exactKeys(afterKey, fetched, (key as { name?: string }).name);
+      exactKeys(fetched, rows, (key as { name?: string }).name);
       return fetched;
     },
     apply(updates) {
@@ -143,26 +145,25 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
 }
 
 /**
- * Refuses numeric keys that the driver read inexactly. mysql2 reads a
- * BIGINT as a JS number unless told otherwise, so keys past 2^53 come back
- * rounded: two rows read with one key, a write aimed at another row (the
- * compare-and-set kept it from landing), and a walk that fetched the same
- * row for ever or stepped past one and left it in plaintext. Such keys are
- * integers past 2^53 as numbers, or keys that do not rise from the last.
+ * Refuses keys that the driver read inexactly: integers past 2^53 as JS
+ * numbers, as the key or as the driver gave it (mysql2 reads a BIGINT so
+ * unless told otherwise, and a bigint({ mode: 'bigint' }) column then makes
+ * the rounded number an exact-looking bigint). Rounded, two rows read with
+ * one key, a write was aimed at another row (the compare-and-set kept it
+ * from landing), and the walk fetched the same rows for ever or stepped
+ * past one and left it in plaintext.
  */
-function exactKeys(after: unknown, rows: readonly { key: unknown }[], column: string | undefined): void {
-  const numeric = (k: unknown): k is number | bigint => typeof k === 'number' || typeof k === 'bigint';
-  let last = after;
-  for (const { key } of rows) {
-    const rounded = typeof key === 'number' && Number.isInteger(key) && !Number.isSafeInteger(key);
-    if (rounded || (numeric(key) && numeric(last) && !(key > last))) {
+function exactKeys(rows: readonly { key: unknown }[], raw: readonly { rawKey?: unknown }[], column: string | undefined): void {
+  const past = (k: unknown) => typeof k === 'number' && Number.isInteger(k) && !Number.isSafeInteger(k);
+  for (const [i, { key }] of rows.entries()) {
+    if (past(key) || past(raw[i].rawKey)) {
       throw codedError(
         'ALE_INVALID_INPUT',
-        `the key column "${column}" read ${keyText(key)}${rounded ? ', past 2^53, which a JS number cannot hold exactly' : ` after ${keyText(last)}`}: the driver rounds the keys, so a batch cannot say which row it writes. ` +
-          "Read the key exactly: with mysql2, create the pool with supportBigNumbers: true and bigNumberStrings: true, and declare the column bigint({ mode: 'bigint' }). Nothing of this batch was written",
+        `the key column "${column}" read ${keyText(key)}, past 2^53, which a JS number cannot hold exactly: the driver rounds the keys, so a batch cannot say which row it writes. ` +
+          "Read the key exactly, as a bigint or a string (mysql2: supportBigNumbers: true and bigNumberStrings: true, with the column declared bigint({ mode: 'bigint' }); " +
+          'better-sqlite3: safeIntegers(); node:sqlite: readBigInts: true; bun:sqlite: safeIntegers: true). Nothing of this batch was written',
       );
     }
-    last = key;
   }
 }
 
