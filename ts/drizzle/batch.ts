@@ -96,8 +96,10 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
     return r.key;
   };
   // The key as the driver gives it too: a BIGINT it rounded to a JS number
-  // would look exact once the column made it a bigint (exactKeys).
-  const selection: Record<string, SQL | AnyColumn> = { key: keyCol, rawKey: sql`${keyCol}` };
+  // would look exact once the column made it a bigint (exactKeys). Under a
+  // name of its own: a proxy that reads rows as objects keeps one column of
+  // each name.
+  const selection: Record<string, SQL | SQL.Aliased | AnyColumn> = { key: keyCol, rawKey: sql`${keyCol}`.as('ale_raw_key') };
   cols.forEach((c, i) => (selection[`c${i}`] = sql<Cell>`${c}`));
   if (tenantCol) selection.tenant = sql<string>`${tenantCol}`;
   const value = (v: Cell) => (v === null ? sql`null` : sql`${v}`);
