@@ -311,13 +311,15 @@ export function drizzleSuite(d) {
     });
 
     // SQLite alone lets a text column hold bytes (a table that drizzle-kit rebuilt from binary storage keeps its BLOBs).
-    test('legacy plaintext serves only strings: bytes in the text column (a binary envelope) fail the read, as migratePlaintext refuses them', { skip: d.binaryType !== 'blob' }, async () => {
+    test('legacy plaintext serves only strings: bytes in the text column (a binary envelope) fail the read with the code and words migratePlaintext refuses them with', { skip: d.binaryType !== 'blob' }, async () => {
       const envelope = new ale.KeyRing([SECRET]).encryptBinary('the plaintext', 'acme', 'legacy_users', 'email');
       await db.insert(legacyUsers).values({ id: 1, tenantId: 'acme', email: sql`${envelope}` });
       const e = await withTenant('acme', () => db.select().from(legacyUsers)).catch((e) => e);
-      assert.equal(e?.code, 'ALE_INVALID_INPUT', e?.stack ?? `read as ${JSON.stringify(e)}`);
+      assert.equal(e?.code, 'ALE_MALFORMED_ENVELOPE', e?.stack ?? `read as ${JSON.stringify(e)}`);
+      assert.match(e.message, /the text column holds bytes, not a text envelope/);
       const m = await mod.migratePlaintext(db, { table: legacyUsers, key: legacyUsers.id, columns: [{ column: legacyUsers.email }], tenant: 'acme' }).catch((e) => e);
       assert.equal(m?.code, 'ALE_MALFORMED_ENVELOPE');
+      assert.match(m.message, /the text column holds bytes, not a text envelope/);
     });
 
     test('migratePlaintext on a column with a fixed tenant: another tenant, or a tenant column, is refused before a row is read; its own seals what the column reads', async () => {

@@ -11,7 +11,7 @@ import { useStore } from './key-stores.js';
 import type { TenantKeys } from './keys/store.js';
 import { processRing, type Sealer } from './process-ring.js';
 import { currentTenant } from './scope.js';
-import { binaryPlaintext, bytesOnly, isTextEnvelopeBytes, storageOf, storedBytes, textEnvelopeInBinary, type Storage } from './storage.js';
+import { binaryPlaintext, bytesOnly, isTextEnvelopeBytes, storageOf, storedBytes, textEnvelopeInBinary, textOnly, type Storage } from './storage.js';
 
 /** A fixed tenant id, or a synchronous resolver called for every value. */
 export type TenantSource = string | (() => string);
@@ -161,7 +161,7 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
   const sealBytes = (plaintext: string, t: string) => ring.encryptBinary(plaintext, t, collection, field);
   const openText = (stored: string, t: string) => {
     try {
-      return ring.decrypt(stored, t, collection, field);
+      return ring.decrypt(textOnly(stored), t, collection, field);
     } catch (e) {
       // on the failure path only: a value that is no envelope at all is most likely plaintext from before encryption
       if ((e as { code?: string })?.code === 'ALE_MALFORMED_ENVELOPE' && typeof stored === 'string' && !native.isEnvelope(stored)) throw plaintextFound(e as Error);
@@ -180,9 +180,9 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
   };
   // Only a string can be a text column's plaintext: a Buffer (a binary
   // envelope a table rebuild left in the column) or a number (an old
-  // INTEGER cell) goes on to decrypt, which refuses it, as migratePlaintext
-  // does; served as the value, it would be ciphertext or a number typed as
-  // a string.
+  // INTEGER cell) goes on to openText, which refuses it as migratePlaintext
+  // does (textOnly); served as the value, it would be ciphertext or a
+  // number typed as a string.
   const legacyText = (stored: string) => (typeof stored === 'string' && isLegacy(stored) ? stored : undefined);
   const legacyBytes = (stored: unknown) => (legacyOpen() ? atColumn(where, () => binaryPlaintext(storedBytes(stored))) : undefined);
 

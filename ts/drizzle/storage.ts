@@ -42,10 +42,11 @@ export function bytesOnly(value: Uint8Array | string): Uint8Array {
   throw native.isEnvelope(value) ? textEnvelopeInBinary() : codedError('ALE_MALFORMED_ENVELOPE', 'the binary column holds text, not a binary envelope');
 }
 
-/** A text column's cell; bytes there are `ALE_MALFORMED_ENVELOPE`. */
-export function textOnly(cell: string | Uint8Array): string {
+/** A text column's cell; bytes (or anything else but text) there are `ALE_MALFORMED_ENVELOPE`, in reads and batch operations alike. */
+export function textOnly(cell: unknown): string {
   if (typeof cell === 'string') return cell;
-  throw codedError('ALE_MALFORMED_ENVELOPE', 'the text column holds bytes, not a text envelope');
+  const what = cell instanceof Uint8Array ? 'bytes' : `a ${typeof cell}`;
+  throw codedError('ALE_MALFORMED_ENVELOPE', `the text column holds ${what}, not a text envelope`);
 }
 
 /** Whether `bytes` are the UTF-8 of a text envelope (`v1:…` or `v2:…`), as a text column's bytes copied into a binary one are. */

@@ -43,8 +43,9 @@ const refusingWarnings: RunTransaction = (db, write, updates) =>
       throw codedError(
         'ALE_BATCH_WRITE_FAILED',
         `the database took the write of row ${keyText(u.key)} with ${n} warning${n === 1 ? '' : 's'}${await warningCodes(tx)}: outside a strict sql_mode, MySQL and MariaDB cut a value ` +
-          "to fit its column (1265) or change characters its character set lacks (1366), and that value would never decrypt. The batch's transaction was rolled back " +
-          "(not on MyISAM). Add STRICT_TRANS_TABLES to sql_mode, and give the column the type the package declares (longtext, longblob, mediumtext for search tokens)",
+          "to fit its column (1265) or change characters its character set lacks (1366), and that value would never decrypt. The batch's transaction was rolled back; " +
+          `a MyISAM table cannot roll back, and there row ${keyText(u.key)} keeps the damaged value: restore it from a backup. ` +
+          'Add STRICT_TRANS_TABLES to sql_mode, and give the column the type the package declares (longtext, longblob, mediumtext for search tokens)',
       );
     },
     updates,
