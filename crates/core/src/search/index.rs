@@ -233,5 +233,20 @@ mod tests {
         assert_eq!(code(Query::Words("mül*"), words_only), refused);
         assert_eq!(code(Query::Contains("müller"), words_only), refused);
         assert_eq!(code(Query::Words("müller"), words_only), None);
+        // prefixes alone serve a word search of prefixes, and no whole word
+        let prefixes_only = Indexes {
+            contains: false,
+            prefix: true,
+            words: false,
+        };
+        assert_eq!(code(Query::Words("mül* jür*"), prefixes_only), None);
+        assert_eq!(code(Query::Words("müller"), prefixes_only), refused);
+        assert_eq!(code(Query::Words("jür* müller"), prefixes_only), refused);
+        let (mut by_words, mut by_prefix) = (Vec::new(), Vec::new());
+        let query =
+            |q, out: &mut Vec<_>| query_tokens(&column, q, prefixes_only, Folding::default(), out);
+        query(Query::Words("Mül*"), &mut by_words).expect("served");
+        query(Query::Prefix("mül"), &mut by_prefix).expect("served");
+        assert_eq!(by_words, by_prefix, "the prefix query's token");
     }
 }
