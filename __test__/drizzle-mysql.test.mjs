@@ -133,3 +133,10 @@ test('reindexSearch refuses a server whose innodb_ft_min_token_size (read-only, 
   const passed = await mod.reindexSearch(server(6), options).catch((e) => e);
   assert.doesNotMatch(String(passed?.message), /innodb_ft_min_token_size/);
 });
+
+test('searchIndexSql names a mysqlSchema table with its database', async () => {
+  const { mysqlSchema } = await import('drizzle-orm/mysql-core');
+  const keyRing = new ale.KeyRing([SECRET]);
+  const users = mysqlSchema('cms').table('users', { id: int('id').primaryKey(), nameSearch: mod.searchIndexColumn('name_search', { collection: 'users', field: 'name', keyRing }) });
+  assert.deepEqual(mod.searchIndexSql(users, users.nameSearch, 'users_search'), ['ALTER TABLE `cms`.`users` ADD FULLTEXT INDEX `users_search` (`name_search`)']);
+});

@@ -115,3 +115,26 @@ if (url) {
     }
   });
 }
+
+if (url) {
+  test('searchIndexSql names a pgSchema table with its schema: the GIN index lands on that table, not on one search_path finds first', async () => {
+    const { pgSchema } = await import('drizzle-orm/pg-core');
+    const keyRing = new ale.KeyRing([SECRET]);
+    const cmsUsers = pgSchema('ale_cms').table('users', {
+      id: integer('id').primaryKey(),
+      name: mod.encryptedText('name', { collection: 'users', keyRing }),
+      nameSearch: mod.searchIndexColumn('name_search', { collection: 'users', field: 'name', keyRing }),
+    });
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    try {
+      await pool.query('DROP SCHEMA IF EXISTS ale_cms CASCADE; CREATE SCHEMA ale_cms');
+      await pool.query('CREATE TABLE ale_cms.users (id INTEGER PRIMARY KEY, name TEXT, name_search BIGINT[])');
+      for (const stmt of mod.searchIndexSql(cmsUsers, cmsUsers.nameSearch, 'ale_cms_users_search')) await pool.query(stmt);
+      const { rows } = await pool.query("SELECT schemaname, tablename FROM pg_indexes WHERE indexname = 'ale_cms_users_search'");
+      assert.deepEqual(rows, [{ schemaname: 'ale_cms', tablename: 'users' }]);
+    } finally {
+      await pool.query('DROP SCHEMA IF EXISTS ale_cms CASCADE').catch(() => {});
+      await pool.end();
+    }
+  });
+}

@@ -86,5 +86,8 @@ function keyEnds(column: Column): EndsQuery | undefined {
 
 /** The FULLTEXT index on search index column `column` of `table`, as SQL, for a migration. */
 export function searchIndexSql(table: Table, column: Column, name: string): string[] {
-  return [`ALTER TABLE ${quoteId(getTableName(table))} ADD FULLTEXT INDEX ${quoteId(name)} (${quoteId(column.name)})`];
+  // A table of a mysqlSchema (another database) is named with it, as drizzle's own queries name it.
+  const { schema } = getTableConfig(table as Parameters<typeof getTableConfig>[0]);
+  const named = (schema === undefined ? '' : `${quoteId(schema)}.`) + quoteId(getTableName(table));
+  return [`ALTER TABLE ${named} ADD FULLTEXT INDEX ${quoteId(name)} (${quoteId(column.name)})`];
 }

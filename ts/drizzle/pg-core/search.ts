@@ -123,7 +123,9 @@ function keyEnds(column: Column): EndsQuery | undefined {
  */
 export function searchIndexSql(table: Table, column: Column, name: string): string[] {
   const q = (id: string) => `"${id.replaceAll('"', '""')}"`;
-  const [t, c] = [q(getTableName(table)), q(column.name)];
+  // A table of a pgSchema is named with its schema: unqualified, search_path would pick the table (or none).
+  const { schema } = getTableConfig(table as Parameters<typeof getTableConfig>[0]);
+  const [t, c] = [(schema === undefined ? '' : `${q(schema)}.`) + q(getTableName(table)), q(column.name)];
   const index = `CREATE INDEX IF NOT EXISTS ${q(name)} ON ${t} USING gin (${c})`;
   // A range index keeps the default target: the planner weighs each token
   // a query asks for against every common element the statistics keep, so
