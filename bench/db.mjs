@@ -11,7 +11,7 @@ import { customType, sqliteTable, text, integer } from 'drizzle-orm/sqlite-core'
 import { encryptedJson, encryptedText } from '@sveltycms/ale/drizzle/sqlite';
 import { openSqlite, SQLITE_DRIVERS, SYNC_DRIVER } from './sqlite.mjs';
 import { payload } from './micro.mjs';
-import { median, overhead, verdict } from './stats.mjs';
+import { median, overhead, seededRandom, shuffled, verdict } from './stats.mjs';
 
 export const TENANT = 'tenant-bench';
 
@@ -316,9 +316,10 @@ async function runScenario(scenario, { ale, iterations, rounds = 1, maxRounds = 
     const run = Object.fromEntries(sides.map((side) => [side, statements(dbs[side].db)]));
     try {
       const warm = Math.min(20, iterations);
+      // Each pass in its own order: in a rotation each side ran after the same one, the encrypted side after the control that encrypts.
+      const random = seededRandom(0x5eed + round);
       for (let i = -warm; i < iterations; i++) {
-        const shift = (i + round) % sides.length;
-        for (const side of [...sides.slice(shift), ...sides.slice(0, shift)]) {
+        for (const side of shuffled(sides, random)) {
           const t = tables[side][scenario.table];
           const values = row(scenario.table, `${side}-${i}`, scenario.bytes);
           const before = timed.samples.length;

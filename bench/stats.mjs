@@ -5,10 +5,24 @@ import { mean, median, quantile, sampleWithReplacement } from 'simple-statistics
 
 export { mean, median };
 
-/** The nearest-rank `q` quantile of `samples` (the value at rank ⌊q·n⌋, 0-based): the query benches' median and p95. */
+/** The nearest-rank `q` quantile of `samples` (the value at rank ⌈q·n⌉, 1-based): the query benches' median and p95. */
 export function nearestRank(samples, q) {
   const s = [...samples].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+  return s[Math.min(s.length, Math.max(1, Math.ceil(q * s.length))) - 1];
+}
+
+/**
+ * `items` in an order drawn from `random` (Fisher-Yates): the sides of one
+ * pass of a write bench, so that no side always runs right after the same
+ * one (and inherits its warm caches).
+ */
+export function shuffled(items, random) {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
 }
 
 /** Mulberry32: a small seeded PRNG, so a run's intervals are reproducible. */
@@ -80,9 +94,9 @@ export function verdict({ low, high }, limit) {
   return 'INCONCLUSIVE';
 }
 
-/** "+3.1%", or "within noise" for a negative point estimate (never a speed-up). */
+/** "+3.1%"; for a negative point estimate "within noise" when the interval reaches 0, else "faster" (the interval is the figure). */
 export function formatOverhead({ point, low, high }) {
   const pct = (x) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
-  const head = point < 0 ? 'within noise' : pct(point);
+  const head = point >= 0 ? pct(point) : high >= 0 ? 'within noise' : 'faster';
   return `${head} [${pct(low)}, ${pct(high)}]`;
 }
