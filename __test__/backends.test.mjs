@@ -548,4 +548,3 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
     }
   });
 });
-

@@ -138,3 +138,35 @@ if (url) {
     }
   });
 }
+
+if (url) {
+  test("a NUMERIC key that the column reads as a rounded number (mode 'number'): the batch operations refuse before writing, in a walk and in a lease's ranges; in mode 'string' they write every row", { timeout: 30_000 }, async () => {
+    const { numeric } = await import('drizzle-orm/pg-core');
+    const keyRing = new ale.KeyRing([SECRET]);
+    const ids = ['12345678901.0000000001', '12345678901.0000000002', '12345678902.0000000001'];
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    const db = drizzlePg(pool);
+    const table = (mode) =>
+      pgTable('ale_numeric_keys', { id: numeric('id', { mode, precision: 30, scale: 10 }).primaryKey(), body: mod.encryptedText('body', { collection: 'notes', keyRing }) });
+    const bodies = async () => (await pool.query('SELECT body FROM ale_numeric_keys ORDER BY id')).rows.map((r) => (ale.isEnvelope(r.body) ? ring(r.body) : `plain ${r.body}`));
+    const ring = (body) => keyRing.decrypt(body, 'acme', 'notes', 'body');
+    try {
+      await pool.query('DROP TABLE IF EXISTS ale_numeric_keys');
+      await pool.query('CREATE TABLE ale_numeric_keys (id NUMERIC(30, 10) PRIMARY KEY, body TEXT)');
+      for (const [i, id] of ids.entries()) await pool.query('INSERT INTO ale_numeric_keys VALUES ($1, $2)', [id, `p${i}`]);
+      const rounded = table('number');
+      for (const extra of [{}, { workers: { job: 'numeric-keys', rangeRows: 1 } }]) {
+        const e = await mod.migratePlaintext(db, { table: rounded, key: rounded.id, columns: [{ column: rounded.body }], tenant: 'acme', ...extra }).catch((e) => e);
+        assert.equal(e?.code, 'ALE_INVALID_INPUT', `${JSON.stringify(extra)}: ${e?.stack ?? JSON.stringify(e)}`);
+        assert.match(e.message, /read 12345678901 after 12345678901: the driver or the column rounds the keys/);
+        assert.deepEqual(await bodies(), ['plain p0', 'plain p1', 'plain p2'], 'nothing was written');
+      }
+      const exact = table('string');
+      assert.equal((await mod.migratePlaintext(db, { table: exact, key: exact.id, columns: [{ column: exact.body }], tenant: 'acme' })).written, 3);
+      assert.deepEqual(await bodies(), ['p0', 'p1', 'p2']);
+    } finally {
+      await pool.query('DROP TABLE IF EXISTS ale_numeric_keys').catch(() => {});
+      await pool.end();
+    }
+  });
+}

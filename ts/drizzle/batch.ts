@@ -119,7 +119,7 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
         tenant: tenantCol ? tenantOf(r) : fixedTenant,
         cells: cols.map((_, i) => (r[`c${i}`] ?? null) as Cell),
       }));
-      exactKeys(fetched, rows, (key as { name?: string }).name);
+      exactKeys(afterKey, fetched, rows, (key as { name?: string }).name);
       return fetched;
     },
     apply(updates) {
@@ -134,38 +134,46 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
       );
     },
     async keyAt(afterKey, offset) {
-      const [row] = await db
-        .select({ key: keyCol })
+      const rows = await db
+        .select({ key: keyCol, rawKey: selection.rawKey })
         .from(table)
         .where(afterKey === undefined ? undefined : gt(keyCol, afterKey))
         .orderBy(asc(keyCol))
         .limit(1)
         .offset(offset);
-      return row?.key;
+      // A bound read inexactly would cut the same range again and again.
+      exactKeys(afterKey, rows, rows, (key as { name?: string }).name);
+      return rows[0]?.key;
     },
   });
 }
 
 /**
- * Refuses keys that the driver read inexactly: integers past 2^53 as JS
- * numbers, as the key or as the driver gave it (mysql2 reads a BIGINT so
- * unless told otherwise, and a bigint({ mode: 'bigint' }) column then makes
- * the rounded number an exact-looking bigint). Rounded, two rows read with
+ * Refuses keys that the driver read inexactly, before anything of the
+ * batch is written: integers past 2^53 as JS numbers, as the key or as the
+ * driver gave it (mysql2 reads a BIGINT so unless told otherwise, and a
+ * bigint({ mode: 'bigint' }) column then makes the rounded number an
+ * exact-looking bigint), and numeric keys that do not rise from the last
+ * (a DECIMAL or NUMERIC key read as a number). Rounded, two rows read with
  * one key, a write was aimed at another row (the compare-and-set kept it
  * from landing), and the walk fetched the same rows for ever or stepped
  * past one and left it in plaintext.
  */
-function exactKeys(rows: readonly { key: unknown }[], raw: readonly { rawKey?: unknown }[], column: string | undefined): void {
+function exactKeys(after: unknown, rows: readonly { key: unknown }[], raw: readonly { rawKey?: unknown }[], column: string | undefined): void {
   const past = (k: unknown) => typeof k === 'number' && Number.isInteger(k) && !Number.isSafeInteger(k);
+  const numeric = (k: unknown): k is number | bigint => typeof k === 'number' || typeof k === 'bigint';
+  let last = after;
   for (const [i, { key }] of rows.entries()) {
-    if (past(key) || past(raw[i].rawKey)) {
+    const rounded = past(key) || past(raw[i].rawKey);
+    if (rounded || (numeric(key) && numeric(last) && !(key > last))) {
       throw codedError(
         'ALE_INVALID_INPUT',
-        `the key column "${column}" read ${keyText(key)}, past 2^53, which a JS number cannot hold exactly: the driver rounds the keys, so a batch cannot say which row it writes. ` +
+        `the key column "${column}" read ${keyText(key)}${rounded ? ', past 2^53, which a JS number cannot hold exactly' : ` after ${keyText(last)}`}: the driver or the column rounds the keys, so a batch cannot say which row it writes. ` +
           "Read the key exactly, as a bigint or a string (mysql2: supportBigNumbers: true and bigNumberStrings: true, with the column declared bigint({ mode: 'bigint' }); " +
-          'better-sqlite3: safeIntegers(); node:sqlite: readBigInts: true; bun:sqlite: safeIntegers: true). Nothing of this batch was written',
+          "better-sqlite3: safeIntegers(); node:sqlite: readBigInts: true; bun:sqlite: safeIntegers: true; a decimal or numeric key in mode 'string'). Nothing of this batch was written",
       );
     }
+    last = key;
   }
 }
 

@@ -32,8 +32,15 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  */
 export function storedBytes(stored: unknown): Uint8Array | string {
   if (stored instanceof Uint8Array || typeof stored === 'string') return stored;
-  const what = stored === null ? 'null' : typeof stored === 'object' ? (stored.constructor?.name ?? 'an object') : typeof stored;
-  throw codedError('ALE_INVALID_INPUT', `the driver returned ${what} for a binary column, not a Buffer or Uint8Array`);
+  throw codedError('ALE_INVALID_INPUT', `the driver returned ${kindOf(stored)} for a binary column, not a Buffer or Uint8Array`);
+}
+
+/** What a cell that is not what its column stores is, for a message: its type or class, never its value. */
+function kindOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (value instanceof Uint8Array) return 'bytes';
+  if (typeof value === 'object') return value.constructor?.name ?? 'an object';
+  return `a ${typeof value}`;
 }
 
 /** The bytes of a binary envelope; a string in a binary column is `ALE_MALFORMED_ENVELOPE`. */
@@ -45,8 +52,7 @@ export function bytesOnly(value: Uint8Array | string): Uint8Array {
 /** A text column's cell; bytes (or anything else but text) there are `ALE_MALFORMED_ENVELOPE`, in reads and batch operations alike. */
 export function textOnly(cell: unknown): string {
   if (typeof cell === 'string') return cell;
-  const what = cell instanceof Uint8Array ? 'bytes' : `a ${typeof cell}`;
-  throw codedError('ALE_MALFORMED_ENVELOPE', `the text column holds ${what}, not a text envelope`);
+  throw codedError('ALE_MALFORMED_ENVELOPE', `the text column holds ${kindOf(cell)}, not a text envelope`);
 }
 
 /** Whether `bytes` are the UTF-8 of a text envelope (`v1:…` or `v2:…`), as a text column's bytes copied into a binary one are. */
