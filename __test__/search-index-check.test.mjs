@@ -109,9 +109,19 @@ for (const driver of SQLITE_DRIVERS) {
       const update = (of) => `CREATE TRIGGER users_au AFTER UPDATE${of} ON users BEGIN
         INSERT INTO users_name_fts(users_name_fts, rowid, bio, name_search) VALUES ('delete', old.id, old.bio, old.name_search);
         INSERT INTO users_name_fts(rowid, bio, name_search) VALUES (new.id, new.bio, new.name_search); END`;
-      s.exec(update(' OF bio, "name_search"'));
+      s.exec(update(' OF "ID", bio, "name_search"'));
       await s.db.insert(users).values({ id: 1, name: 'Jane', nameSearch: 'Jane', bio: 'editor' });
       assert.deepEqual(await m.searchIndexCheck(s.db, users.nameSearch, { rows: true }), { ok: true, problems: [] });
+
+      // An UPDATE OF without the INTEGER PRIMARY KEY misses a row that moves: its tokens stay at the old rowid.
+      s.exec('DROP TRIGGER users_au');
+      s.exec(update(' OF bio, "name_search"'));
+      const moved = await m.searchIndexCheck(s.db, users.nameSearch);
+      assert.deepEqual(codes(moved), ['ALE_SEARCH_TRIGGER_MISSING']);
+      assert.match(moved.problems[0].message, /on every UPDATE, so changed rows, and rows whose key changes, keep their old tokens/);
+      s.exec('UPDATE users SET id = 100 WHERE id = 1');
+      assert.deepEqual(codes(await m.searchIndexCheck(s.db, users.nameSearch, { rows: true })), ['ALE_SEARCH_TRIGGER_MISSING', 'ALE_SEARCH_INDEX_STALE'], 'what it said would happen did');
+      s.exec('UPDATE users SET id = 1 WHERE id = 100');
 
       s.exec('DROP TRIGGER users_au');
       s.exec(update(' OF bio'));
@@ -153,7 +163,12 @@ test('searchIndexCheck: a trigger counts by its timing, event, UPDATE OF and WHE
     assert.deepEqual(await events(), ['UPDATE'], 'a WHEN that leaves the column out skips its changes');
     s.exec('DROP TRIGGER users_au');
     s.exec(`CREATE TRIGGER users_au AFTER UPDATE ON users WHEN old.name_search IS NOT new.name_search BEGIN ${write('new')}; END`);
-    assert.deepEqual(await events(), []);
+    assert.deepEqual(await events(), ['UPDATE'], 'a WHEN that leaves the key out skips a row that moves');
+    for (const key of ['rowid', 'ID']) {
+      s.exec('DROP TRIGGER users_au');
+      s.exec(`CREATE TRIGGER users_au AFTER UPDATE ON users WHEN old.${key} IS NOT new.${key} OR old.name_search IS NOT new.name_search BEGIN ${write('new')}; END`);
+      assert.deepEqual(await events(), [], key);
+    }
     s.exec('DROP TRIGGER "sync update on users"');
     s.exec(`CREATE TRIGGER users_bi BEFORE INSERT ON users BEGIN ${write('new')}; END`);
     const before = await m.searchIndexCheck(s.db, users.nameSearch, { rows: true });

@@ -7,7 +7,7 @@
 // check at start-up says so before a search does. It reads the schema
 // (sqlite_master), and with `rows` asks FTS5 to compare its index with the
 // rows.
-import { getTableName, sql, type Column, type Table } from 'drizzle-orm';
+import { getTableName, sql, type Column, type SQL, type Table } from 'drizzle-orm';
 import { text, sqliteTable } from 'drizzle-orm/sqlite-core';
 import { causes } from '../../shared/causes.js';
 import { indexColumnOf } from '../probe.js';
@@ -37,7 +37,7 @@ export interface SearchIndexCheckOptions {
 
 /** Any Drizzle SQLite database, synchronous (bun:sqlite, better-sqlite3) or not (sqlite-proxy). */
 interface SqliteDb {
-  select(fields: Record<string, unknown>): { from(table: Table): { where(where: unknown): unknown } };
+  select(fields: Record<string, unknown>): { from(table: Table | SQL): { where(where: unknown): unknown } & PromiseLike<unknown> };
   run(query: unknown): unknown;
 }
 
@@ -83,13 +83,23 @@ export async function searchIndexCheck(db: SqliteDb, column: Column, options: Se
     problems.push(problem('ALE_SEARCH_FTS_COLUMN', `the FTS5 table ${fts} reads its rows from ${contentTable}, not ${table}`, dropFts));
   }
   const triggers = schemaRows.filter((r) => r.type === 'trigger' && r.sql !== null).map((r) => ({ name: r.name, ...triggerOf(r.sql as string) }));
+  const alias = await rowidAlias(db, table);
+  // An update must be followed when it moves the row as well as when it changes the column (the index is by rowid):
+  // an UPDATE OF must name the INTEGER PRIMARY KEY too, and a WHEN must look at it or at the rowid.
+  const followsMoves = (t: Trigger) =>
+    (t.columns === undefined || alias === undefined || t.columns.some((c) => same(c, alias))) && (t.when === undefined || mentions(t.when, 'rowid') || (alias !== undefined && mentions(t.when, alias)));
   for (const event of EVENTS) {
     const on = triggers.filter((t) => t.event === event);
     const keeps = (t: Trigger) =>
       // A BEFORE trigger on an insert sees no rowid yet; a WHEN or an UPDATE OF that leaves the column out skips changes to it.
-      !(t.before && event !== 'DELETE') && (t.columns === undefined || t.columns.some((c) => same(c, column.name))) && (t.when === undefined || mentions(t.when, column.name)) && mentions(t.body, fts) && mentions(t.body, column.name);
+      !(t.before && event !== 'DELETE') &&
+      (t.columns === undefined || t.columns.some((c) => same(c, column.name))) &&
+      (t.when === undefined || mentions(t.when, column.name)) &&
+      (event !== 'UPDATE' || followsMoves(t)) &&
+      mentions(t.body, fts) &&
+      mentions(t.body, column.name);
     if (on.some(keeps)) continue;
-    const consequence = { INSERT: 'new rows are missing from the index', DELETE: 'deleted rows stay in the index', UPDATE: 'changed rows keep their old tokens in the index' }[event];
+    const consequence = { INSERT: 'new rows are missing from the index', DELETE: 'deleted rows stay in the index', UPDATE: 'changed rows, and rows whose key changes, keep their old tokens in the index' }[event];
     const named = on.filter((t) => mentions(t.body, fts)).map((t) => t.name);
     const drop = named.length === 0 ? '' : `drop ${named.join(', ')} first (DROP TRIGGER ${named.map(quoteName).join('; DROP TRIGGER ')}), then `;
     problems.push(problem('ALE_SEARCH_TRIGGER_MISSING', `no trigger on ${table} writes ${column.name} into ${fts} on every ${event}, so ${consequence}`, drop));
@@ -121,6 +131,13 @@ function isCorruptVtab(e: unknown): boolean {
   // better-sqlite3 and bun:sqlite name the code; node:sqlite gives its number (267)
   for (const err of causes(e)) if (err.code === 'SQLITE_CORRUPT_VTAB' || err.errcode === 267) return true;
   return false;
+}
+
+/** The table's INTEGER PRIMARY KEY column, the rowid's other name, if it has one. */
+async function rowidAlias(db: SqliteDb, table: string): Promise<string | undefined> {
+  const columns = (await db.select({ name: sql<string>`name`, type: sql<string>`type`, pk: sql<number>`pk` }).from(sql`pragma_table_info(${table})`)) as { name: string; type: string; pk: number }[];
+  const keys = columns.filter((c) => Number(c.pk) > 0);
+  return keys.length === 1 && same(keys[0].type, 'INTEGER') ? keys[0].name : undefined;
 }
 
 /** Two SQLite names are one: SQLite folds the case of ASCII letters only. */
