@@ -142,6 +142,12 @@ for (const driver of SQLITE_DRIVERS) {
       s.exec('DROP TABLE users_name_fts');
       s.exec("CREATE VIRTUAL TABLE users_name_fts USING fts5(NAME_SEARCH, content='people', content_rowid='id')");
       assert.match((await m.searchIndexCheck(s.db, users.nameSearch)).problems[0].message, /reads its rows from people, not users/);
+      // keyed by a column that is not the rowid: queries match rowids, and would name other rows
+      s.exec('DROP TABLE users_name_fts');
+      s.exec("CREATE VIRTUAL TABLE users_name_fts USING fts5(name_search, content='users', content_rowid='bio')");
+      const keyed = await m.searchIndexCheck(s.db, users.nameSearch);
+      assert.equal(codes(keyed)[0], 'ALE_SEARCH_FTS_COLUMN');
+      assert.match(keyed.problems[0].message, /keys its rows by bio \(content_rowid\), which is not the rowid of users/);
       // what the message says to do puts it right
       s.exec('DROP TABLE users_name_fts');
       for (const stmt of m.searchIndexSql(users, users.nameSearch, 'users_name_fts')) s.exec(stmt);

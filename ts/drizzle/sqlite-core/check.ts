@@ -77,13 +77,18 @@ export async function searchIndexCheck(db: SqliteDb, column: Column, options: Se
   const content = args.find((a) => /^content\s*=/i.test(a));
   const contentTable = content === undefined ? undefined : unquote(content.slice(content.indexOf('=') + 1));
   const dropFts = `drop ${fts} first (DROP TABLE ${quoteName(fts)}), then `;
+  const alias = await rowidAlias(db, table);
+  // Queries match the table's rowid with the FTS5 table's: its content_rowid must be the rowid, under either name.
+  const rowidArg = args.find((a) => /^content_rowid\s*=/i.test(a));
+  const rowidColumn = rowidArg === undefined ? 'rowid' : unquote(rowidArg.slice(rowidArg.indexOf('=') + 1));
   if (!args.some((a) => same(unquote(a), column.name))) {
     problems.push(problem('ALE_SEARCH_FTS_COLUMN', `the FTS5 table ${fts} has no column ${column.name}`, dropFts));
   } else if (contentTable !== undefined && contentTable !== '' && !same(contentTable, table)) {
     problems.push(problem('ALE_SEARCH_FTS_COLUMN', `the FTS5 table ${fts} reads its rows from ${contentTable}, not ${table}`, dropFts));
+  } else if (!same(rowidColumn, 'rowid') && !(alias !== undefined && same(rowidColumn, alias))) {
+    problems.push(problem('ALE_SEARCH_FTS_COLUMN', `the FTS5 table ${fts} keys its rows by ${rowidColumn} (content_rowid), which is not the rowid of ${table}: searches would name other rows`, dropFts));
   }
   const triggers = schemaRows.filter((r) => r.type === 'trigger' && r.sql !== null).map((r) => ({ name: r.name, ...triggerOf(r.sql as string) }));
-  const alias = await rowidAlias(db, table);
   // An update must be followed when it moves the row as well as when it changes the column (the index is by rowid):
   // an UPDATE OF must name the INTEGER PRIMARY KEY too, and a WHEN must look at it or at the rowid.
   const followsMoves = (t: Trigger) =>
