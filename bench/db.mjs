@@ -301,7 +301,9 @@ async function runScenario(scenario, { ale, iterations, rounds = 1, maxRounds = 
     nativeCopy: schemas(keyRing, nativeCopyControl(field, ale, binaryEnvelopes)).control,
     encryptThenBind: schemas(keyRing, encryptThenBindControl(field, keyRing, scenario.table, envelopes)).control,
   };
-  const sides = ['plain', 'control', 'nativeCopy', 'encryptThenBind', 'encrypted', 'timed', 'binaryControl', 'binary'];
+  // plainAgain: plaintext once more, the A/A control (docs/performance.md): what two identical sides differ by in this run.
+  tables.plainAgain = tables.plain;
+  const sides = ['plain', 'plainAgain', 'control', 'nativeCopy', 'encryptThenBind', 'encrypted', 'timed', 'binaryControl', 'binary'];
   const writes = Object.fromEntries(sides.map((s) => [s, []]));
   const reads = { plain: [], encrypted: [], binary: [] };
   let stored;
@@ -363,6 +365,7 @@ async function runScenario(scenario, { ale, iterations, rounds = 1, maxRounds = 
   }
   const timer = timerCostNs();
   const w = overhead(writes.plain, writes.encrypted);
+  const aa = overhead(writes.plain, writes.plainAgain);
   const storage = overhead(writes.plain, writes.control);
   const nativeCopy = overhead(writes.plain, writes.nativeCopy);
   const encryptThenBind = overhead(writes.plain, writes.encryptThenBind);
@@ -384,6 +387,7 @@ async function runScenario(scenario, { ale, iterations, rounds = 1, maxRounds = 
     controlWriteUs: median(writes.control) / 1000,
     encryptedWriteUs: median(writes.encrypted) / 1000,
     writeOverhead: w,
+    writeAA: aa,
     storageOverhead: storage,
     cryptoPart: w.point - storage.point,
     // The crypto part split by the two controls: the encrypt call inside
