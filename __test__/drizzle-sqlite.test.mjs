@@ -54,3 +54,22 @@ test('a batch operation over a table whose TEXT primary key holds NULLs refuses 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a key column that reads two rows with one key (a rounding mapper, here to tens) is refused before the batch is written, on every SQLite driver', async () => {
+  const { customType } = await import('drizzle-orm/sqlite-core');
+  const tens = customType({ dataType: () => 'integer', fromDriver: (v) => Math.floor(Number(v) / 10) * 10 });
+  const keyRing = new ale.KeyRing([SECRET]);
+  const notes = sqliteTable('rounded_notes', { id: tens('id').primaryKey(), body: mod.encryptedText('body', { collection: 'notes', keyRing }) });
+  for (const driver of SQLITE_DRIVERS) {
+    const s = await openSqlite(':memory:', { driver, wal: false });
+    try {
+      s.exec("CREATE TABLE rounded_notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO rounded_notes VALUES (11, 'a'), (12, 'b')");
+      const e = await mod.migratePlaintext(s.db, { table: notes, key: notes.id, columns: [{ column: notes.body }], tenant: 'acme' }).catch((e) => e);
+      assert.equal(e?.code, 'ALE_INVALID_INPUT', `${driver}: ${e?.stack ?? JSON.stringify(e)}`);
+      assert.match(e.message, /read 10 after 10: the driver or the column rounds the keys \(or the key is not unique\)/);
+      assert.deepEqual(s.all('SELECT body FROM rounded_notes ORDER BY id').map((r) => r.body), ['a', 'b'], 'nothing was written');
+    } finally {
+      s.close();
+    }
+  }
+});

@@ -1,7 +1,8 @@
 // searchIndexCheck on every SQLite driver of this runtime: it finds a
 // missing FTS5 table, a table that does not index the column, each missing
 // trigger (as after a table rebuild by drizzle-kit), a trigger that fires
-// on updates of other columns only, and, with `rows`, rows the index
+// on updates of other columns only or misses a row whose key changes, and,
+// with `rows`, rows the index
 // missed; and it finds nothing once searchIndexSql's statements ran again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -43,7 +44,7 @@ async function withDb(driver, body) {
   const dir = mkdtempSync(join(tmpdir(), 'ale-index-check-'));
   const s = await openSqlite(join(dir, 'users.db'), { driver });
   try {
-    await body(s);
+    return await body(s);
   } finally {
     s.close();
     rmSync(dir, { recursive: true, force: true });
@@ -118,7 +119,7 @@ for (const driver of SQLITE_DRIVERS) {
       s.exec(update(' OF bio, "name_search"'));
       const moved = await m.searchIndexCheck(s.db, users.nameSearch);
       assert.deepEqual(codes(moved), ['ALE_SEARCH_TRIGGER_MISSING']);
-      assert.match(moved.problems[0].message, /on every UPDATE, so changed rows, and rows whose key changes, keep their old tokens/);
+      assert.match(moved.problems[0].message, /on every UPDATE of id, so rows whose key changes keep their tokens under the old one/);
       s.exec('UPDATE users SET id = 100 WHERE id = 1');
       assert.deepEqual(codes(await m.searchIndexCheck(s.db, users.nameSearch, { rows: true })), ['ALE_SEARCH_TRIGGER_MISSING', 'ALE_SEARCH_INDEX_STALE'], 'what it said would happen did');
       s.exec('UPDATE users SET id = 1 WHERE id = 100');
@@ -189,4 +190,33 @@ test('searchIndexCheck: a column without `fts` has nothing to check (searches sc
     assert.deepEqual(await m.searchIndexCheck(s.db, scanned.nameSearch), { ok: true, problems: [] });
     await assert.rejects(m.searchIndexCheck(s.db, users.bio), (e) => e.code === 'ALE_INVALID_INPUT');
   });
+});
+
+test("searchIndexCheck: the rowid under its names (content_rowid in another case or quoted, _rowid_ in a WHEN), an INT PRIMARY KEY that is no rowid, a TEXT key with no alias, and a key change followed by a trigger of its own", async () => {
+  const ddl = (key) => `CREATE TABLE users (id ${key}, name TEXT, name_search TEXT, bio TEXT)`;
+  const triggers = (rowid, update) => [
+    `CREATE TRIGGER users_ai AFTER INSERT ON users BEGIN INSERT INTO users_name_fts(rowid, name_search) VALUES (new.${rowid}, new.name_search); END`,
+    `CREATE TRIGGER users_ad AFTER DELETE ON users BEGIN INSERT INTO users_name_fts(users_name_fts, rowid, name_search) VALUES ('delete', old.${rowid}, old.name_search); END`,
+    ...update.map(
+      ([name, head]) =>
+        `CREATE TRIGGER ${name} AFTER UPDATE${head.startsWith(' OF') ? `${head} ON users` : ` ON users${head}`} BEGIN INSERT INTO users_name_fts(users_name_fts, rowid, name_search) VALUES ('delete', old.${rowid}, old.name_search); INSERT INTO users_name_fts(rowid, name_search) VALUES (new.${rowid}, new.name_search); END`,
+    ),
+  ];
+  const check = async (key, contentRowid, update) =>
+    withDb(SQLITE_DRIVERS[0], async (s) => {
+      s.exec(ddl(key));
+      s.exec(`CREATE VIRTUAL TABLE users_name_fts USING fts5(name_search, content='users'${contentRowid === undefined ? '' : `, content_rowid=${contentRowid}`})`);
+      for (const stmt of triggers(contentRowid === undefined ? 'rowid' : 'id', update)) s.exec(stmt);
+      return (await m.searchIndexCheck(s.db, users.nameSearch)).problems.map((p) => p.code);
+    });
+  const both = [['users_au', ' OF id, name_search']];
+  assert.deepEqual(await check('INTEGER PRIMARY KEY', "'ID'", both), [], 'content_rowid names the key in another case');
+  assert.deepEqual(await check('integer primary key autoincrement', '"id"', both), [], 'quoted, and with autoincrement');
+  assert.deepEqual(await check('INTEGER PRIMARY KEY', "'id'", [['users_au', ' OF name_search'], ['users_moved', ' OF id']]), [], 'the key change followed by a trigger of its own');
+  assert.deepEqual(await check('INTEGER PRIMARY KEY', undefined, [['users_au', ' WHEN old._rowid_ IS NOT new._rowid_ OR old.name_search IS NOT new.name_search']]), [], '_rowid_ in a WHEN');
+  assert.deepEqual(await check('INT PRIMARY KEY', "'id'", both), ['ALE_SEARCH_FTS_COLUMN'], 'INT PRIMARY KEY is no rowid');
+  assert.deepEqual(await check('INTEGER PRIMARY KEY DESC', "'id'", both), ['ALE_SEARCH_FTS_COLUMN'], 'nor is INTEGER PRIMARY KEY DESC');
+  // a TEXT key has no alias: the rowid moves only by SET rowid, and a WHEN on the column alone keeps the index as an UPDATE OF it does
+  assert.deepEqual(await check('TEXT PRIMARY KEY', undefined, [['users_au', ' WHEN old.name_search IS NOT new.name_search']]), []);
+  assert.deepEqual(await check('TEXT PRIMARY KEY', undefined, [['users_au', ' OF name_search']]), []);
 });

@@ -2,7 +2,7 @@
 // tables shaped like the CMS's own, through each SQLite driver of the
 // runtime (the CMS's adapter first: node:sqlite behind sqlite-proxy on Node,
 // bun:sqlite on Bun). Each scenario writes and reads a plain and an
-// encrypted database file side by side, alternating which goes first.
+// encrypted database file side by side, in a seeded random order.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -276,8 +276,9 @@ const ADAPTIVE_MAX_BYTES = 4096;
 
 /**
  * One scenario: rounds on fresh database files, each of interleaved
- * transactional inserts (the side that goes first rotates) and then
- * interleaved reads by id, for these sides: plain, the storage control,
+ * transactional inserts and then interleaved reads by id, each pass of
+ * them in a seeded random order, for these sides: plain, plain again (the
+ * A/A control), the storage control,
  * the native-copy and encrypt-then-bind controls, encrypted, and encrypted
  * with its encrypt calls timed; then a binary storage control and
  * encrypted with binary storage. The 256 B and 4 KB
@@ -318,7 +319,7 @@ async function runScenario(scenario, { ale, iterations, rounds = 1, maxRounds = 
     const run = Object.fromEntries(sides.map((side) => [side, statements(dbs[side].db)]));
     try {
       const warm = Math.min(20, iterations);
-      // Each pass in its own order: in a rotation each side ran after the same one, the encrypted side after the control that encrypts.
+      // Each pass in its own order, so that no side always runs right after the same one and inherits its warm caches.
       const random = seededRandom(0x5eed + round);
       for (let i = -warm; i < iterations; i++) {
         for (const side of shuffled(sides, random)) {
@@ -333,8 +334,7 @@ async function runScenario(scenario, { ale, iterations, rounds = 1, maxRounds = 
       }
       const readSides = Object.keys(reads);
       for (let i = 0; i < iterations; i++) {
-        const shift = (i + round) % readSides.length;
-        for (const side of [...readSides.slice(shift), ...readSides.slice(0, shift)]) {
+        for (const side of shuffled(readSides, random)) {
           const t = tables[side][scenario.table];
           const t0 = process.hrtime.bigint();
           const got = await run[side].get(dbs[side].db.select().from(t).where(eq(t[idCol], `${side}-${i}`)));

@@ -1,6 +1,7 @@
-// Statistics for the bench: medians, seeded bootstrap confidence intervals
-// for an overhead (a ratio of medians, or of paired rounds), and the gate's
-// verdict.
+// Statistics for the bench: medians and nearest-rank quantiles, seeded
+// bootstrap confidence intervals for an overhead (a ratio of medians, or of
+// paired rounds), the gate's verdict, and the seeded order of a pass's
+// sides.
 import { mean, median, quantile, sampleWithReplacement } from 'simple-statistics';
 
 export { mean, median };

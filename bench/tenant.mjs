@@ -201,7 +201,7 @@ async function dbRows(ale, dir, keys, { iterations, rounds, secret }) {
         }
         const run = Object.fromEntries(sides.map((side) => [side, statements(dbs[side].db)]));
         try {
-          // Each pass in its own order (db.mjs says why).
+          // Each pass in its own order, so that no side always runs right after the same one and inherits its warm caches.
           const random = seededRandom(0x7e4a + round);
           for (let i = -20; i < iterations; i++) {
             for (const side of shuffled(sides, random)) {

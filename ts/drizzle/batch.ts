@@ -168,7 +168,7 @@ function exactKeys(after: unknown, rows: readonly { key: unknown }[], raw: reado
     if (rounded || (numeric(key) && numeric(last) && !(key > last))) {
       throw codedError(
         'ALE_INVALID_INPUT',
-        `the key column "${column}" read ${keyText(key)}${rounded ? ', past 2^53, which a JS number cannot hold exactly' : ` after ${keyText(last)}`}: the driver or the column rounds the keys, so a batch cannot say which row it writes. ` +
+        `the key column "${column}" read ${keyText(key)}${rounded ? ', past 2^53, which a JS number cannot hold exactly' : ` after ${keyText(last)}`}: the driver or the column rounds the keys (or the key is not unique), so a batch cannot say which row it writes. ` +
           "Read the key exactly, as a bigint or a string (mysql2: supportBigNumbers: true and bigNumberStrings: true, with the column declared bigint({ mode: 'bigint' }); " +
           "better-sqlite3: safeIntegers(); node:sqlite: readBigInts: true; bun:sqlite: safeIntegers: true; a decimal or numeric key in mode 'string'). Nothing of this batch was written",
       );

@@ -35,11 +35,15 @@ export function storedBytes(stored: unknown): Uint8Array | string {
   throw codedError('ALE_INVALID_INPUT', `the driver returned ${kindOf(stored)} for a binary column, not a Buffer or Uint8Array`);
 }
 
-/** What a cell that is not what its column stores is, for a message: its type or class, never its value. */
+/**
+ * What a cell that is not what its column stores is, for a message: its
+ * type or built-in class, never anything read from it (a jsonb cell is an
+ * object whose `constructor` may be a value of the document).
+ */
 function kindOf(value: unknown): string {
   if (value === null || value === undefined) return String(value);
   if (value instanceof Uint8Array) return 'bytes';
-  if (typeof value === 'object') return value.constructor?.name ?? 'an object';
+  if (typeof value === 'object') return `an object (${Object.prototype.toString.call(value).slice(8, -1)})`;
   return `a ${typeof value}`;
 }
 

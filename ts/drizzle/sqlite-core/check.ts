@@ -78,36 +78,36 @@ export async function searchIndexCheck(db: SqliteDb, column: Column, options: Se
   const contentTable = content === undefined ? undefined : unquote(content.slice(content.indexOf('=') + 1));
   const dropFts = `drop ${fts} first (DROP TABLE ${quoteName(fts)}), then `;
   const alias = await rowidAlias(db, table);
-  // Queries match the table's rowid with the FTS5 table's: its content_rowid must be the rowid, under either name.
+  // The rowid under any of its names: SQLite's three, and the table's INTEGER PRIMARY KEY.
+  const isRowid = (name: string) => ROWID_NAMES.some((n) => same(name, n)) || (alias !== undefined && same(name, alias));
+  // Queries match the table's rowid with the FTS5 table's: its content_rowid must be the rowid.
   const rowidArg = args.find((a) => /^content_rowid\s*=/i.test(a));
   const rowidColumn = rowidArg === undefined ? 'rowid' : unquote(rowidArg.slice(rowidArg.indexOf('=') + 1));
   if (!args.some((a) => same(unquote(a), column.name))) {
     problems.push(problem('ALE_SEARCH_FTS_COLUMN', `the FTS5 table ${fts} has no column ${column.name}`, dropFts));
   } else if (contentTable !== undefined && contentTable !== '' && !same(contentTable, table)) {
     problems.push(problem('ALE_SEARCH_FTS_COLUMN', `the FTS5 table ${fts} reads its rows from ${contentTable}, not ${table}`, dropFts));
-  } else if (!same(rowidColumn, 'rowid') && !(alias !== undefined && same(rowidColumn, alias))) {
+  } else if (!isRowid(rowidColumn)) {
     problems.push(problem('ALE_SEARCH_FTS_COLUMN', `the FTS5 table ${fts} keys its rows by ${rowidColumn} (content_rowid), which is not the rowid of ${table}: searches would name other rows`, dropFts));
   }
   const triggers = schemaRows.filter((r) => r.type === 'trigger' && r.sql !== null).map((r) => ({ name: r.name, ...triggerOf(r.sql as string) }));
-  // An update must be followed when it moves the row as well as when it changes the column (the index is by rowid):
-  // an UPDATE OF must name the INTEGER PRIMARY KEY too, and a WHEN must look at it or at the rowid.
-  const followsMoves = (t: Trigger) =>
-    (t.columns === undefined || alias === undefined || t.columns.some((c) => same(c, alias))) && (t.when === undefined || mentions(t.when, 'rowid') || (alias !== undefined && mentions(t.when, alias)));
+  // A trigger fires on a change of `name` when its UPDATE OF (if any) lists it and its WHEN (if any) looks at it.
+  const firesOn = (t: Trigger, names: (name: string) => boolean) => (t.columns === undefined || t.columns.some(names)) && (t.when === undefined || whenNames(t.when).some(names));
   for (const event of EVENTS) {
     const on = triggers.filter((t) => t.event === event);
-    const keeps = (t: Trigger) =>
-      // A BEFORE trigger on an insert sees no rowid yet; a WHEN or an UPDATE OF that leaves the column out skips changes to it.
-      !(t.before && event !== 'DELETE') &&
-      (t.columns === undefined || t.columns.some((c) => same(c, column.name))) &&
-      (t.when === undefined || mentions(t.when, column.name)) &&
-      (event !== 'UPDATE' || followsMoves(t)) &&
-      mentions(t.body, fts) &&
-      mentions(t.body, column.name);
-    if (on.some(keeps)) continue;
-    const consequence = { INSERT: 'new rows are missing from the index', DELETE: 'deleted rows stay in the index', UPDATE: 'changed rows, and rows whose key changes, keep their old tokens in the index' }[event];
+    // A BEFORE trigger on an insert sees no rowid yet; and it must write the column into the FTS5 table.
+    const writes = (t: Trigger) => !(t.before && event !== 'DELETE') && mentions(t.body, fts) && mentions(t.body, column.name);
+    const onColumn = on.some((t) => writes(t) && (event !== 'UPDATE' || firesOn(t, (n) => same(n, column.name))));
+    // The index is by rowid: an update that changes the INTEGER PRIMARY KEY moves the row, which a trigger must follow
+    // too (one that also fires on it, or another). Without such a key, only an explicit SET rowid moves it.
+    const onMove = event !== 'UPDATE' || alias === undefined || on.some((t) => writes(t) && firesOn(t, isRowid));
+    if (onColumn && onMove) continue;
+    const consequence = onColumn
+      ? `on every UPDATE of ${alias}, so rows whose key changes keep their tokens under the old one`
+      : `on every ${event}, so ${{ INSERT: 'new rows are missing from the index', DELETE: 'deleted rows stay in the index', UPDATE: 'changed rows keep their old tokens in the index' }[event]}`;
     const named = on.filter((t) => mentions(t.body, fts)).map((t) => t.name);
     const drop = named.length === 0 ? '' : `drop ${named.join(', ')} first (DROP TRIGGER ${named.map(quoteName).join('; DROP TRIGGER ')}), then `;
-    problems.push(problem('ALE_SEARCH_TRIGGER_MISSING', `no trigger on ${table} writes ${column.name} into ${fts} on every ${event}, so ${consequence}`, drop));
+    problems.push(problem('ALE_SEARCH_TRIGGER_MISSING', `no trigger on ${table} writes ${column.name} into ${fts} ${consequence}`, drop));
   }
   if (options.rows === true && problems.every((p) => p.code === 'ALE_SEARCH_TRIGGER_MISSING')) {
     if (contentTable === undefined || contentTable === '') {
@@ -138,11 +138,26 @@ function isCorruptVtab(e: unknown): boolean {
   return false;
 }
 
-/** The table's INTEGER PRIMARY KEY column, the rowid's other name, if it has one. */
+/** SQLite's names for the rowid, where no column has taken them. */
+const ROWID_NAMES = ['rowid', '_rowid_', 'oid'];
+
+/**
+ * The table's INTEGER PRIMARY KEY column, the rowid's other name, if it has
+ * one: a key of one column declared INTEGER with no index of its own (an
+ * `INT PRIMARY KEY`, an `INTEGER PRIMARY KEY DESC` and a WITHOUT ROWID
+ * table's key each have one, and are not the rowid).
+ */
 async function rowidAlias(db: SqliteDb, table: string): Promise<string | undefined> {
   const columns = (await db.select({ name: sql<string>`name`, type: sql<string>`type`, pk: sql<number>`pk` }).from(sql`pragma_table_info(${table})`)) as { name: string; type: string; pk: number }[];
   const keys = columns.filter((c) => Number(c.pk) > 0);
-  return keys.length === 1 && same(keys[0].type, 'INTEGER') ? keys[0].name : undefined;
+  if (keys.length !== 1 || !same(keys[0].type, 'INTEGER')) return undefined;
+  const pkIndexes = (await db.select({ origin: sql<string>`origin` }).from(sql`pragma_index_list(${table})`)) as { origin: string }[];
+  return pkIndexes.some((i) => i.origin === 'pk') ? undefined : keys[0].name;
+}
+
+/** The names a WHEN clause reads from the row: `old.x`, `new.x` (quoted or not). */
+function whenNames(when: string): string[] {
+  return [...when.matchAll(/\b(?:old|new)\s*\.\s*("(?:[^"]|"")*"|`(?:[^`]|``)*`|\[[^\]]*\]|[A-Za-z_][A-Za-z0-9_$]*)/gi)].map((m) => unquote(m[1]));
 }
 
 /** Two SQLite names are one: SQLite folds the case of ASCII letters only. */
