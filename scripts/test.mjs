@@ -1,9 +1,13 @@
 // The test command (`npm test`): every suite, on every runtime, with counts.
 // Fails when any suite fails or when a runner reports zero tests, so a glob
-// that matches nothing can never pass. The two oracle suites run on every
-// dialect and driver in the native runs, on SQLite through SveltyCMS's
-// driver in the node:crypto runs, and not on Bun's Node-API path (why: at
-// each run below); --full runs them everywhere.
+// that matches nothing can never pass. The suites that take their drivers
+// from oracleDrivers (the two oracle suites, range-changing,
+// range-narrowed-pg and range-token-table) run on every dialect and driver
+// in the native runs, and on SQLite through SveltyCMS's driver alone in
+// the node:crypto runs (range-narrowed-pg, PostgreSQL's alone, then has
+// no test there); the two oracle suites not on Bun's Node-API path (why:
+// at each run below); --full runs them everywhere. The three .check.mjs
+// suites run on Node 24 alone (their names say so).
 //   node scripts/test.mjs --only TypeScript   # the suites whose name contains the text
 //   node scripts/test.mjs --full              # the oracle suites in every run, on every driver
 import { spawnSync } from 'node:child_process';
