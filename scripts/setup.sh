@@ -42,7 +42,7 @@ if [ ! -f dist/esm/drizzle/index.js ] || [ -n "$(find ts tsconfig.json tsconfig.
 fi
 
 addon=ale.linux-x64-gnu.node
-if [ ! -f "$addon" ] || [ -n "$(find src crates Cargo.toml Cargo.lock -newer "$addon" -type f 2>/dev/null | head -n 1)" ]; then
+if [ ! -f "$addon" ] || [ -n "$(find src crates Cargo.toml Cargo.lock build.rs .cargo -newer "$addon" -type f 2>/dev/null | head -n 1)" ]; then
   # The napi CLI says only "cargo metadata failed to run" without it.
   if ! command -v cargo >/dev/null 2>&1; then
     log "cargo is not on PATH: the addon is built from source with Rust (rustup, https://rustup.rs; stable)"
