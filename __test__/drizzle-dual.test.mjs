@@ -136,3 +136,29 @@ test('searchHits and searchHitsPlaceholder of one build take the columns and con
     s.close();
   }
 });
+
+test("orderedPage of one build takes the other build's range condition as `within`", async () => {
+  const ring = new ale.KeyRing([SECRET]);
+  const s = await openSqlite(':memory:', { wal: false });
+  try {
+    s.exec('CREATE TABLE prices (id INTEGER PRIMARY KEY, amount TEXT, amount_range TEXT)');
+    const on = { collection: 'prices', tenant: 'acme', keyRing: ring };
+    const prices = sqliteTable('prices', {
+      id: integer('id').primaryKey(),
+      amount: cjsSqlite.encryptedNumber('amount', on),
+      amountRange: cjsSqlite.rangeIndexColumn('amount_range', { ...on, field: 'amount', type: 'number' }),
+    });
+    for (const [id, amount] of [[1, 5], [2, 50], [3, 500], [4, 70]]) await s.db.insert(prices).values({ id, amount, amountRange: amount });
+    for (const [made, paged] of [[cjsSqlite, esmSqlite], [esmSqlite, cjsSqlite]]) {
+      const page = await paged.orderedPage((where, limit, offset) => s.db.select({ id: prices.id, amount: prices.amount }).from(prices).where(where).orderBy(prices.id).limit(limit).offset(offset), {
+        column: prices.amountRange,
+        value: (row) => row.amount,
+        limit: 10,
+        within: made.rangeGt(prices.amountRange, 10),
+      });
+      assert.deepEqual(page.rows.map((r) => r.id), [2, 4, 3]);
+    }
+  } finally {
+    s.close();
+  }
+});

@@ -353,6 +353,7 @@ test('the eight tarballs, made as the release makes them', { timeout: 180_000 },
     cpSync(join(root, 'package.json'), join(work, 'package.json'));
     cpSync(join(root, 'npm'), join(work, 'npm'), { recursive: true });
     for (const file of pkg.files) if (existsSync(join(root, file))) cpSync(join(root, file), join(work, file), { recursive: true });
+    cpSync(join(root, 'LICENSE'), join(work, 'LICENSE'));
 
     await napi(['create-npm-dirs'], work);
     for (const { name } of platforms) {
@@ -384,6 +385,9 @@ test('the eight tarballs, made as the release makes them', { timeout: 180_000 },
     }
 
     await napi(['artifacts', '--output-dir', 'artifacts'], work);
+    // as the workflow's step does: the licence into each platform package
+    assert.match(read('.github/workflows/release.yml'), /for dir in npm\/\*\/; do cp LICENSE "\$dir"; done/, 'the release copies LICENSE into the platform packages');
+    for (const { name } of platforms) cpSync(join(root, 'LICENSE'), join(work, 'npm', name, 'LICENSE'));
     await napi(['pre-publish', '-t', 'npm', '--skip-optional-publish', '--no-gh-release'], work);
 
     const packs = join(work, 'packs');
@@ -411,7 +415,7 @@ test('the eight tarballs, made as the release makes them', { timeout: 180_000 },
     assert.equal(main.manifest.publishConfig?.access, 'public', 'the main package: publishConfig');
     assert.deepEqual(main.manifest.repository, pkg.repository, 'the main package: repository');
     assert.deepEqual(main.files.filter((f) => f.endsWith('.node')), [], 'the main package carries no binary');
-    for (const f of ['package/main.cjs', 'package/index.js', 'package/package.json']) assert.ok(main.files.includes(f), `the main tarball lacks ${f}`);
+    for (const f of ['package/main.cjs', 'package/index.js', 'package/package.json', 'package/LICENSE']) assert.ok(main.files.includes(f), `the main tarball lacks ${f}`);
     // every page the README links to, so that its links resolve in node_modules too
     const linked = [...readFileSync(join(root, 'README.md'), 'utf8').matchAll(/\]\((?!https?:|#)([^)#\s]+)/g)].map((m) => m[1]).filter((l) => !l.endsWith('/'));
     for (const l of new Set(linked)) {
@@ -427,6 +431,7 @@ test('the eight tarballs, made as the release makes them', { timeout: 180_000 },
       assert.deepEqual(manifest.os, [os], `${manifest.name}: os`);
       assert.deepEqual(manifest.cpu, [cpu], `${manifest.name}: cpu`);
       assert.deepEqual(manifest.libc, libc, `${manifest.name}: libc`);
+      assert.ok(files.includes('package/LICENSE'), `${manifest.name}: no LICENSE`);
       assert.equal(manifest.main, binary);
       assert.equal(manifest.publishConfig?.access, 'public', `${manifest.name}: publishConfig`);
       assert.deepEqual(manifest.repository, pkg.repository, `${manifest.name}: repository`);

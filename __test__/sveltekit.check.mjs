@@ -103,7 +103,8 @@ test('examples/sveltekit: vite build with no key, then node build, bun build/ind
       const port = await freePort();
       const file = join(work, `server-${i}.db`);
       const base = `http://127.0.0.1:${port}`;
-      const serverEnv = { ...env, ENCRYPTION_KEY: SECRET, ALE_KEK: KEK, DATABASE_FILE: file, PORT: String(port), HOST: '127.0.0.1', ORIGIN: base };
+      // ALE_BACKEND=native: the built server must load the addon (a bundle that lost it would throw ALE_NATIVE_UNAVAILABLE, not answer from the fallback).
+      const serverEnv = { ...env, ALE_BACKEND: 'native', ENCRYPTION_KEY: SECRET, ALE_KEK: KEK, DATABASE_FILE: file, PORT: String(port), HOST: '127.0.0.1', ORIGIN: base };
       const args = server.name === 'vite dev' ? [...server.args, '--port', String(port)] : server.args;
       const id = `note-${i}`;
       await serve({ cmd: server.cmd, args, cwd: app, env: serverEnv, url: `${base}/api/roundtrip?value=warm` }, async () => {

@@ -17,8 +17,12 @@ export type RangeCondition = SQL & {
 /** The values of a range index column: what its encrypted column holds (number, bigint or Date). */
 export type ValueOf<C> = C extends { _: { data: infer D } } ? Exclude<D, StoredIndex | string> & RangeValue : RangeValue;
 
-/** What orderedPage() reads of a condition it is given as `within`: not enumerable, so a logged condition shows no bound. */
-const RANGE = Symbol('range');
+/**
+ * What orderedPage() reads of a condition it is given as `within`: not
+ * enumerable, so a logged condition shows no bound; under a Symbol.for key,
+ * so that orderedPage of one build (ESM or CommonJS) reads the other's.
+ */
+const RANGE = Symbol.for('@sveltycms/ale/range-bounds');
 interface Bounds {
   column: Column;
   lo: bigint;
