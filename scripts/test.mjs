@@ -6,8 +6,8 @@
 // in the native runs, and on SQLite through SveltyCMS's driver alone in
 // the node:crypto runs (range-narrowed-pg, PostgreSQL's alone, then has
 // no test there); the two oracle suites not on Bun's Node-API path (why:
-// at each run below); --full runs them everywhere. The three .check.mjs
-// suites run on Node 24 alone (their names say so).
+// at each run below); --full runs them everywhere. The .check.mjs suites
+// run as listed below (most on Node 24 alone, their names say so).
 //   node scripts/test.mjs --only TypeScript   # the suites whose name contains the text
 //   node scripts/test.mjs --full              # the oracle suites in every run, on every driver
 import { spawnSync } from 'node:child_process';

@@ -48,8 +48,9 @@ pub struct Parts<'a> {
 }
 
 /// Splits and checks a binary envelope: `ALE_UNSUPPORTED_VERSION` for a first
-/// byte from 0x02 to 0x1F, and `ALE_MALFORMED_ENVELOPE` for any other first
-/// byte but 0x01, a value too short, or an IV length other than 12 or 16.
+/// byte from 0x03 to 0x1F, and `ALE_MALFORMED_ENVELOPE` for any other first
+/// byte but 0x01 and 0x02, a value too short, or an IV length other than 12
+/// or 16.
 pub fn parse(bytes: &[u8]) -> Result<Parts<'_>> {
     let malformed = AleError::MalformedBinary;
     let (&version, rest) = bytes.split_first().ok_or(malformed("it is empty"))?;
