@@ -162,3 +162,29 @@ test("orderedPage of one build takes the other build's range condition as `withi
     s.close();
   }
 });
+
+test("the SveltyCMS drop-in's hook and cached ring are one for both builds: a hook set through one hears the other's failures, and a reset through one drops the other's ring", async () => {
+  const esmDropIn = await import('@sveltycms/ale/sveltycms');
+  const cjsDropIn = require('@sveltycms/ale/sveltycms');
+  const saved = process.env.ENCRYPTION_KEY;
+  const ctx = { tenantId: 'acme', collectionId: 'posts' };
+  const heard = [];
+  try {
+    process.env.ENCRYPTION_KEY = SECRET;
+    esmDropIn.resetFieldEncryptionKeyCache();
+    esmDropIn.setFieldEncryptionLogger((f) => heard.push(f.code));
+    const sealed = cjsDropIn.encryptFieldValueSync('x', ctx, 'title');
+    assert.equal(cjsDropIn.decryptFieldValueSync(sealed, { ...ctx, tenantId: 'other' }, 'title'), null);
+    assert.deepEqual(heard, ['ALE_AUTH_FAILED'], 'the hook set through the ESM build heard the CommonJS build');
+    // a new key, and a reset through the CommonJS build: the ESM build seals under it
+    process.env.ENCRYPTION_KEY = `${SECRET}-rotated`;
+    cjsDropIn.resetFieldEncryptionKeyCache();
+    const resealed = esmDropIn.encryptFieldValueSync('y', ctx, 'title');
+    assert.equal(new ale.KeyRing([`${SECRET}-rotated`]).decrypt(resealed, 'acme', 'posts', 'title'), '"y"');
+  } finally {
+    if (saved === undefined) delete process.env.ENCRYPTION_KEY;
+    else process.env.ENCRYPTION_KEY = saved;
+    esmDropIn.setFieldEncryptionLogger(undefined);
+    esmDropIn.resetFieldEncryptionKeyCache();
+  }
+});

@@ -29,7 +29,17 @@ export type FieldEncryptionLogger = (failure: FieldDecryptionFailure) => void;
 const defaultLogger: FieldEncryptionLogger = (f) =>
   console.error(`[field-encryption] could not decrypt field "${f.fieldName}" of collection "${f.collectionId}" (tenant "${f.tenantId}"): ${f.code}: ${f.message}`);
 
-let logger: FieldEncryptionLogger = defaultLogger;
+/**
+ * The hook and the cached ring, once per process: an app that loads both
+ * the ESM and the CommonJS build (its own code, and a dependency through
+ * require()) would otherwise set the hook, or reset the ring after a key
+ * change, in one copy and not the other. The first build loaded makes it.
+ */
+interface DropInState {
+  logger: FieldEncryptionLogger;
+  ring: KeyRing | null;
+}
+const state: DropInState = ((globalThis as { [key: symbol]: DropInState })[Symbol.for('@sveltycms/ale/sveltycms-state@1')] ??= { logger: defaultLogger, ring: null });
 
 /**
  * Sets the hook that hears of every value that fails to decrypt (the call
@@ -38,7 +48,7 @@ let logger: FieldEncryptionLogger = defaultLogger;
  * console.error. `null` silences it; `undefined` restores the default.
  */
 export function setFieldEncryptionLogger(hook: FieldEncryptionLogger | null | undefined): void {
-  logger = hook === undefined ? defaultLogger : (hook ?? (() => {}));
+  state.logger = hook === undefined ? defaultLogger : (hook ?? (() => {}));
 }
 
 /**
@@ -57,28 +67,26 @@ export function isFieldEncryptionEnvelope(value: unknown): value is string {
   return typeof value === 'string' && value.startsWith('v1:') && !value.endsWith(':') && native.isEnvelope(value);
 }
 
-let cachedRing: KeyRing | null = null;
-
 /**
  * The ring, built on first use from ENCRYPTION_KEY (or SECRET_ENCRYPTION_KEY)
  * and ENCRYPTION_KEY_PREVIOUS, then cached. A missing or unusable key is not
  * cached, so setting it later works without a reset.
  */
 function keyRing(): KeyRing {
-  if (cachedRing) return cachedRing;
+  if (state.ring) return state.ring;
   try {
-    cachedRing = native.KeyRing.fromEnv();
+    state.ring = native.KeyRing.fromEnv();
   } catch (e) {
     const cause = e as CodedError;
     if (cause.code !== 'ALE_INVALID_KEY') throw e;
     throw Object.assign(codedError('FIELD_ENCRYPTION_UNAVAILABLE', `field encryption is unavailable: ${cause.message}`), { status: 503 });
   }
-  return cachedRing;
+  return state.ring;
 }
 
 /** Drops the cached key, so the next call reads the environment again. */
 export function resetFieldEncryptionKeyCache(): void {
-  cachedRing = null;
+  state.ring = null;
 }
 
 /** The CMS's own, looser test: `v1:` and three non-empty base64url parts. */
@@ -100,7 +108,7 @@ function parts(ctx: FieldEncryptionContext, fieldName: string): [string, string,
   if (!warnedLoose && raw.some((id) => typeof id !== 'string')) {
     warnedLoose = true;
     const [tenantId, collectionId, field] = raw.map((id) => `${id}`);
-    logger({
+    state.logger({
       tenantId,
       collectionId,
       fieldName: field,
@@ -191,7 +199,7 @@ export function decryptFieldValueSync<T = unknown>(stored: unknown, ctx: FieldEn
   } catch (e) {
     const { code = 'ALE_INTERNAL', message } = e as CodedError;
     const [tenantId, collectionId] = parts(ctx, fieldName);
-    logger({ tenantId, collectionId, fieldName, code, message });
+    state.logger({ tenantId, collectionId, fieldName, code, message });
     return null;
   }
 }
