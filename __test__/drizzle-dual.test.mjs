@@ -176,7 +176,8 @@ test("the SveltyCMS drop-in's hook and cached ring are one for both builds: a ho
     const sealed = cjsDropIn.encryptFieldValueSync('x', ctx, 'title');
     assert.equal(cjsDropIn.decryptFieldValueSync(sealed, { ...ctx, tenantId: 'other' }, 'title'), null);
     assert.deepEqual(heard, ['ALE_AUTH_FAILED'], 'the hook set through the ESM build heard the CommonJS build');
-    // a new key, and a reset through the CommonJS build: the ESM build seals under it
+    // the ESM build holds its ring; a new key, and a reset through the CommonJS build: the ESM build seals under the new one
+    assert.equal(ale.KeyRing.fromEnv().decrypt(esmDropIn.encryptFieldValueSync('w', ctx, 'title'), 'acme', 'posts', 'title'), '"w"');
     process.env.ENCRYPTION_KEY = `${SECRET}-rotated`;
     cjsDropIn.resetFieldEncryptionKeyCache();
     const resealed = esmDropIn.encryptFieldValueSync('y', ctx, 'title');

@@ -75,7 +75,7 @@ if (address) {
     });
 
     test('an outage: loading a new tenant fails with ALE_KEK_UNAVAILABLE within the bound, loaded tenants keep working, and loads work again once the service is back', { skip: !process.env.BAO_PID && process.env.CI !== 'true' && 'BAO_PID is not set' }, async () => {
-      // Under CI=true the outage must be tested: scripts/services.sh gives the server's pid.
+      // Under CI=true the outage must be tested: scripts/services.sh, and the release workflow's test jobs, give the server's pid.
       assert.ok(process.env.BAO_PID, 'BAO_PID is required under CI=true: the outage test pauses the server by its pid');
       const pid = Number(process.env.BAO_PID);
       const kek = mod.transitKek({ address, token, key: `${run}-outage`, timeoutMs: 300, retries: 1 });

@@ -38,8 +38,10 @@ const defaultLogger: FieldEncryptionLogger = (f) =>
 interface DropInState {
   logger: FieldEncryptionLogger;
   ring: KeyRing | null;
+  /** Whether the loose context ids were reported (once per process). */
+  warnedLoose: boolean;
 }
-const state: DropInState = ((globalThis as { [key: symbol]: DropInState })[Symbol.for('@sveltycms/ale/sveltycms-state@1')] ??= { logger: defaultLogger, ring: null });
+const state: DropInState = ((globalThis as { [key: symbol]: DropInState })[Symbol.for('@sveltycms/ale/sveltycms-state@2')] ??= { logger: defaultLogger, ring: null, warnedLoose: false });
 
 /**
  * Sets the hook that hears of every value that fails to decrypt (the call
@@ -73,7 +75,8 @@ export function isFieldEncryptionEnvelope(value: unknown): value is string {
  * cached, so setting it later works without a reset.
  */
 function keyRing(): KeyRing {
-  if (state.ring) return state.ring;
+  // Another installed version of the package in the process shares the state: its ring is not this one's kind.
+  if (state.ring instanceof native.KeyRing) return state.ring;
   try {
     state.ring = native.KeyRing.fromEnv();
   } catch (e) {
@@ -95,8 +98,6 @@ const LOOSE_ENVELOPE = /^v1:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$/;
 /** Whether a context id may be used as it is: a non-empty string. */
 const usable = (id: unknown): id is string => typeof id === 'string' && id !== '';
 
-let warnedLoose = false;
-
 /**
  * The AAD parts, spelled as the CMS's template literal spells them: an id
  * that is not a string becomes `"undefined"` or `"[object Object]"`, which
@@ -105,8 +106,8 @@ let warnedLoose = false;
  */
 function parts(ctx: FieldEncryptionContext, fieldName: string): [string, string, string] {
   const raw = [ctx.tenantId, ctx.collectionId, fieldName];
-  if (!warnedLoose && raw.some((id) => typeof id !== 'string')) {
-    warnedLoose = true;
+  if (!state.warnedLoose && raw.some((id) => typeof id !== 'string')) {
+    state.warnedLoose = true;
     const [tenantId, collectionId, field] = raw.map((id) => `${id}`);
     state.logger({
       tenantId,
