@@ -611,6 +611,10 @@ export function rangeSuite(d) {
         await keys.shred('acme');
         assert.ok(oracle('acme').length > 0);
         assert.deepEqual(await find(keyed, 'acme'), []);
+        // Nodes refused for a live tenant are refused for a shredded one (an 8-byte buffer holds no node).
+        for (const tenant of ['globex', 'acme']) {
+          assert.throws(() => keys.sealer.rangeQueries(Buffer.alloc(8), tenant, 'measures', 'amount'), (e) => e.code === 'ALE_INVALID_INPUT', tenant);
+        }
         await eventually(() => find(keyed, 'globex'), oracle('globex'), 'another tenant is untouched');
       } finally {
         await keys.close();

@@ -437,7 +437,14 @@ export function searchSuite(d) {
         assert.ok(oracle(tenant, q).length > 0);
         assert.deepEqual(await answer(keyed, tenant, q), []);
         const shredded = keys.sealer.searchQueries(q, 'words', 'acme', 'people', 'name', {});
-        assert.deepEqual(shredded.map((set) => set.length), [8]);
+        const live = keys.sealer.searchQueries(q, 'words', 'globex', 'people', 'name', {});
+        assert.deepEqual(shredded.map((set) => set.length), [live[0].length], "one set, shaped as a live tenant's");
+        assert.ok(!live.some((set) => Buffer.from(set).equals(Buffer.from(shredded[0]))));
+        // A query refused for a live tenant is refused for a shredded one: the shred does not change what a caller may ask.
+        for (const [bad, kind] of [['ab', 'contains'], ['', 'words'], [q, 'everywhere']]) {
+          assert.throws(() => keys.sealer.searchQueries(bad, kind, 'globex', 'people', 'name', {}), (e) => e.code === 'ALE_INVALID_INPUT', `live: ${kind}`);
+          assert.throws(() => keys.sealer.searchQueries(bad, kind, 'acme', 'people', 'name', {}), (e) => e.code === 'ALE_INVALID_INPUT', `shredded: ${kind}`);
+        }
         // and a value of the tenant gets no tokens, in either form: its key is gone
         for (const form of ['searchTokens', 'searchTokenText']) {
           assert.throws(() => keys.sealer[form]('Jürgen', 'acme', 'people', 'name', {}), (e) => e.code === 'ALE_KEY_SHREDDED', form);

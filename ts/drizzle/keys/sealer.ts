@@ -4,7 +4,8 @@
 // process-wide ring while the store allows it, and turns what the ring
 // cannot open into the caller's error. It never touches the database: what
 // it needs from the store it is handed (SealerDeps).
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import * as native from '../../../index.js';
 import type { KeyRing } from '../../../index.js';
 import { codedError } from '../../shared/errors.js';
 import { processRing, type Sealer } from '../process-ring.js';
@@ -35,8 +36,12 @@ export type TenantSealer = Sealer & Searcher;
 
 export function makeSealer(d: SealerDeps): TenantSealer {
   const { cache, rings, times, readV1, use, refresh } = d;
-  // Keys a shredded tenant's blind-index lookups are computed under: random, so they match nothing.
-  const nowhereKey = randomBytes(32);
+  // A shredded tenant's lookups (blind index, search and range tokens) are
+  // computed under a random key, so they match nothing. They are computed,
+  // rather than made up, so that a query is checked as any tenant's is: a
+  // query refused for one tenant is refused for a shredded one too.
+  let nowhereRing: KeyRing | undefined;
+  const nowhere = (): KeyRing => (nowhereRing ??= new native.KeyRing([randomBytes(32)]));
   // The last tenant that passed the check, and the clock time until which
   // it passes again with three comparisons: the earlier of its staleAt and
   // the next change check, as long as the cache's version stays (every
@@ -67,8 +72,6 @@ export function makeSealer(d: SealerDeps): TenantSealer {
   const legacyBytes = (stored: Uint8Array) => stored[0] === 1;
   const v1Refused = () =>
     codedError('ALE_UNSUPPORTED_VERSION', 'the value is a v1 envelope under the process-wide key, and this store reads none (readV1: false); convertToTenantKeys() moves such values under the tenant key');
-  const nowhere = (value: string, t: string, c: string, f: string) =>
-    createHmac('sha256', nowhereKey).update(`${t}:${c}:${f}:`).update(value).digest('base64url');
   /**
    * A loaded tenant whose ring lacks the key a value names: the value is
    * another tenant's (or forged), or under a key another process made
@@ -139,9 +142,9 @@ export function makeSealer(d: SealerDeps): TenantSealer {
         throw missed(e, t, f);
       }
     },
-    blindIndex: (value, t, c, f) => (indexable(t) ? rings.blindIndex(value, t, c, f) : nowhere(value, t, c, f)),
+    blindIndex: (value, t, c, f) => (indexable(t) ? rings : nowhere()).blindIndex(value, t, c, f),
     blindIndexes: (value, t, c, f) => {
-      if (!indexable(t)) return [nowhere(value, t, c, f)];
+      if (!indexable(t)) return [nowhere().blindIndex(value, t, c, f)];
       // Rows not converted yet still hold the process-wide ring's index.
       const out = [rings.blindIndex(value, t, c, f)];
       if (!readV1) return out;
@@ -156,7 +159,7 @@ export function makeSealer(d: SealerDeps): TenantSealer {
     searchTokens: (value, t, c, f, options) => (check(t), rings.searchTokens(value, t, c, f, options)),
     searchTokenText: (value, t, c, f, options) => (check(t), rings.searchTokenText(value, t, c, f, options)),
     searchQueries: (query, kind, t, c, f, options) => {
-      if (!indexable(t)) return [randomBytes(8)];
+      if (!indexable(t)) return [nowhere().searchQuery(query, kind, t, c, f, options)];
       const sets = [rings.searchQuery(query, kind, t, c, f, options)];
       // Rows not converted yet still hold the process-wide ring's tokens;
       // with no process-wide key configured, there are none. Any other
@@ -167,7 +170,7 @@ export function makeSealer(d: SealerDeps): TenantSealer {
     },
     rangeTokens: (nodes, t, c, f) => (check(t), rings.rangeTokens(nodes, t, c, f)),
     rangeQueries: (nodes, t, c, f) => {
-      if (!indexable(t)) return [randomBytes(8)];
+      if (!indexable(t)) return [nowhere().rangeTokens(nodes, t, c, f)];
       const sets = [rings.rangeTokens(nodes, t, c, f)];
       // As searchQueries: rows not converted yet hold the process-wide ring's tokens.
       if (!readV1 || !processRingConfigured()) return sets;
