@@ -219,13 +219,62 @@ describe('the drop-in keeps the CMS module’s behaviour', () => {
   });
 
   test('legacy plaintext passes through', () => {
-    // 'v1:AAAA:…' has a 4-character IV: the CMS's module would try to open it
-    // and give null; the drop-in reads it as the text it is (see below).
-    const shortIv = `v1:AAAA:${'A'.repeat(22)}:AAAA`;
-    for (const legacy of ['plain text', 'v2:not:ours:x', 'v1:only:three', shortIv, 17, true, null, undefined, { a: 1 }]) {
+    for (const legacy of ['plain text', 'v2:not:ours:x', 'v1:only:three', 'v1:a:b:c:', 'V1:a:b:c', ' v1:a:b:c', 'v1:a+:b:c', 17, true, null, undefined, { a: 1 }]) {
+      assert.equal(cms.isFieldEncryptionEnvelope(legacy), false, 'the CMS reads it as it is too');
       assert.deepEqual(dropIn.decryptFieldValueSync(legacy, CTX, FIELD), legacy);
     }
     assert.equal(reports.length, 0);
+  });
+
+  test('a damaged envelope gives null and a report, as in the CMS, never its text: a changed character, a part cut short or too long, stray bits', () => {
+    for (const [i, value] of ['s', 'se', 'sec', 'secr', 'secre', 'secret', 42, { a: 1 }].entries()) {
+      const env = dropIn.encryptFieldValueSync(value, CTX, FIELD);
+      const [iv, tag, body] = env.split(':').slice(1);
+      const damaged = [
+        env.slice(0, -2) + 'xx', // the CMS's own test
+        `v1:${iv.slice(0, -1)}:${tag}:${body}`,
+        `v1:${iv}A:${tag}:${body}`,
+        `v1:${iv}:${tag.slice(0, -1)}:${body}`,
+        `v1:${iv}:${tag}:${body.slice(0, -1)}`,
+        `v1:AAAA:${tag}:${body}`,
+      ].filter((d) => d !== env);
+      // Stray bits in the IV's last character: Node's lenient base64 drops them and the CMS opens the value; the core's
+      // strict base64 refuses them, so that no stored value has two spellings. The CMS never writes one.
+      const strayBits = `v1:${iv.slice(0, -1)}B:${tag}:${body}`; // a canonical IV ends in A, Q, g or w
+      for (const d of [...damaged, strayBits]) {
+        assert.equal(cms.isFieldEncryptionEnvelope(d), true);
+        const before = reports.length;
+        assert.equal(dropIn.decryptFieldValueSync(d, CTX, FIELD), null, `${i}: ${d}`);
+        if (d !== strayBits) assert.equal(cms.decryptFieldValueSync(d, CTX, FIELD), null, `the oracle agrees: ${d}`);
+        assert.equal(reports.length, before + 1, 'reported');
+        assert.ok(['ALE_AUTH_FAILED', 'ALE_MALFORMED_ENVELOPE'].includes(reports.at(-1).code), reports.at(-1).code);
+        assert.equal(dropIn.decryptDocumentFieldsSync({ f: d }, ['f'], CTX).f, null);
+        assert.throws(() => dropIn.decryptFieldValueStrictSync(d, CTX, FIELD), (e) => ['ALE_AUTH_FAILED', 'ALE_MALFORMED_ENVELOPE'].includes(e.code));
+      }
+    }
+  });
+
+  test('no document or no field names: returned as they are; no context: a failed call, coded', () => {
+    for (const doc of [null, undefined]) {
+      assert.equal(dropIn.encryptDocumentFieldsSync(doc, ['a'], CTX), doc);
+      assert.equal(dropIn.decryptDocumentFieldsSync(doc, ['a'], CTX), doc);
+    }
+    const doc = { a: 'x' };
+    assert.deepEqual(dropIn.encryptDocumentFieldsSync(doc, [], CTX), { a: 'x' });
+    const sealed = dropIn.encryptFieldValueSync('x', CTX, FIELD);
+    assert.equal(dropIn.decryptFieldValueSync(sealed, undefined, FIELD), null);
+    assert.equal(reports.at(-1).code, 'ALE_INVALID_CONTEXT');
+    assert.equal(cms.decryptFieldValueSync(sealed, undefined, FIELD), null, 'the oracle gives null too');
+  });
+
+  test("a value that cannot be encrypted is the CMS's FIELD_ENCRYPTION_FAILED (status 500, an AppError to its handlers), with the package's code as the cause", () => {
+    for (const [value, ctx, cause] of [[undefined, CTX, 'ALE_INVALID_INPUT'], [() => 1, CTX, 'ALE_INVALID_INPUT'], [1n, CTX, 'ALE_INVALID_INPUT'], ['x', undefined, 'ALE_INVALID_CONTEXT'], ['x', { ...CTX, tenantId: 'a:b' }, 'ALE_INVALID_CONTEXT']]) {
+      const e = throwsCode(assert, () => dropIn.encryptFieldValueSync(value, ctx, FIELD), 'FIELD_ENCRYPTION_FAILED');
+      assert.deepEqual([e.name, e.status, e.cause?.code], ['AppError', 500, cause]);
+    }
+    const doc = { a: 'kept', b: undefined, c: 1n };
+    throwsCode(assert, () => dropIn.encryptDocumentFieldsSync(doc, ['b', 'c'], CTX), 'FIELD_ENCRYPTION_FAILED');
+    assert.equal(doc.c, 1n, 'the field that failed is left as it was');
   });
 
   test('documents: in place, own names only, empty values and envelopes skipped', async () => {
@@ -255,6 +304,7 @@ describe('the drop-in keeps the CMS module’s behaviour', () => {
       for (const call of [() => dropIn.encryptFieldValueSync('x', CTX, FIELD), () => dropIn.decryptFieldValueSync(stored, CTX, FIELD)]) {
         const e = throwsCode(assert, call, 'FIELD_ENCRYPTION_UNAVAILABLE');
         assert.equal(e.status, 503);
+        assert.equal(e.name, 'AppError', "the CMS's isAppError takes it for its own: a 503, not a 500");
         assert.ok(!e.message.includes('too short'));
       }
       await assert.rejects(dropIn.encryptFieldValue('x', CTX, FIELD), { code: 'FIELD_ENCRYPTION_UNAVAILABLE', status: 503 });
@@ -341,7 +391,7 @@ describe('where the drop-in is stricter than the CMS’s module', () => {
   afterEach(() => (reports.length = 0));
   after(() => dropIn.setFieldEncryptionLogger(undefined));
 
-  test('text that only looks like an envelope is encrypted, and a look-alike the CMS stored as it is reads back as text', () => {
+  test('text that only looks like an envelope is encrypted, and a look-alike the CMS stored as it is reads as null, as in the CMS', () => {
     const lookalike = 'v1:sk_live_abc:acct:prod';
     assert.equal(cms.isFieldEncryptionEnvelope(lookalike), true, 'the CMS’s loose test takes it for an envelope');
     assert.equal(dropIn.isFieldEncryptionEnvelope(lookalike), false);
@@ -356,11 +406,15 @@ describe('where the drop-in is stricter than the CMS’s module', () => {
     const storedByCms = cms.encryptFieldValueSync(lookalike, CTX, FIELD);
     assert.equal(storedByCms, lookalike);
     assert.equal(cms.decryptFieldValueSync(storedByCms, CTX, FIELD), null, 'the CMS reads its own look-alike as null');
-    assert.equal(dropIn.decryptFieldValueSync(storedByCms, CTX, FIELD), lookalike);
+    assert.equal(dropIn.decryptFieldValueSync(storedByCms, CTX, FIELD), null);
+    assert.deepEqual(reports.map((r) => r.code), ['ALE_MALFORMED_ENVELOPE']);
     const cutIv = sealed.replace(/^v1:[^:]+:/, 'v1:AAAA:'); // an IV of 4 characters
-    const report = dropIn.checkStoredValues([storedByCms, 'plain', cutIv].map((value) => ({ value, ...CTX, fieldName: FIELD })));
-    assert.deepEqual([report.plaintext, report.envelopeLike], [3, 2], 'a look-alike and a damaged envelope are counted apart');
-    assert.equal(reports.length, 0);
+    const report = dropIn.checkStoredValues([storedByCms, 'plain', cutIv, sealed].map((value) => ({ value, ...CTX, fieldName: FIELD })));
+    assert.deepEqual(
+      [report.plaintext, report.envelopeLike, report.failed, report.primary],
+      [1, 2, { ALE_MALFORMED_ENVELOPE: 2 }, 1],
+      'a look-alike and a damaged envelope are counted apart from plaintext, as values that do not open',
+    );
   });
 
   test('text shaped like an envelope with an empty ciphertext, which neither module ever writes, is no envelope to the drop-in either: it is encrypted and reads back', () => {
@@ -396,7 +450,7 @@ describe('where the drop-in is stricter than the CMS’s module', () => {
     assert.equal(dropIn.decryptFieldValueSync(sealed, { tenantId: 'undefined', collectionId: 'posts' }, FIELD), 'x', 'the CMS’s template-literal spelling');
     dropIn.encryptFieldValueSync('y', { tenantId: { id: 1 }, collectionId: 'posts' }, FIELD);
     assert.deepEqual(reports.map((r) => [r.code, r.tenantId]), [['ALE_INVALID_CONTEXT', 'undefined']], 'reported once');
-    assert.throws(() => dropIn.encryptFieldValueSync('x', undefined, FIELD), TypeError, 'no context at all throws, as in the CMS');
+    throwsCode(assert, () => dropIn.encryptFieldValueSync('x', undefined, FIELD), 'FIELD_ENCRYPTION_FAILED', 'no context at all fails the call, as in the CMS');
     for (const [ctx, field] of [[loose, FIELD], [{ tenantId: { id: 1 }, collectionId: 'posts' }, FIELD], [{ ...CTX, tenantId: '' }, FIELD], [CTX, 7], [undefined, FIELD]]) {
       throwsCode(assert, () => dropIn.encryptFieldValueStrictSync('x', ctx, field), 'ALE_INVALID_CONTEXT');
       throwsCode(assert, () => dropIn.decryptFieldValueStrictSync(sealed, ctx, field), 'ALE_INVALID_CONTEXT');

@@ -66,7 +66,7 @@ console.log(`  ${report.primary} opened by the primary key (ENCRYPTION_KEY)`);
 console.log(`  ${report.previous} opened by a previous key (ENCRYPTION_KEY_PREVIOUS): re-encrypt them`);
 console.log(`  ${report.legacy} opened by a passphrase's legacy key: re-encrypt them`);
 console.log(`  ${report.plaintext} legacy plaintext (not encrypted)`);
-if (report.envelopeLike) console.log(`  of which ${report.envelopeLike} look like envelopes to SveltyCMS but are not: text it stored unencrypted, or damaged envelopes; both read back as text`);
 console.log(`  ${failed} did not open${failed ? `: ${Object.entries(report.failed).map(([code, n]) => `${code} × ${n}`).join(', ')}` : ''}`);
+if (report.envelopeLike) console.log(`  of which ${report.envelopeLike} look like envelopes to SveltyCMS but are not: damaged envelopes, or text it stored unencrypted; both read as null, as in SveltyCMS`);
 for (const k of report.byKey) console.log(`  key ${k.index} (secret #${k.secret}, ${k.kind}): ${k.opened}`);
 process.exit(failed ? 1 : 0);

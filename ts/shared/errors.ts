@@ -11,7 +11,7 @@ export type CodedError = Error & { code: string };
  * `ALE_*`, or a code SveltyCMS's own module throws, which its drop-in keeps
  * so that the CMS's handlers still match (docs/sveltycms.md).
  */
-export type ErrorCode = `ALE_${string}` | 'FIELD_ENCRYPTION_UNAVAILABLE';
+export type ErrorCode = `ALE_${string}` | 'FIELD_ENCRYPTION_UNAVAILABLE' | 'FIELD_ENCRYPTION_FAILED';
 
 export function codedError(code: ErrorCode, message: string): CodedError {
   return Object.assign(new Error(message), { code });

@@ -56,11 +56,12 @@ export function setFieldEncryptionLogger(hook: FieldEncryptionLogger | null | un
 /**
  * Whether `value` is an envelope, recognised strictly: `v1:`, an IV of 22
  * or 16 characters, a tag of 22, and a non-empty ciphertext with no stray
- * bits (the core's own check; nothing is decrypted). The CMS's module tests
- * a looser pattern (three non-empty base64url parts), so text that merely
- * looks like an envelope, such as `v1:sk_live_abc:acct:prod`, is encrypted
- * here like any other value, and read back as the text it is where the CMS
- * stored it unencrypted (docs/sveltycms.md, "Where it differs").
+ * bits (the core's own check; nothing is decrypted). Writing uses it: text
+ * that merely looks like an envelope to the CMS's looser pattern, such as
+ * `v1:sk_live_abc:acct:prod`, is encrypted here like any other value,
+ * where the CMS stores it unencrypted. Reading uses the CMS's pattern
+ * (`storedAsEnvelope`), so that a damaged envelope gives null, not its text
+ * (docs/sveltycms.md, "Where it differs").
  */
 export function isFieldEncryptionEnvelope(value: unknown): value is string {
   // The core reads an empty ciphertext (an empty string's envelope, which
@@ -82,7 +83,7 @@ function keyRing(): KeyRing {
   } catch (e) {
     const cause = e as CodedError;
     if (cause.code !== 'ALE_INVALID_KEY') throw e;
-    throw Object.assign(codedError('FIELD_ENCRYPTION_UNAVAILABLE', `field encryption is unavailable: ${cause.message}`), { status: 503 });
+    throw appError('FIELD_ENCRYPTION_UNAVAILABLE', 503, `field encryption is unavailable: ${cause.message}`);
   }
   return state.ring;
 }
@@ -95,6 +96,27 @@ export function resetFieldEncryptionKeyCache(): void {
 /** The CMS's own, looser test: `v1:` and three non-empty base64url parts. */
 const LOOSE_ENVELOPE = /^v1:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$/;
 
+/**
+ * Whether a stored value is read as an envelope: by the CMS's test, as its
+ * module reads. A value it takes for one either opens or fails (null, and
+ * a report): an envelope with a changed character, a part cut short or an
+ * IV of the wrong length never reaches the caller as its text. So a
+ * look-alike the CMS stored unencrypted reads null, as it does in the CMS.
+ */
+const storedAsEnvelope = (value: unknown): value is string => typeof value === 'string' && LOOSE_ENVELOPE.test(value);
+
+/**
+ * An error the CMS's handlers take for one of its own (its isAppError tests
+ * the name): a response with this status and code instead of a 500 for an
+ * unknown error. `cause` is the package's coded error, where there is one.
+ */
+function appError(code: 'FIELD_ENCRYPTION_UNAVAILABLE' | 'FIELD_ENCRYPTION_FAILED', status: number, message: string, cause?: unknown): CodedError {
+  const error = Object.assign(codedError(code, message), { status, originalError: cause });
+  error.name = 'AppError';
+  if (cause !== undefined) error.cause = cause;
+  return error;
+}
+
 /** Whether a context id may be used as it is: a non-empty string. */
 const usable = (id: unknown): id is string => typeof id === 'string' && id !== '';
 
@@ -105,6 +127,8 @@ const usable = (id: unknown): id is string => typeof id === 'string' && id !== '
  * and reported once through the logger; the strict variants refuse it.
  */
 function parts(ctx: FieldEncryptionContext, fieldName: string): [string, string, string] {
+  // The CMS's module fails on a missing context too (a TypeError it turns into a failure of the call).
+  if (ctx === null || typeof ctx !== 'object') throw codedError('ALE_INVALID_CONTEXT', `the context must be an object { tenantId, collectionId }, got ${ctx === null ? 'null' : typeof ctx}`);
   const raw = [ctx.tenantId, ctx.collectionId, fieldName];
   if (!state.warnedLoose && raw.some((id) => typeof id !== 'string')) {
     state.warnedLoose = true;
@@ -133,11 +157,20 @@ function strictParts(ctx: FieldEncryptionContext, fieldName: string): [string, s
   return named.map(([, id]) => id) as [string, string, string];
 }
 
-/** `JSON.stringify(value)`, encrypted; an envelope is returned unchanged. */
+/**
+ * `JSON.stringify(value)`, encrypted; an envelope is returned unchanged. A
+ * value that cannot be encrypted (no JSON text, as `undefined` or a BigInt;
+ * no context) throws FIELD_ENCRYPTION_FAILED with status 500, as the CMS's
+ * module does; its `cause` holds the package's coded error.
+ */
 export function encryptFieldValueSync(value: unknown, ctx: FieldEncryptionContext, fieldName: string): string {
   if (isFieldEncryptionEnvelope(value)) return value;
   const ring = keyRing();
-  return ring.encrypt(stringifyJson(value), ...parts(ctx, fieldName));
+  try {
+    return ring.encrypt(stringifyJson(value), ...parts(ctx, fieldName));
+  } catch (e) {
+    throw appError('FIELD_ENCRYPTION_FAILED', 500, `the value of field "${String(fieldName)}" could not be encrypted: ${(e as Error)?.message ?? String(e)}`, e);
+  }
 }
 
 /** Options of the strict encrypt variants. */
@@ -177,7 +210,7 @@ export async function encryptFieldValueStrict(value: unknown, ctx: FieldEncrypti
  */
 export function decryptFieldValueStrictSync<T = unknown>(stored: unknown, ctx: FieldEncryptionContext, fieldName: string): T {
   const aad = strictParts(ctx, fieldName);
-  if (!isFieldEncryptionEnvelope(stored)) return stored as T;
+  if (!storedAsEnvelope(stored)) return stored as T;
   return parseJson(keyRing().decrypt(stored, ...aad)) as T;
 }
 
@@ -193,14 +226,14 @@ function decryptLoose<T>(stored: string, ctx: FieldEncryptionContext, fieldName:
  * null and is reported to the logger. Throws only when there is no key.
  */
 export function decryptFieldValueSync<T = unknown>(stored: unknown, ctx: FieldEncryptionContext, fieldName: string): T | null {
-  if (!isFieldEncryptionEnvelope(stored)) return stored as T;
+  if (!storedAsEnvelope(stored)) return stored as T;
   keyRing(); // no key throws FIELD_ENCRYPTION_UNAVAILABLE, not null
   try {
     return decryptLoose<T>(stored, ctx, fieldName);
   } catch (e) {
+    // No context at all fails here too, so the report spells the ids without reading them again.
     const { code = 'ALE_INTERNAL', message } = e as CodedError;
-    const [tenantId, collectionId] = parts(ctx, fieldName);
-    state.logger({ tenantId, collectionId, fieldName, code, message });
+    state.logger({ tenantId: `${ctx?.tenantId}`, collectionId: `${ctx?.collectionId}`, fieldName: `${fieldName}`, code, message });
     return null;
   }
 }
@@ -223,6 +256,7 @@ export async function decryptFieldValueStrict<T = unknown>(stored: unknown, ctx:
  * already are envelopes.
  */
 export function encryptDocumentFieldsSync<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): T {
+  if (!doc || fieldNames.length === 0) return doc; // as the CMS's module: no document, nothing to do
   const fields = doc as Record<string, unknown>;
   for (const name of fieldNames) {
     if (!Object.hasOwn(doc, name)) continue;
@@ -239,9 +273,10 @@ export function encryptDocumentFieldsSync<T extends Record<string, unknown>>(doc
  * logger): saving such a document back overwrites the stored envelope.
  */
 export function decryptDocumentFieldsSync<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): T {
+  if (!doc || fieldNames.length === 0) return doc;
   const fields = doc as Record<string, unknown>;
   for (const name of fieldNames) {
-    if (Object.hasOwn(doc, name) && isFieldEncryptionEnvelope(fields[name])) {
+    if (Object.hasOwn(doc, name) && storedAsEnvelope(fields[name])) {
       fields[name] = decryptFieldValueSync(fields[name], ctx, name);
     }
   }
@@ -288,10 +323,11 @@ export interface StoredValuesReport {
   /** Not an envelope: legacy plaintext, read as it is. */
   plaintext: number;
   /**
-   * Of `plaintext`, those the CMS's looser test takes for envelopes: text
-   * the CMS stored unencrypted because it looked like one, or a damaged
-   * envelope (cut short, an IV of the wrong length). Both read back as the
-   * text they are; look at these before switching.
+   * Values the CMS's test takes for envelopes that are not well formed: a
+   * damaged envelope (cut short, an IV of the wrong length), or text the
+   * CMS stored unencrypted because it looked like one. Both read as null,
+   * in the CMS as here; they are counted in `failed` too, under
+   * ALE_MALFORMED_ENVELOPE. Look at these before switching.
    */
   envelopeLike: number;
   /** Opened by ENCRYPTION_KEY's own key. */
@@ -318,11 +354,11 @@ export function checkStoredValues(values: Iterable<StoredFieldValue>, options: {
   const report: StoredValuesReport = { total: 0, plaintext: 0, envelopeLike: 0, primary: 0, previous: 0, legacy: 0, failed: {}, byKey };
   for (const { value, tenantId, collectionId, fieldName } of values) {
     report.total++;
-    if (!isFieldEncryptionEnvelope(value)) {
+    if (!storedAsEnvelope(value)) {
       report.plaintext++;
-      if (typeof value === 'string' && LOOSE_ENVELOPE.test(value)) report.envelopeLike++;
       continue;
     }
+    if (!isFieldEncryptionEnvelope(value)) report.envelopeLike++;
     let index: number;
     try {
       index = ring.keyIndex(value, ...parts({ tenantId, collectionId }, fieldName));
