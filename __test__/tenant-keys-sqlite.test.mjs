@@ -7,10 +7,11 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { eq } from 'drizzle-orm';
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import * as mod from '@sveltycms/ale/drizzle/sqlite';
-import { openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
+import { nodeSqliteProxy, openSqlite, SQLITE_DRIVERS } from '../bench/sqlite.mjs';
 import { defineKeyedTables, keyedDdl, KEK, NEW_KEK, tenantKeysSuite } from './tenant-keys-suite.mjs';
 import { ale, SECRET } from './helpers.mjs';
 import { sqliteConnection } from './fixtures/connect.mjs';
@@ -74,5 +75,29 @@ test('backups: a snapshot taken before a shred opens the tenant while the old KE
     assert.equal(await bodyOf(restored, NEW_KEK, 'acme'), 'ALE_INVALID_KEY');
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a change check slower than changeCheckEveryMs: load() waits for one check, not until none is due', { skip: process.versions.bun && 'node:sqlite behind sqlite-proxy is the Node adapter' }, async () => {
+  ale.initKeyRing([SECRET]);
+  const { DatabaseSync } = await import('node:sqlite');
+  const { drizzle } = await import('drizzle-orm/sqlite-proxy');
+  const proxy = nodeSqliteProxy(new DatabaseSync(':memory:'));
+  let latencyMs = 0;
+  const db = drizzle(async (q, params, method) => (latencyMs > 0 && (await sleep(latencyMs)), proxy(q, params, method)));
+  const keys = mod.tenantKeys(db, { kek: KEK, changeCheckEveryMs: 50, flushEveryMs: 0 });
+  try {
+    await keys.ready();
+    await keys.load('acme');
+    // Each query now takes twice the interval, so a check is due again the moment one ends.
+    latencyMs = 100;
+    await sleep(200);
+    const started = Date.now();
+    const outcome = await Promise.race([keys.load('acme').then(() => 'loaded'), sleep(5_000, 'still waiting', { ref: false })]);
+    assert.equal(outcome, 'loaded', `after ${Date.now() - started} ms`);
+    assert.equal(await keys.withTenant('acme', () => 'ran'), 'ran');
+  } finally {
+    latencyMs = 0;
+    await keys.close();
   }
 });

@@ -71,7 +71,7 @@ const OPEN = {
  * Drizzle sends SQL, parameters and a method, and takes rows back as arrays
  * of values. Statements are prepared once per SQL text.
  */
-function nodeSqliteProxy(client) {
+export function nodeSqliteProxy(client) {
   const statements = new Map();
   const prepare = (sql) => {
     let statement = statements.get(sql);

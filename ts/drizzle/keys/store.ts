@@ -180,13 +180,20 @@ export class TenantKeys implements ScopeKeys {
    * share one read. A shredded tenant loads as shredded (ALE_KEY_SHREDDED).
    */
   load(tenantId: string): Promise<void> {
+    return this.#load(tenantId, false);
+  }
+
+  /** load(), once `checked` after a change check it waited for. */
+  #load(tenantId: string, checked: boolean): Promise<void> {
     const entry = this.#cache.get(tenantId);
     if (entry !== undefined && entry.staleAt > clock.now && clock.now - entry.confirmedAt < RECHECK_MAX_MS) {
       entry.used = true;
-      if (this.#times.nextCheck > clock.now) return SETTLED;
+      if (checked || this.#times.nextCheck > clock.now) return SETTLED;
       // A change check is due: wait for it (and for the re-reads it starts),
       // so that work run through load() never uses keys older than the bound.
-      return this.#changes.run().then(() => this.load(tenantId));
+      // One check, not until none is due: a check slower than everyMs is
+      // due again when it ends, and load() would wait for ever.
+      return this.#changes.run().then(() => this.#load(tenantId, true));
     }
     return this.#refresh(checkTenant(tenantId));
   }
