@@ -603,6 +603,40 @@ export function tenantKeysSuite(d) {
       assert.equal((await keys.describe('newco'))[0].kek, onlyNew.kekId);
     });
 
+    test('a rewrap that fails part way: the store opens the keys it moved, still wraps new keys under its KEK, and a rerun finishes', async () => {
+      const tenants = ['acme', 'globex', 'initech'];
+      for (const tenant of tenants) await keys.load(tenant);
+      const given = keys.kekId;
+      let wraps = 0;
+      const down = () => Promise.reject(Object.assign(new Error('the new KEK is down'), { code: 'ALE_KEK_UNAVAILABLE' }));
+      const failing = kekWith(specs.next, (inner) => ({ wrap: (...a) => (++wraps > 3 ? down() : inner.wrap(...a)) }));
+      assert.equal(await codeOf(() => keys.rewrap(failing)), 'ALE_KEK_UNAVAILABLE');
+      const moved = (await db.select().from(mod.aleKeys)).filter((r) => r.kek === failing.id);
+      assert.equal(moved.length, 3, 'three keys moved before the new KEK failed');
+      // Read again from the key table, every tenant opens: the moved keys too.
+      for (const tenant of tenants) {
+        keys.forget(tenant);
+        await keys.load(tenant);
+        assert.equal(keys.sealer.decrypt(keys.sealer.encrypt('x', tenant, 'notes', 'body'), tenant, 'notes', 'body'), 'x', tenant);
+      }
+      await keys.load('newco');
+      assert.equal((await keys.describe('newco'))[0].kek, given, 'new keys under the KEK the store was given');
+      assert.equal(keys.kekId, given);
+      const all = (await db.select().from(mod.aleKeys)).length;
+      assert.deepEqual(await keys.rewrap(newKek()), { rewrapped: all - 3, skipped: 3 });
+    });
+
+    test('a rewrap to a KEK with the id of this one at another address is refused before any row: its keys would count as moved', async () => {
+      await keys.load('acme');
+      const before = await db.select().from(mod.aleKeys);
+      const elsewhere = kekWith(specs.next, (inner) => ({ id: keys.kekId, holds: (ref) => ref === keys.kekId, location: 'https://other-cluster.example:8200', unwrap: (w, ref, ...a) => inner.unwrap(w, inner.id, ...a) }));
+      assert.equal(await codeOf(() => keys.rewrap(elsewhere)), 'ALE_INVALID_KEY');
+      assert.deepEqual(await db.select().from(mod.aleKeys), before);
+      assert.equal(await codeOf(() => mod.tenantKeys(db, { kek: [kek(), elsewhere] })), 'ALE_INVALID_KEY', 'a ring of the two too');
+      keys.forget('acme');
+      await keys.load('acme');
+    });
+
     test('a wrapped key copied to another row does not open', async () => {
       await keys.load('acme');
       await keys.load('globex');

@@ -247,6 +247,21 @@ if (address) {
       assert.deepEqual(await bodyOf(fresh()), [{ body: 'rotated' }], 'opens with version 1 retired');
     });
 
+    test('the same mount and key at another address is another KEK: a ring of the two is refused, and options.id tells them apart', async () => {
+      const other = new URL(address);
+      other.hostname = other.hostname === 'localhost' ? '127.0.0.1' : 'localhost';
+      const here = mod.transitKek({ address, token, key: `${run}-kek` });
+      const there = mod.transitKek({ address: other.href, token, key: `${run}-kek` });
+      assert.equal(here.id, there.id);
+      assert.notEqual(here.location, there.location);
+      assert.equal(await codeOf(() => mod.tenantKeys(s.db, { kek: [here, there], table: 'two_keys' })), 'ALE_INVALID_KEY');
+      const named = mod.transitKek({ address: other.href, token, key: `${run}-kek`, id: `transit:eu-2:transit/${run}-kek` });
+      assert.equal(named.id, `transit:eu-2:transit/${run}-kek`);
+      const keys = mod.tenantKeys(s.db, { kek: [named, here], table: 'two_keys', changeCheckEveryMs: 0 });
+      await keys.close();
+      for (const id of ['', 'k'.repeat(256), 7]) assert.equal(await codeOf(() => mod.transitKek({ address, token, key: 'k', id })), 'ALE_INVALID_INPUT', String(id));
+    });
+
     test("docs/tenant-keys.md: the key-service example runs: a tenant's value round-trips, and shred deletes its transit key", async () => {
       const prefix = `${run}-readme-`;
       const code = sqliteExample('transit-kek').replace("prefix: 'cms-tenant-'", `prefix: '${prefix}'`);

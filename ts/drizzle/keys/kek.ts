@@ -17,6 +17,15 @@ export interface KekProvider {
   readonly id: string;
   /** Whether it can unwrap a key stored with reference `ref`. */
   holds(ref: string): boolean;
+  /**
+   * Optional: where the key lives, such as a key service's address and
+   * namespace. Two providers of one id and different locations are
+   * different keys under one reference (the same transit key name on two
+   * clusters): a ring of them, and so a rewrap() to one from the other,
+   * is refused, since a key stored under the reference would be asked of
+   * the wrong one and the rewrap would take it as moved already.
+   */
+  readonly location?: string;
   /** Wraps `key` (32 bytes) of `tenant` bound to `aad`; returns the text to store. */
   wrap(key: Uint8Array, aad: Uint8Array, tenant?: string): Promise<string>;
   /**
@@ -81,13 +90,27 @@ function localProvider(secret: string | Uint8Array, label: string): KekProvider 
   };
 }
 
+/** The providers of each ring ringOf made, so that a ring of rings is one flat list. */
+const members = new WeakMap<KekProvider, KekProvider[]>();
+
 /** `[current, ...previous]`: wraps with the first, unwraps with whichever holds the reference. */
-function ringOf(providers: KekProvider[]): KekProvider {
+function ringOf(given: KekProvider[]): KekProvider {
+  const providers = given.flatMap((p) => members.get(p) ?? [p]);
+  for (const [i, p] of providers.entries()) {
+    const other = providers.findIndex((q) => q.id === p.id && (q.location ?? '') !== (p.location ?? ''));
+    if (other > i) {
+      throw codedError(
+        'ALE_INVALID_KEY',
+        `two KEKs have the id ${JSON.stringify(p.id)}, one at ${p.location ?? 'this process'} and one at ${providers[other].location ?? 'this process'}: a key stored under it could be asked of the wrong one, and a rewrap would take keys under the old one as moved. Give the new one an id of its own (transitKek's options.id)`,
+      );
+    }
+  }
   if (providers.length === 1) return providers[0];
   const holder = (ref: string) => providers.find((p) => p.holds(ref));
   const destroyers = providers.filter((p) => p.destroy);
-  return {
+  const ring: KekProvider = {
     id: providers[0].id,
+    location: providers[0].location,
     holds: (ref) => holder(ref) !== undefined,
     wrap: (key, aad, tenant) => providers[0].wrap(key, aad, tenant),
     unwrap(wrapped, ref, aad, tenant) {
@@ -98,6 +121,8 @@ function ringOf(providers: KekProvider[]): KekProvider {
     rewrap: (wrapped, ref, aad, tenant) => holder(ref)?.rewrap?.(wrapped, ref, aad, tenant) ?? Promise.resolve(null),
     destroy: destroyers.length === 0 ? undefined : async (tenant) => void (await Promise.all(destroyers.map((p) => p.destroy!(tenant)))),
   };
+  members.set(ring, providers);
+  return ring;
 }
 
 /** The longest KEK id: what MySQL's key table stores (`kek varchar(255)`), the same on every dialect. */

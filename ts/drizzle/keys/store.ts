@@ -266,8 +266,14 @@ export class TenantKeys implements ScopeKeys {
   /** Re-wraps every stored key under `newKek`, the KEK new keys are then wrapped under (keys/lifecycle.ts); safe to rerun. */
   async rewrap(newKek: KekInput): Promise<{ rewrapped: number; skipped: number }> {
     const next = kekOf(newKek);
+    const current = this.#kek;
+    // This store opens what the run has moved from its first row on, and
+    // still wraps new keys under the current KEK until the run is done; a
+    // run that fails leaves it so. A new KEK of this one's id elsewhere is
+    // refused here, before any row (ringOf).
+    this.#boundKek = kekOf([current, next]);
     const done = await rewrap(this[INTERNALS](), next);
-    this.#boundKek = kekOf([next, this.#kek]);
+    this.#boundKek = kekOf([next, current]);
     return done;
   }
 

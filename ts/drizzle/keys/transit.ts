@@ -34,6 +34,15 @@ export interface TransitKekBase {
   retries?: number;
   /** An OpenBao or Vault Enterprise namespace, sent as X-Vault-Namespace. */
   namespace?: string;
+  /**
+   * The reference stored with every key this KEK wraps, 1 to 255
+   * characters. Default `transit:<mount>/<key>` (or `<prefix>*`), which
+   * names no address: give a KEK on another cluster or namespace with the
+   * same mount and key name an id of its own, such as
+   * `transit:eu-2:transit/cms`, before rewrap() moves keys to it. A ring
+   * of two KEKs with one id at different addresses is refused.
+   */
+  id?: string;
 }
 
 /** One transit key for every tenant. */
@@ -103,7 +112,7 @@ function unavailable(address: string, what: string): CodedError {
 }
 
 export function transitKek(options: TransitKekOptions): KekProvider {
-  const { address, token, mount = 'transit', key, keyPerTenant, timeoutMs = 2_000, retries = 2, namespace } = options ?? ({} as TransitKekOptions);
+  const { address, token, mount = 'transit', key, keyPerTenant, timeoutMs = 2_000, retries = 2, namespace, id: givenId } = options ?? ({} as TransitKekOptions);
   const invalid = (why: string) => codedError('ALE_INVALID_INPUT', `transitKek: ${why}`);
   const badAddress = () => invalid('options.address must be a URL such as http://127.0.0.1:8200');
   if (typeof address !== 'string') throw badAddress();
@@ -124,7 +133,8 @@ export function transitKek(options: TransitKekOptions): KekProvider {
   const where = base.origin;
   // A tenant's key name is the prefix (a name) and base64url digits (no "/", and never dots alone): whatever the tenant id, it stays one name.
   const nameOf = (tenant: string) => (key !== undefined ? key : keyPerTenant!.prefix + createHash('sha256').update(tenant, 'utf8').digest('base64url'));
-  const id = `transit:${mount}/${key ?? `${keyPerTenant!.prefix}*`}`;
+  if (givenId !== undefined && (typeof givenId !== 'string' || givenId.length === 0 || givenId.length > MAX_ID_CHARS)) throw invalid(`options.id must be a string of 1 to ${MAX_ID_CHARS} characters`);
+  const id = givenId ?? `transit:${mount}/${key ?? `${keyPerTenant!.prefix}*`}`;
   if (id.length > MAX_ID_CHARS) throw invalid(`options.mount and options.${key === undefined ? 'keyPerTenant.prefix' : 'key'} are too long: the reference stored with each key, "transit:<mount>/<key>", may hold ${MAX_ID_CHARS} characters`);
   const headers: Record<string, string> = { 'X-Vault-Token': token, 'Content-Type': 'application/json' };
   if (namespace) headers['X-Vault-Namespace'] = namespace;
@@ -278,6 +288,8 @@ export function transitKek(options: TransitKekOptions): KekProvider {
 
   return {
     id,
+    // Not secret: errors name the origin already. The path under it is the id's.
+    location: `${where}${namespace ? ` (namespace ${namespace})` : ''}`,
     holds: (ref) => ref === id,
     wrap,
     unwrap,
