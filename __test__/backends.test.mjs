@@ -192,6 +192,37 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
     }
   });
 
+  test('KeyRing is a class on both: a call without new is a TypeError and wraps nothing; subclasses, instanceof and destructured factories behave alike', () => {
+    const CTX = ['t', 'c', 'f'];
+    native.initKeyRing([OLD_SECRET]);
+    js.initKeyRing([OLD_SECRET]);
+    for (const [name, b] of Object.entries(backends)) {
+      const { KeyRing } = b;
+      assert.throws(() => KeyRing([SECRET]), TypeError, name);
+      assert.throws(() => b.KeyRing([SECRET]), TypeError, `${name}, as a method of the exports`);
+      assert.equal(Object.prototype.toString.call(b.encrypt), '[object Function]');
+      // the exports were not turned into a ring: the process-wide functions still seal under the process-wide key
+      assert.equal(new KeyRing([OLD_SECRET]).decrypt(b.encrypt('x', ...CTX), ...CTX), 'x', name);
+      assert.throws(() => new KeyRing([SECRET]).decrypt(b.encrypt('x', ...CTX), ...CTX), { code: 'ALE_AUTH_FAILED' });
+      const ring = new KeyRing([SECRET]);
+      assert.ok(ring instanceof KeyRing && ring.constructor === KeyRing, name);
+      const { fromEnv, forTenants } = KeyRing;
+      const fromVars = fromEnv({ ENCRYPTION_KEY: SECRET });
+      assert.ok(fromVars instanceof KeyRing && forTenants() instanceof KeyRing, name);
+      assert.equal(fromVars.decrypt(ring.encrypt('y', ...CTX), ...CTX), 'y');
+      class Sub extends KeyRing {
+        hello() {
+          return this.decrypt(this.encrypt('z', ...CTX), ...CTX);
+        }
+      }
+      const sub = new Sub([SECRET]);
+      assert.ok(sub instanceof Sub && sub instanceof KeyRing, name);
+      assert.equal(sub.hello(), 'z');
+      assert.equal(Sub.fromEnv({ ENCRYPTION_KEY: SECRET }).constructor, KeyRing, `${name}: the factories build a KeyRing`);
+      assert.deepEqual([KeyRing.name, KeyRing.length], ['KeyRing', 2], name);
+    }
+  });
+
   test('fromEnv reads the same variables the same way', () => {
     const hex = randomBytes(32).toString('hex');
     const b64 = randomBytes(32).toString('base64');

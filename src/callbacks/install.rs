@@ -24,6 +24,10 @@ use crate::js::{buffer, text};
 /// before, the context's; on Bun they call through bun:ffi.
 const PROTOTYPE_METHODS: &str = include_str!("prototype.js");
 
+/// The exported `KeyRing`: a constructor in front of napi-rs's class that
+/// refuses a call without `new`, with static factories of its own.
+const CLASS: &str = include_str!("class.js");
+
 /// Replaces the hot functions and wraps the rest of `KeyRing.prototype`.
 ///
 /// # Safety
@@ -53,9 +57,26 @@ pub unsafe fn install(env: sys::napi_env, exports: sys::napi_value) -> Result<()
             wrap_method(env, prototype, name)?;
         }
         wrap_getters(env, prototype)?;
+        let mut undefined = ptr::null_mut();
+        check(sys::napi_get_undefined(env, &mut undefined))?;
+        raw::call(env, undefined, evaluate(env, CLASS)?, &[exports])?;
         text::ENGINE_UTF8.store(bun, Ordering::Relaxed);
         buffer::enable_pool(env)
     }
+}
+
+/// What a script of this crate evaluates to (the function it is).
+///
+/// # Safety
+/// `env` must be valid during module registration.
+unsafe fn evaluate(env: sys::napi_env, script: &str) -> Result<sys::napi_value> {
+    let mut value = ptr::null_mut();
+    // SAFETY: forwarded.
+    unsafe {
+        let source = raw::string(env, script.as_bytes())?;
+        check(sys::napi_run_script(env, source, &mut value))?;
+    }
+    Ok(value)
 }
 
 fn missing() -> napi::Error<&'static str> {
@@ -92,12 +113,7 @@ unsafe fn define_hot_functions(
         (c"flushWarning", direct::flush_warning),
         (c"throwError", direct::throw_error),
     ];
-    let (mut object, mut source, mut factory, mut undefined) = (
-        ptr::null_mut(),
-        ptr::null_mut(),
-        ptr::null_mut(),
-        ptr::null_mut(),
-    );
+    let (mut object, mut undefined) = (ptr::null_mut(), ptr::null_mut());
     // SAFETY: module registration: the functions made here are passed only
     // to the script's factory, which keeps them in its closure.
     unsafe {
@@ -110,25 +126,13 @@ unsafe fn define_hot_functions(
         let mut library = undefined;
         if bun && ffi_chosen(env)? {
             if let Some(path) = own_path() {
-                check(sys::napi_create_string_utf8(
-                    env,
-                    path.as_ptr(),
-                    isize::try_from(path.to_bytes().len()).unwrap_or(0),
-                    &mut library,
-                ))?;
+                library = raw::string(env, path.to_bytes())?;
             }
         }
-        check(sys::napi_create_string_utf8(
-            env,
-            PROTOTYPE_METHODS.as_ptr().cast(),
-            isize::try_from(PROTOTYPE_METHODS.len()).unwrap_or(0),
-            &mut source,
-        ))?;
-        check(sys::napi_run_script(env, source, &mut factory))?;
         raw::call(
             env,
             undefined,
-            factory,
+            evaluate(env, PROTOTYPE_METHODS)?,
             &[prototype, exports, object, library],
         )
         .map(drop)

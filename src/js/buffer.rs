@@ -160,14 +160,7 @@ unsafe fn mark_function(env: sys::napi_env) -> Result<sys::napi_ref> {
         let Some(get) = function(raw::property(env, process, c"getBuiltinModule")?) else {
             return Ok(ptr::null_mut());
         };
-        let specifier = "node:worker_threads";
-        let mut name = ptr::null_mut();
-        check(sys::napi_create_string_utf8(
-            env,
-            specifier.as_ptr().cast(),
-            isize::try_from(specifier.len()).unwrap_or(0),
-            &mut name,
-        ))?;
+        let name = raw::string(env, b"node:worker_threads")?;
         let module = raw::call(env, process, get, &[name])?;
         if raw::type_name(env, module) != "an object" {
             return Ok(ptr::null_mut());

@@ -159,6 +159,25 @@ pub unsafe fn process_property(env: sys::napi_env, name: &CStr) -> Result<Option
     }
 }
 
+/// A JS string of `bytes`, which must be UTF-8 (a `&str`'s, or a path's on
+/// a platform whose paths are).
+///
+/// # Safety
+/// `env` must be valid for the current call.
+pub unsafe fn string(env: sys::napi_env, bytes: &[u8]) -> Result<sys::napi_value> {
+    let mut value = ptr::null_mut();
+    // SAFETY: `bytes` holds `bytes.len()` bytes.
+    check(unsafe {
+        sys::napi_create_string_utf8(
+            env,
+            bytes.as_ptr().cast(),
+            isize::try_from(bytes.len()).unwrap_or(0),
+            &mut value,
+        )
+    })?;
+    Ok(value)
+}
+
 /// `function.call(this, ...args)`; the value it returned, or its exception
 /// left pending and `Err`.
 ///
