@@ -223,6 +223,20 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
     }
   });
 
+  test("encryptMany and decryptMany read an array whose getters call the addon again: the same results on both, and no ALE_INTERNAL", () => {
+    const CTX = ['t', 'c', 'f'];
+    for (const [name, b] of Object.entries(backends)) {
+      const ring = new b.KeyRing([SECRET]);
+      const values = ['x', 'y'];
+      Object.defineProperty(values, 1, { get: () => ring.decrypt(ring.encrypt('y', ...CTX), ...CTX) });
+      const sealed = ring.encryptMany(values, ...CTX);
+      const opened = [sealed[0]];
+      Object.defineProperty(opened, 1, { get: () => ring.encryptMany(['z'], ...CTX)[0] });
+      assert.deepEqual(ring.decryptMany(sealed, ...CTX), ['x', 'y'], name);
+      assert.deepEqual(ring.decryptMany(opened, ...CTX), ['x', 'z'], name);
+    }
+  });
+
   test('fromEnv reads the same variables the same way', () => {
     const hex = randomBytes(32).toString('hex');
     const b64 = randomBytes(32).toString('base64');

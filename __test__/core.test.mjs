@@ -281,7 +281,9 @@ describe('hostile arguments', () => {
     // past the default maximum envelope length, which refuses it first: raised here
     const roomy = new ale.KeyRing([SECRET], { maxEnvelopeLength: 2 ** 40 });
     // the engine refuses the string: its own code, not the caller's input error
-    throwsCode(assert, () => roomy.encrypt(plain, ...CTX), 'ALE_ENGINE_FAILURE');
+    const refused = throwsCode(assert, () => roomy.encrypt(plain, ...CTX), 'ALE_ENGINE_FAILURE');
+    assert.match(refused.message, /refused: \S/, 'with a reason');
+    await assert.rejects(roomy.encryptAsync(plain, ...CTX), (e) => e.code === 'ALE_ENGINE_FAILURE' && /refused: \S/.test(e.message));
     assert.equal(roomy.decrypt(roomy.encrypt('still fine', ...CTX), ...CTX), 'still fine');
     throwsCode(assert, () => ring.encrypt(plain, ...CTX), 'ALE_ENVELOPE_TOO_LARGE');
   });

@@ -23,7 +23,20 @@ pub fn to_js(err: AleError) -> napi::Error<&'static str> {
 /// A Node-API call failed: the engine is out of memory, refused a string
 /// longer than it allows, or is shutting down.
 pub fn engine_failure(err: napi::Error) -> napi::Error<&'static str> {
-    to_js(AleError::Engine(err.reason))
+    to_js(engine_refused(err))
+}
+
+/// [`engine_failure`]'s error before it reaches JS: the reason Node-API
+/// gave, or, as it often gives none, its status and what it likely means.
+pub fn engine_refused(err: napi::Error) -> AleError {
+    AleError::Engine(if err.reason.is_empty() {
+        format!(
+            "{} (out of memory, or a string longer than the engine allows)",
+            err.status.as_ref()
+        )
+    } else {
+        err.reason
+    })
 }
 
 /// A Node-API status as a coded error (`ALE_ENGINE_FAILURE` unless `napi_ok`).

@@ -14,7 +14,7 @@ use napi::{sys, Env, Task};
 use zeroize::Zeroizing;
 
 use crate::budget;
-use crate::error::{coded_rejection, forced_compute_panic_point, to_js, Result};
+use crate::error::{coded_rejection, engine_refused, forced_compute_panic_point, to_js, Result};
 use crate::js::raw::Created;
 use crate::js::text::{ascii_to_js, read_envelope_utf16, read_utf8, text_to_js};
 use crate::scratch::with_context;
@@ -171,7 +171,8 @@ impl Task for Job {
                 text_to_js(raw, &out, self.ascii, &mut Zeroizing::new(Vec::new()))
             },
             Err(e) => return Err(coded_rejection(&env, e)),
-        }?;
+        }
+        .map_err(|e| coded_rejection(&env, engine_refused(e)))?;
         Ok(Created(created))
     }
 }

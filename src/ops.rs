@@ -288,32 +288,48 @@ pub unsafe fn array_len(env: sys::napi_env, values: sys::napi_value) -> Result<u
     Ok(len)
 }
 
-/// Applies `op` to the first `len` elements of the JS array `values` and
-/// returns a new array of the results. A failure names the element's index
-/// and keeps its code.
+/// The first `len` elements of the JS array `values`. They are read before
+/// any is worked on: reading one can run JS (a getter), which may call the
+/// addon again, and must not while the thread's buffers are in use.
 ///
 /// # Safety
 /// `env` and `values` must be valid for the current call, `values` an array
 /// of at least `len` elements ([`array_len`]).
-pub unsafe fn map_array(
+pub unsafe fn elements(
     env: sys::napi_env,
     values: sys::napi_value,
     len: u32,
+) -> Result<Vec<sys::napi_value>> {
+    (0..len)
+        .map(|i| {
+            let mut element = std::ptr::null_mut();
+            // SAFETY: `i` is below the array's length.
+            check(unsafe { sys::napi_get_element(env, values, i, &mut element) })?;
+            Ok(element)
+        })
+        .collect()
+}
+
+/// Applies `op` to each of `values` and returns a new array of the
+/// results. A failure names the element's index and keeps its code.
+///
+/// # Safety
+/// `env` and `values` must be valid for the current call.
+pub unsafe fn map_values(
+    env: sys::napi_env,
+    values: &[sys::napi_value],
     b: &mut Buffers,
     mut op: impl FnMut(&mut Buffers, sys::napi_value) -> Result<sys::napi_value>,
 ) -> Result<sys::napi_value> {
     let mut result = std::ptr::null_mut();
     // SAFETY: a new array of the same length.
-    check(unsafe { sys::napi_create_array_with_length(env, len as usize, &mut result) })?;
-    for i in 0..len {
-        let mut element = std::ptr::null_mut();
-        // SAFETY: `i` is below the array's length.
-        check(unsafe { sys::napi_get_element(env, values, i, &mut element) })?;
+    check(unsafe { sys::napi_create_array_with_length(env, values.len(), &mut result) })?;
+    for (i, &element) in (0u32..).zip(values) {
         let value = op(b, element).map_err(|mut e| {
             e.reason = format!("values[{i}]: {}", e.reason);
             e
         })?;
-        // SAFETY: `result` is an array of length `len`.
+        // SAFETY: `result` is an array of `values.len()` elements.
         check(unsafe { sys::napi_set_element(env, result, i, value) })?;
     }
     Ok(result)

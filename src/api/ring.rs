@@ -476,8 +476,9 @@ impl KeyRing {
         // SAFETY: the arguments of the current call.
         unsafe {
             let len = guard(|| ops::array_len(raw, values.raw()))?;
+            let elements = guard(|| ops::elements(raw, values.raw(), len))?;
             with_context(raw, ctx, |b, c| {
-                ops::map_array(raw, values.raw(), len, b, |b, v| {
+                ops::map_values(raw, &elements, b, |b, v| {
                     ops::run(raw, op, &self.inner, v, b, c)
                 })
             })
