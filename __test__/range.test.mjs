@@ -270,5 +270,25 @@ describe('range tokens on both backends', { skip: native === null }, () => {
       }
       assert.throws(() => ring.rangeTokens(node(4, 0n), 'ac:me', 'm', 'f'), { code: 'ALE_INVALID_CONTEXT' });
     }
+    // Arguments wrong in more than one way: the same first refusal on both (the ring, the context, the nodes' type, their shape, the tenant).
+    const codeFrom = (fn) => {
+      try {
+        fn();
+        return 'none';
+      } catch (e) {
+        return e.code ?? e.name;
+      }
+    };
+    const tenants = { native: native.KeyRing.forTenants(), js: js.KeyRing.forTenants() };
+    const detached = new Uint8Array(new ArrayBuffer(9));
+    structuredClone(detached.buffer, { transfer: [detached.buffer] });
+    for (const [what, call] of [
+      ['a string of nodes in an empty tenant', (b) => new b.KeyRing([SECRET]).rangeTokens('nodes', '', 'm', 'f')],
+      ['a malformed node of a tenant not held', (b) => tenants[b === native ? 'native' : 'js'].rangeTokens(Buffer.alloc(9), 'nobody', 'm', 'f')],
+      ['another this, an empty tenant', (b) => b.KeyRing.prototype.rangeTokens.call({}, node(4, 0n), '', 'm', 'f')],
+      ['a detached array', (b) => new b.KeyRing([SECRET]).rangeTokens(detached, 'acme', 'm', 'f').length],
+    ]) {
+      assert.equal(codeFrom(() => call(js)), codeFrom(() => call(native)), what);
+    }
   });
 });

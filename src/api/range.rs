@@ -99,11 +99,13 @@ unsafe fn tokens_of(
     })?;
     // A value's path is its code, which is as telling as the value: wiped on every way out.
     let mut bytes = Zeroizing::new(Vec::new());
-    // SAFETY: forwarded.
-    unsafe { read_bytes_into(raw, nodes, "nodes", &mut bytes) }.map_err(to_js)?;
+    // The checks in the node:crypto backend's order: the options, the
+    // context, the nodes (their type, then their shape), then the tenant.
     // SAFETY: forwarded.
     unsafe {
         with_context(raw, ctx, |_, c| {
+            read_bytes_into(raw, nodes, "nodes", &mut bytes).map_err(to_js)?;
+            range::check_nodes(&bytes).map_err(to_js)?;
             let column = rings
                 .serve(c, |r| r.column_tokens(secret, c))
                 .map_err(to_js)?;

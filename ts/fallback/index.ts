@@ -204,9 +204,10 @@ export class KeyRing implements NativeKeyRing {
   }
 
   rangeTokens(nodes: Uint8Array, tenantId: string, collectionId: string, fieldName: string, options?: RangeOptions): Buffer {
+    const ring = KeyRing.#of(this);
     const secret = readSecret(options);
     const [bytes, aad] = args(tenantId, collectionId, fieldName, nodes, readBytes, 'nodes');
-    return rangeTokensWith(KeyRing.#of(this), bytes, aad, secret);
+    return rangeTokensWith(ring, bytes, aad, secret);
   }
 
   blindIndexes(value: string, tenantId: string, collectionId: string, fieldName: string): string[] {

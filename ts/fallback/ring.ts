@@ -268,16 +268,21 @@ export class Ring {
   }
 
   /**
-   * Throws, as decryption would, for a stored value longer than the ring's
-   * maximum: its version is checked first, then its length. Called before
-   * an async decryption, so such a value is refused while the arguments are
-   * read, as the addon refuses it before copying it.
+   * Throws ALE_ENVELOPE_TOO_LARGE for a stored value longer than the ring's
+   * maximum that starts as an envelope. Called before an async decryption,
+   * so such a value is refused while the arguments are read, as the addon
+   * refuses it before copying it; one refused by its first characters is
+   * left to the promise, as the addon leaves it (every failure to parse
+   * rejects).
    */
   refuseOversized(envelope: string): void {
-    if (envelope.length > this.#options.maxEnvelopeLength) {
+    if (envelope.length <= this.#options.maxEnvelopeLength) return;
+    try {
       checkVersion(envelope);
-      throw tooLarge(this.#options.maxEnvelopeLength);
+    } catch {
+      return;
     }
+    throw tooLarge(this.#options.maxEnvelopeLength);
   }
 
   /** `use` of secret `secret`'s blind-index key, the tenant's in a ring of tenants: for the blind index and a column's search tokens (index.ts). */

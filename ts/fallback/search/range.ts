@@ -16,6 +16,8 @@ function readNodes(bytes: Uint8Array): Uint8Array[] {
     throw invalidInput(`nodes must be whole nodes of ${NODE_LEN} bytes, at most ${MAX_NODES}`);
   }
   const nodes: Uint8Array[] = [];
+  // No node (an empty or a detached array) reads nothing: a DataView of a detached buffer would throw.
+  if (bytes.length === 0) return nodes;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let at = 0; at < bytes.length; at += NODE_LEN) {
     // A spot tree's node keeps its prefix length in the low nibble (crates/core/src/search/range.rs).
