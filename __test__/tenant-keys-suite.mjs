@@ -796,6 +796,8 @@ export function tenantKeysSuite(d) {
       // A process whose columns run without load() (a fixed tenant, a long synchronous loop): its change check runs in the background.
       const other = tenantKeys(db, { kek: flakyKek(down), changeCheckEveryMs: 50 });
       await other.load('acme');
+      const loading = tenantKeys(db, { kek: flakyKek(down), changeCheckEveryMs: 50 });
+      await loading.load('acme');
       const sealed = other.sealer.encrypt('sealed before', 'acme', 'notes', 'body');
       down.unwrap = true;
       const { keyId } = await keys.rotate('acme');
@@ -806,6 +808,13 @@ export function tenantKeysSuite(d) {
       }
       assert.equal(code, 'ALE_KEK_UNAVAILABLE', 'sealing under the superseded key is refused');
       assert.equal(other.sealer.decrypt(sealed, 'acme', 'notes', 'body'), 'sealed before', 'values still open');
+      // A process that works through withTenant, which loads first (a change check is due at each call): its loads end, and
+      // the keys held are kept (docs/tenant-keys.md, "Outages").
+      const opened = () => loading.withTenant('acme', () => loading.sealer.decrypt(sealed, 'acme', 'notes', 'body'));
+      assert.equal(await opened(), 'sealed before', 'withTenant opens them');
+      assert.equal(await codeOf(() => loading.withTenant('acme', () => loading.sealer.encrypt('y', 'acme', 'notes', 'body'))), 'ALE_KEK_UNAVAILABLE', 'and seals nothing');
+      await new Promise((r) => setTimeout(r, 60));
+      assert.equal(await opened(), 'sealed before', 'still held after the loads');
       down.unwrap = false;
       let again;
       for (let i = 0; i < 100 && again === undefined; i++) {

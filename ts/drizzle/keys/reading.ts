@@ -75,11 +75,18 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
     const failed = unwrapped.find((u) => u.status === 'rejected');
     if (failed) {
       const reason = (failed as PromiseRejectedResult).reason as { code?: unknown; message?: unknown } | undefined;
-      // Another active key in the table: the one loaded here keeps opening values, and seals none (cache.ts, `sealRefused`).
-      if (current?.loaded && current.keyIds[0] !== keyIds[0]) {
-        current.sealRefused = { code: String(reason?.code), message: String(reason?.message ?? reason) };
-      }
-      throw reason;
+      // A tenant with nothing loaded here has nothing to open with: the load fails.
+      if (!current?.loaded) throw reason;
+      // The rows were read, and only their keys did not unwrap (a KEK
+      // outage, most likely, after another process rotated or destroyed a
+      // key): the keys held here keep opening values, so the read ends
+      // without error, and the entry is fresh until the next re-read. Its
+      // stamp stays the old one, so every change check reads the rows
+      // again and tries the unwraps once more. With another active key in
+      // the table, it seals none meanwhile (cache.ts, `sealRefused`).
+      if (current.keyIds[0] !== keyIds[0]) current.sealRefused = { code: String(reason?.code), message: String(reason?.message ?? reason) };
+      current.staleAt = staleAt;
+      return;
     }
     const [indexKey, ...secrets] = keys;
     r.setKeys(secrets, keyIds, indexKey);
