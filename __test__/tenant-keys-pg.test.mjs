@@ -83,4 +83,40 @@ if (url) {
       await Promise.all([a, b, c].map((client) => client.end()));
     }
   });
+
+  test('pg: ready() on an up-to-date key table takes no ALTER lock, so a long reader (a pg_dump) holds up nothing; a table made before the counts gets them', { timeout: 60_000 }, async () => {
+    const table = `ready_keys_${process.pid}`;
+    // The store's connection gives up on a lock after 2 s.
+    const a = postgres(url, { max: 1, onnotice: () => {}, connection: { lock_timeout: '2s' } });
+    const c = postgres(url, { max: 2, onnotice: () => {} });
+    const store = () => mod.tenantKeys(drizzlePostgresJs(a), { kek: KEK, table, changeCheckEveryMs: 0, flushEveryMs: 0 });
+    let release;
+    let reader;
+    try {
+      await c.unsafe(`DROP TABLE IF EXISTS ${table}`);
+      await store().ready();
+      let reading;
+      const holding = new Promise((r) => (reading = r));
+      const released = new Promise((r) => (release = r));
+      reader = c.begin(async (tx) => {
+        await tx.unsafe(`SELECT count(*) FROM ${table}`); // ACCESS SHARE until the transaction ends, as pg_dump's
+        reading();
+        await released;
+      });
+      await holding;
+      const outcome = await store().ready().then(() => 'ready', (e) => `refused: ${e?.cause?.code ?? e?.code} ${e?.message}`);
+      assert.equal(outcome, 'ready', 'an ALTER would wait for the reader, and time out');
+      release();
+      await reader;
+      await c.unsafe(`ALTER TABLE ${table} DROP COLUMN encryptions`);
+      await store().ready();
+      const [{ n }] = await c.unsafe(`SELECT count(*)::int AS n FROM information_schema.columns WHERE table_name = '${table}' AND column_name = 'encryptions'`);
+      assert.equal(n, 1, 'the column is added to a table made before it');
+    } finally {
+      release?.();
+      await reader?.catch(() => {});
+      await c.unsafe(`DROP TABLE IF EXISTS ${table}`);
+      await Promise.all([a, c].map((client) => client.end()));
+    }
+  });
 }

@@ -18,6 +18,7 @@ import { codedError } from '../shared/errors.js';
 import { checkChain, walkedTo, type Gap } from './jobs/chain.js';
 import { fingerprint } from './jobs/fingerprint.js';
 import type { JobTableSpec } from './jobs/table.js';
+import { ensureTable } from './kept-tables.js';
 import type { BatchDriver, LoopOptions, Plan, Progress } from './operations.js';
 import { batchLoop, runBatches } from './operations.js';
 
@@ -124,23 +125,6 @@ function checked(options: LeaseOptions) {
   return { job: options.job, table, leaseMs, rangeRows, restart, worker: worker.slice(0, 128) };
 }
 
-/** Creates the job table, and gives one made before the fingerprint column that column. */
-async function ready(db: AnyDb, spec: JobTableSpec, name: string, jt: AnyDb): Promise<void> {
-  for (const statement of spec.create(name)) {
-    // Workers starting together race to create the table; PostgreSQL can fail
-    // the loser of CREATE TABLE IF NOT EXISTS, whose second try finds it.
-    await spec.execute(db, sql.raw(statement)).catch(() => pause(100).then(() => spec.execute(db, sql.raw(statement))));
-  }
-  // Read first, so that a table that has the column takes no ALTER and its lock.
-  if (await db.select({ f: jt.fingerprint }).from(jt).limit(1).then(() => true, () => false)) return;
-  for (const statement of spec.upgrade(name)) {
-    try {
-      await spec.execute(db, sql.raw(statement));
-    } catch (e) {
-      if (!/duplicate column/i.test(`${(e as Error)?.message} ${(e as { cause?: Error })?.cause?.message}`)) throw e;
-    }
-  }
-}
 
 /**
  * Runs `plan` over the job's ranges as one of its workers, until every range
@@ -151,7 +135,8 @@ export async function runLeased(db: AnyDb, spec: JobTableSpec, driver: BatchDriv
   if (!driver.keyAt) throw codedError('ALE_INVALID_INPUT', 'options.workers: this table cannot be cut into ranges');
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const jt = spec.table(o.table) as any;
-  await ready(db, spec, o.table, jt);
+  // Made before the fingerprint column, the table gets it.
+  await ensureTable(db, spec, o.table, () => db.select({ f: jt.fingerprint }).from(jt).limit(1).then(() => true));
   const ofJob = eq(jt.job, o.job);
   const print = fingerprint(plan.operation, options);
   const count = async (where: SQL | undefined): Promise<number> => Number((await db.select({ n: sql<number>`count(*)` }).from(jt).where(where))[0].n);

@@ -2,6 +2,7 @@
 // how a dialect describes itself to the key store.
 import { sql, type SQL } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
+import { ensureTable, type KeptTableSpec } from '../kept-tables.js';
 
 /** What a key is for: sealing values, or keying their blind indexes. */
 export type Purpose = 'data' | 'index';
@@ -36,7 +37,7 @@ export interface KeyRow {
 export type NewKeyRow = Omit<KeyRow, 'createdAt' | 'updatedAt'> & { createdAt: SQL; updatedAt: SQL };
 
 /** A dialect's key table and the statements that create it. */
-export interface KeyTableSpec {
+export interface KeyTableSpec extends KeptTableSpec {
   /**
    * The database's clock in milliseconds since the epoch, as an SQL
    * expression: every write to the key table stamps `updated_at` with it, so
@@ -45,17 +46,6 @@ export interface KeyTableSpec {
   now: SQL;
   /** The Drizzle table for `name`. */
   table(name: string): unknown;
-  /** CREATE TABLE / CREATE INDEX statements, each safe to run again. */
-  create(name: string): string[];
-  /**
-   * What brings a key table made before a column existed up to date: ALTER
-   * statements that either succeed or fail because the column is there
-   * already (`duplicate column`), which ready() takes as done.
-   */
-  upgrade(name: string): string[];
-  /** Runs one statement on `db`. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  execute(db: any, statement: SQL): unknown;
 }
 
 /** The default table name. */
@@ -105,17 +95,12 @@ export function touchedStamp(table: { updatedAt: unknown }, now: SQL): SQL {
 
 /**
  * Creates the key table and its indexes when they are missing, and adds the
- * columns a table made by an earlier version lacks: an ALTER that fails
- * because the column is there already (`duplicate column`) is taken as done.
+ * columns a table made by an earlier version lacks (kept-tables.ts): one
+ * that has the encryption counts is up to date.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function ensureKeyTable(spec: KeyTableSpec, db: any, name: string): Promise<void> {
-  for (const statement of spec.create(name)) await spec.execute(db, sql.raw(statement));
-  for (const statement of spec.upgrade(name)) {
-    try {
-      await spec.execute(db, sql.raw(statement));
-    } catch (e) {
-      if (!/duplicate column/i.test(`${(e as Error)?.message} ${(e as { cause?: Error })?.cause?.message}`)) throw e;
-    }
-  }
+export function ensureKeyTable(spec: KeyTableSpec, db: any, name: string): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const t = spec.table(name) as any;
+  return ensureTable(db, spec, name, () => db.select({ n: t.encryptions }).from(t).limit(1).then(() => true));
 }
