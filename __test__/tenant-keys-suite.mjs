@@ -637,6 +637,16 @@ export function tenantKeysSuite(d) {
       await keys.load('acme');
     });
 
+    test('a first load that a forced re-read overtakes (a rotation in the same process) waits for it: the work it runs has keys', async () => {
+      await keys.load('acme');
+      const slowKek = kekWith(specs.current, (inner) => ({ unwrap: async (...a) => (await new Promise((r) => setTimeout(r, 20)), inner.unwrap(...a)) }));
+      const slow = tenantKeys(db, { kek: slowKek, changeCheckEveryMs: 0 });
+      const [sealed, { keyId }] = await Promise.all([slow.withTenant('acme', () => slow.sealer.encrypt('x', 'acme', 'notes', 'body')), slow.rotate('acme')]);
+      assert.ok(sealed.startsWith('v2:'), sealed);
+      assert.equal(slow.sealer.decrypt(sealed, 'acme', 'notes', 'body'), 'x');
+      assert.equal(slow.activeKeyId('acme'), keyId);
+    });
+
     test('a wrapped key copied to another row does not open', async () => {
       await keys.load('acme');
       await keys.load('globex');

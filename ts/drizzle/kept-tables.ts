@@ -22,8 +22,8 @@ export interface KeptTableSpec {
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Creates the table `name` where it is missing, then, unless `current()`
- * finds it up to date, runs its upgrade. Each CREATE is tried once more
+ * Creates the table `name` where it is missing, then, unless it has
+ * `column` (the newest its upgrade adds), runs its upgrade. Each CREATE is tried once more
  * after 100 ms: processes that start together race to create the table,
  * and PostgreSQL can fail the loser of CREATE … IF NOT EXISTS (a unique
  * violation in its catalog), whose second try finds it. Reading first keeps
@@ -33,12 +33,23 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * reader such as pg_dump.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function ensureTable(db: any, spec: KeptTableSpec, name: string, current: () => Promise<boolean>): Promise<void> {
+export async function ensureTable(db: any, spec: KeptTableSpec, name: string, column: string): Promise<void> {
   for (const statement of spec.create(name)) {
     const run = () => Promise.resolve(spec.execute(db, sql.raw(statement)));
     await run().catch(() => pause(100).then(run));
   }
-  if (await current().catch(() => false)) return;
+  // Qualified: SQLite takes a double-quoted name that is no column for a
+  // string (Bun's build does), so `SELECT "col"` would answer without it.
+  const [table, col] = [sql.identifier(name), sql.identifier(column)];
+  const has = await db
+    .select({ probe: sql`${table}.${col}` })
+    .from(sql`${table}`)
+    .limit(1)
+    .then(
+      () => true,
+      () => false,
+    );
+  if (has) return;
   for (const statement of spec.upgrade(name)) {
     try {
       await spec.execute(db, sql.raw(statement));

@@ -136,7 +136,7 @@ export async function runLeased(db: AnyDb, spec: JobTableSpec, driver: BatchDriv
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const jt = spec.table(o.table) as any;
   // Made before the fingerprint column, the table gets it.
-  await ensureTable(db, spec, o.table, () => db.select({ f: jt.fingerprint }).from(jt).limit(1).then(() => true));
+  await ensureTable(db, spec, o.table, 'fingerprint');
   const ofJob = eq(jt.job, o.job);
   const print = fingerprint(plan.operation, options);
   const count = async (where: SQL | undefined): Promise<number> => Number((await db.select({ n: sql<number>`count(*)` }).from(jt).where(where))[0].n);

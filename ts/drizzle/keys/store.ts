@@ -339,13 +339,23 @@ export class TenantKeys implements ScopeKeys {
     this.#rings.deleteTenant(tenantId);
   }
 
-  /** Reads the tenant's rows (creating its keys on first use) and replaces its entry; shared by concurrent callers. */
+  /**
+   * Reads the tenant's rows (creating its keys on first use) and replaces
+   * its entry; shared by concurrent callers. A read that a forced one
+   * overtook changes nothing, and settles with the newer read: its callers
+   * wait for keys that some read has put in memory.
+   */
   #refresh(tenant: string, force = false): Promise<void> {
     const pending = this.#pending.get(tenant);
     if (pending && !force) return pending;
-    const read: Promise<void> = this.#read(tenant, () => this.#pending.get(tenant) === read).finally(() => {
-      if (this.#pending.get(tenant) === read) this.#pending.delete(tenant);
-    });
+    const read: Promise<void> = this.#read(tenant, () => this.#pending.get(tenant) === read)
+      .then(() => {
+        const newer = this.#pending.get(tenant);
+        return newer !== undefined && newer !== read ? newer : undefined;
+      })
+      .finally(() => {
+        if (this.#pending.get(tenant) === read) this.#pending.delete(tenant);
+      });
     this.#pending.set(tenant, read);
     return read;
   }
