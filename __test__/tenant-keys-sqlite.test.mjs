@@ -101,3 +101,23 @@ test('a change check slower than changeCheckEveryMs: load() waits for one check,
     await keys.close();
   }
 });
+
+test("a key insert the database refuses: the column's error says why in the driver's words, and not the wrapped keys the insert sent", async () => {
+  ale.initKeyRing([SECRET]);
+  const conn = await sqliteConnection(SQLITE_DRIVERS[0]);
+  const keys = mod.tenantKeys(conn.db, { kek: KEK, table: 'refusing_keys', changeCheckEveryMs: 0, flushEveryMs: 0 });
+  try {
+    await keys.ready();
+    await conn.query("CREATE TRIGGER refuse BEFORE INSERT ON refusing_keys BEGIN SELECT RAISE(ABORT, 'inserts refused here'); END");
+    const notes = defineKeyedTables(mod, builders, keys).notes;
+    for (const stmt of keyedDdl(types)) await conn.query(stmt);
+    const failed = await mod.withTenant('acme', () => conn.db.insert(notes).values({ id: 1, tenantId: 'acme', body: 'needs a key' })).then(() => null, (e) => e);
+    assert.equal(failed?.code, 'ALE_KEY_NOT_LOADED');
+    assert.match(failed.message, /inserts refused here/);
+    // nor anything it wraps: no error of the chain is Drizzle's, whose message lists the parameters
+    for (let e = failed; e; e = e.cause) assert.ok(!/params:|Failed query/.test(e.message), e.message);
+  } finally {
+    await keys.close();
+    conn.close();
+  }
+});

@@ -4,8 +4,8 @@
 // DrizzleQueryError message, mysql2's `sql`), which would put that
 // plaintext in a message; the others' hold envelopes and tokens, and get
 // the same coded error.
-import { causes } from '../shared/causes.js';
 import { codedError } from '../shared/errors.js';
+import { codesOf } from './database-errors.js';
 import { keyText } from './errors.js';
 import type { BatchDriver } from './operations.js';
 
@@ -33,14 +33,4 @@ export function withoutParameters(driver: BatchDriver): BatchDriver {
   };
 }
 
-/** The codes a database error and the errors it wraps carry (mysql2's code and errno, PostgreSQL's SQLSTATE, SQLite's code), as ` (code X, errno N)`. */
-function codesOf(e: unknown): string {
-  const codes = new Set<string>();
-  for (const err of causes(e)) {
-    for (const name of ['code', 'errno', 'errcode', 'sqlState']) {
-      const v = err[name];
-      if (typeof v === 'number' || (typeof v === 'string' && /^[A-Za-z0-9_]{1,40}$/.test(v))) codes.add(`${name} ${v}`);
-    }
-  }
-  return codes.size === 0 ? '' : ` (${[...codes].join(', ')})`;
-}
+

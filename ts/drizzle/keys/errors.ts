@@ -1,6 +1,7 @@
 // The tenant key store's coded errors. Messages name tenants and key ids,
 // which are not secret, and never a key, a wrapped key or a value.
 import { codedError, type CodedError, type ErrorCode } from '../../shared/errors.js';
+import { describeDatabaseError } from '../database-errors.js';
 
 /** A column that uses `keys` ran for a tenant whose keys are not in memory. */
 export const keyNotLoaded = (tenant: string): CodedError =>
@@ -18,8 +19,8 @@ export const keyNotLoaded = (tenant: string): CodedError =>
 export const loadFailed = (tenant: string, cause: unknown): CodedError => {
   const code = (cause as { code?: unknown } | null)?.code;
   if (cause instanceof Error && typeof code === 'string' && code.startsWith('ALE_')) return cause as CodedError;
-  const why = cause instanceof Error ? cause.message : String(cause);
-  return Object.assign(codedError('ALE_KEY_NOT_LOADED', `the keys of tenant ${JSON.stringify(tenant)} could not be loaded: ${why}`), { cause });
+  // The database's error is not attached: it holds the query's parameters, the wrapped keys of an insert among them.
+  return codedError('ALE_KEY_NOT_LOADED', `the keys of tenant ${JSON.stringify(tenant)} could not be loaded: ${describeDatabaseError(cause)}`);
 };
 
 /** What a column's use of a tenant not in memory throws: why its last load failed, if one did (`failures`, by tenant). */
