@@ -125,10 +125,9 @@ fn lone_surrogate(what: &str) -> AleError {
     AleError::LoneSurrogate { what: what.into() }
 }
 
-/// An envelope's bytes, on engines where that is the fast read (Bun). Any
-/// character outside ASCII comes out as bytes ≥ 0x80, which the strict
-/// base64url parser rejects, so no text check is needed. `None`: read the
-/// UTF-16 units instead.
+/// An envelope's bytes, on engines where that is the fast read (Bun), when
+/// it is ASCII, as every envelope is; no text check is needed. `None`: read
+/// the UTF-16 units instead (a value with other characters among them).
 ///
 /// # Safety
 /// `env` and `value` must be valid for the current call.
@@ -225,6 +224,12 @@ unsafe fn read_utf8_from_engine(
     }
     // SAFETY: the engine initialized `written` bytes from `start`.
     unsafe { out.set_len(start + written) };
+    if envelope.is_some() && written != units {
+        // Not ASCII, so no envelope: the UTF-16 path refuses it, measuring
+        // its length in characters as the other engine does, not in bytes.
+        out.truncate(start);
+        return Ok(None);
+    }
     // All-ASCII text (as many bytes as units) is valid and cannot hold U+FFFD.
     if envelope.is_none() && written != units {
         let text = &out[start..];
