@@ -221,6 +221,12 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
       assert.equal(Sub.fromEnv({ ENCRYPTION_KEY: SECRET }).constructor, KeyRing, `${name}: the factories build a KeyRing`);
       assert.deepEqual([KeyRing.name, KeyRing.length], ['KeyRing', 2], name);
     }
+    // The statics and the prototype have a class's attributes on both (a test may stub a factory).
+    const attributes = (b, key) => {
+      const { writable, enumerable, configurable } = Object.getOwnPropertyDescriptor(b.KeyRing, key);
+      return { writable, enumerable, configurable };
+    };
+    for (const key of ['fromEnv', 'forTenants', 'prototype']) assert.deepEqual(attributes(native, key), attributes(js, key), key);
   });
 
   test("encryptMany and decryptMany read an array whose getters call the addon again: the same results on both, and no ALE_INTERNAL", () => {

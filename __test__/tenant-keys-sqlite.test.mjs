@@ -108,14 +108,27 @@ test("a key insert the database refuses: the column's error says why in the driv
   const keys = mod.tenantKeys(conn.db, { kek: KEK, table: 'refusing_keys', changeCheckEveryMs: 0, flushEveryMs: 0 });
   try {
     await keys.ready();
-    await conn.query("CREATE TRIGGER refuse BEFORE INSERT ON refusing_keys BEGIN SELECT RAISE(ABORT, 'inserts refused here'); END");
+    await conn.query("CREATE TRIGGER refuse BEFORE INSERT ON refusing_keys WHEN new.tenant <> 'globex' OR new.generation > 1 BEGIN SELECT RAISE(ABORT, 'inserts refused here'); END");
     const notes = defineKeyedTables(mod, builders, keys).notes;
     for (const stmt of keyedDdl(types)) await conn.query(stmt);
     const failed = await mod.withTenant('acme', () => conn.db.insert(notes).values({ id: 1, tenantId: 'acme', body: 'needs a key' })).then(() => null, (e) => e);
     assert.equal(failed?.code, 'ALE_KEY_NOT_LOADED');
     assert.match(failed.message, /inserts refused here/);
     // nor anything it wraps: no error of the chain is Drizzle's, whose message lists the parameters
-    for (let e = failed; e; e = e.cause) assert.ok(!/params:|Failed query/.test(e.message), e.message);
+    const clean = (error) => {
+      for (let e = error; e; e = e.cause) assert.ok(!/params:|Failed query/.test(e.message), e.message);
+    };
+    clean(failed);
+    // load() says the same
+    const loadError = await keys.load('acme').then(() => null, (e) => e);
+    assert.equal(loadError?.code, 'ALE_KEY_NOT_LOADED');
+    clean(loadError);
+    // and the store's other operations: globex loads (its first keys are let in), its rotation's insert is refused
+    await keys.load('globex');
+    const rotated = await keys.rotate('globex').then(() => null, (e) => e);
+    assert.equal(rotated?.code, 'ALE_KEY_TABLE_FAILED');
+    assert.match(rotated.message, /inserts refused here/);
+    clean(rotated);
   } finally {
     await keys.close();
     conn.close();

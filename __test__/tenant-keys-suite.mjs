@@ -239,9 +239,10 @@ export function tenantKeysSuite(d) {
       const needed = await mod.withTenant('hooli', () => db.select().from(brokenTable).where(eq(brokenTable.id, 8))).then(() => null, (e) => e);
       // the load's error has no ALE_* code (a coded one, as ALE_KEK_UNAVAILABLE, is thrown as it is): ALE_KEY_NOT_LOADED saying why
       assert.equal(needed?.code, 'ALE_KEY_NOT_LOADED');
-      // why, in the driver's words (the missing table), without the query's parameters, which Drizzle's own message lists
-      const driverSays = String(loadError.cause?.message ?? loadError.message).split('\n')[0];
-      assert.ok(needed.message.includes(`could not be loaded: ${driverSays}`), `${needed.message}\n${driverSays}`);
+      // why, in the driver's words (the missing table), without the query's parameters, which Drizzle's own message lists; load() said the same
+      assert.equal(loadError.code, 'ALE_KEY_NOT_LOADED');
+      assert.match(loadError.message, /could not be loaded: .*(no such table|does not exist|doesn't exist)/);
+      assert.ok(needed.message.includes(loadError.message), `${needed.message}\n${loadError.message}`);
       assert.ok(!/params:/.test(needed.message), needed.message);
       await broken.close();
       // The store's own withTenant is the same function.
@@ -627,6 +628,29 @@ export function tenantKeysSuite(d) {
       assert.equal(keys.kekId, given);
       const all = (await db.select().from(mod.aleKeys)).length;
       assert.deepEqual(await keys.rewrap(newKek()), { rewrapped: all - 3, skipped: 3 });
+    });
+
+    test('a rewrap that a close() overtakes leaves the store closed, and bind() gives it a KEK again', async () => {
+      await conn.query('DROP TABLE IF EXISTS close_keys');
+      const store = tenantKeys(db, { kek: kek(), table: 'close_keys', changeCheckEveryMs: 0, flushEveryMs: 0 });
+      await store.ready();
+      await store.load('acme'); // two keys: its data key and its index key
+      let wraps = 0;
+      let atLast;
+      const reached = new Promise((r) => (atLast = r));
+      let release;
+      const held = new Promise((r) => (release = r));
+      const slow = kekWith(specs.next, (inner) => ({ wrap: async (...a) => (++wraps === 2 && (atLast(), await held), inner.wrap(...a)) }));
+      const run = store.rewrap(slow).then(() => 'done', (e) => e.code);
+      await reached;
+      await store.close();
+      release();
+      assert.equal(await run, 'done');
+      assert.equal(store.bound, false);
+      store.bind(db, { kek: newKek() });
+      await store.load('acme');
+      await store.close();
+      await conn.query('DROP TABLE close_keys');
     });
 
     test('a rewrap to a KEK with the id of this one at another address is refused before any row: its keys would count as moved', async () => {

@@ -20,12 +20,13 @@
     if (new.target === undefined) throw new TypeError("Class constructor KeyRing cannot be invoked without 'new'");
     return construct(Native, [secrets, options], new.target);
   };
-  const fixed = (value) => ({ value, writable: false, enumerable: false, configurable: false });
-  defineProperty(KeyRing, 'prototype', fixed(Native.prototype));
-  defineProperty(KeyRing, 'fromEnv', fixed(function fromEnv(env, options) {
+  // The attributes a class gives: a fixed prototype, and static methods a test may stub (mock.method, sinon).
+  defineProperty(KeyRing, 'prototype', { value: Native.prototype, writable: false, enumerable: false, configurable: false });
+  const method = (value) => ({ value, writable: true, enumerable: false, configurable: true });
+  defineProperty(KeyRing, 'fromEnv', method(function fromEnv(env, options) {
     return apply(nativeFromEnv, KeyRing, [env, options]);
   }));
-  defineProperty(KeyRing, 'forTenants', fixed(function forTenants(options) {
+  defineProperty(KeyRing, 'forTenants', method(function forTenants(options) {
     return apply(nativeForTenants, KeyRing, [options]);
   }));
   defineProperty(Native.prototype, 'constructor', { value: KeyRing, writable: true, enumerable: false, configurable: true });

@@ -2,6 +2,7 @@
 // the job table): created where they are missing, and brought up to date
 // where an earlier version made them, safely while other processes start
 // and run against the same database.
+import { setTimeout as pause } from 'node:timers/promises';
 import { sql, type SQL } from 'drizzle-orm';
 
 /** What a dialect says of one such table. */
@@ -18,8 +19,6 @@ export interface KeptTableSpec {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   execute(db: any, statement: SQL): unknown;
 }
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Creates the table `name` where it is missing, then, unless it has

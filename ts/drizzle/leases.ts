@@ -13,6 +13,7 @@
 // the whole key space and were each walked to their end.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as pause } from 'node:timers/promises';
 import { and, asc, eq, gt, isNull, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
 import { codedError } from '../shared/errors.js';
 import { checkChain, walkedTo, type Gap } from './jobs/chain.js';
@@ -108,7 +109,6 @@ function keyOf(text: string | null): unknown {
   throw codedError('ALE_INVALID_INPUT', 'options.workers: the job table holds a key this package did not write there (it was edited); give the job a new name');
 }
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function checked(options: LeaseOptions) {
   const invalid = (why: string) => codedError('ALE_INVALID_INPUT', `options.workers: ${why}`);
@@ -124,7 +124,6 @@ function checked(options: LeaseOptions) {
   const worker = options.worker ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   return { job: options.job, table, leaseMs, rangeRows, restart, worker: worker.slice(0, 128) };
 }
-
 
 /**
  * Runs `plan` over the job's ranges as one of its workers, until every range

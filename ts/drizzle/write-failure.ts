@@ -32,5 +32,3 @@ export function withoutParameters(driver: BatchDriver): BatchDriver {
     },
   };
 }
-
-

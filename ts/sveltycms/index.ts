@@ -111,9 +111,13 @@ const storedAsEnvelope = (value: unknown): value is string => typeof value === '
  * unknown error. `cause` is the package's coded error, where there is one.
  */
 function appError(code: 'FIELD_ENCRYPTION_UNAVAILABLE' | 'FIELD_ENCRYPTION_FAILED', status: number, message: string, cause?: unknown): CodedError {
-  const error = Object.assign(codedError(code, message), { status, originalError: cause });
-  error.name = 'AppError';
-  if (cause !== undefined) error.cause = cause;
+  const error = Object.assign(codedError(code, message), { status });
+  // As an Error's own name and cause are: not enumerable, so JSON.stringify(error) shows the code and status only.
+  Object.defineProperty(error, 'name', { value: 'AppError', writable: true, enumerable: false, configurable: true });
+  if (cause !== undefined) {
+    // The CMS's handler logs `originalError` of a 500.
+    for (const key of ['cause', 'originalError']) Object.defineProperty(error, key, { value: cause, writable: true, enumerable: false, configurable: true });
+  }
   return error;
 }
 

@@ -16,12 +16,24 @@ export const keyNotLoaded = (tenant: string): CodedError =>
  * withTenant(), failed: the load's own error when it has an ALE_* code (the
  * KEK unreachable or refusing), else ALE_KEY_NOT_LOADED saying why.
  */
-export const loadFailed = (tenant: string, cause: unknown): CodedError => {
-  const code = (cause as { code?: unknown } | null)?.code;
-  if (cause instanceof Error && typeof code === 'string' && code.startsWith('ALE_')) return cause as CodedError;
+export const loadFailed = (tenant: string, cause: unknown): CodedError =>
   // The database's error is not attached: it holds the query's parameters, the wrapped keys of an insert among them.
-  return codedError('ALE_KEY_NOT_LOADED', `the keys of tenant ${JSON.stringify(tenant)} could not be loaded: ${describeDatabaseError(cause)}`);
-};
+  packageError(cause) ?? codedError('ALE_KEY_NOT_LOADED', `the keys of tenant ${JSON.stringify(tenant)} could not be loaded: ${describeDatabaseError(cause)}`);
+
+/**
+ * What the store's other operations reject with when the database fails
+ * them: the package's own coded errors as they are, the database's as
+ * ALE_KEY_TABLE_FAILED, in the driver's words and with its codes, but not
+ * the query's parameters (wrapped keys, KEK references), nor the error.
+ */
+export const keyTableFailed = (cause: unknown): CodedError =>
+  packageError(cause) ?? codedError('ALE_KEY_TABLE_FAILED', `a query of the tenant key store failed in the database: ${describeDatabaseError(cause)}`);
+
+/** `e` when it is an error of the package's own (an ALE_* code). */
+function packageError(e: unknown): CodedError | undefined {
+  const code = (e as { code?: unknown } | null)?.code;
+  return e instanceof Error && typeof code === 'string' && code.startsWith('ALE_') ? (e as CodedError) : undefined;
+}
 
 /** What a column's use of a tenant not in memory throws: why its last load failed, if one did (`failures`, by tenant). */
 export function notLoaded(tenant: string, failures: ReadonlyMap<string, unknown>): CodedError {

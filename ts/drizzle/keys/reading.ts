@@ -75,15 +75,17 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
     const failed = unwrapped.find((u) => u.status === 'rejected');
     if (failed) {
       const reason = (failed as PromiseRejectedResult).reason as { code?: unknown; message?: unknown } | undefined;
-      // A tenant with nothing loaded here has nothing to open with: the load fails.
-      if (!current?.loaded) throw reason;
+      // A tenant with nothing loaded here has nothing to open with (nor one
+      // forgotten or evicted while this read unwrapped): the load fails.
+      if (!current?.loaded || r.cache.get(tenant) !== current) throw reason;
       // The rows were read, and only their keys did not unwrap (a KEK
       // outage, most likely, after another process rotated or destroyed a
       // key): the keys held here keep opening values, so the read ends
-      // without error, and the entry is fresh until the next re-read. Its
-      // stamp stays the old one, so every change check reads the rows
-      // again and tries the unwraps once more. With another active key in
-      // the table, it seals none meanwhile (cache.ts, `sealRefused`).
+      // without error, and the entry is fresh until recheckAfterMs, when
+      // it is read again and the unwraps tried once more (sooner when a
+      // change check still sees the change: its stamp is kept as it was).
+      // With another active key in the table, it seals none meanwhile
+      // (cache.ts, `sealRefused`).
       if (current.keyIds[0] !== keyIds[0]) current.sealRefused = { code: String(reason?.code), message: String(reason?.message ?? reason) };
       current.staleAt = staleAt;
       return;

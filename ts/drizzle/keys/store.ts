@@ -10,7 +10,7 @@ import { withTenant as inTenantScope } from '../scope.js';
 import { useStore, type ScopeKeys } from '../key-stores.js';
 import { clock, RECHECK_MAX_MS, startClock, TenantCache, type Entry } from './cache.js';
 import { everyWhileAlive } from './timers.js';
-import { keyShredded, notLoaded, sealRefused } from './errors.js';
+import { keyShredded, keyTableFailed, loadFailed, notLoaded, sealRefused } from './errors.js';
 import { destroyRetired, listTenants, type KeyUse, type TenantPage } from './admin.js';
 import { PendingCounts } from './counts.js';
 import { INTERNALS, type StoreInternals } from './internals.js';
@@ -32,6 +32,12 @@ type AnyDb = any;
 type AnyTable = any;
 
 const SETTLED: Promise<void> = Promise.resolve(); // what load() returns for a tenant in memory
+
+/** `p`, whose database failures reject as ALE_KEY_TABLE_FAILED, without the query's parameters (errors.ts). */
+const reported = <T>(p: Promise<T>): Promise<T> =>
+  p.catch((e: unknown) => {
+    throw keyTableFailed(e);
+  });
 
 /**
  * The key store of one database. Values of a column with `keys: store` are
@@ -153,7 +159,7 @@ export class TenantKeys implements ScopeKeys {
 
   /** Creates the key table and its indexes when they are missing, and adds the columns a table made by an earlier version lacks. */
   ready(): Promise<void> {
-    return ensureKeyTable(this.#spec, this.#db, this.#config.table);
+    return reported(ensureKeyTable(this.#spec, this.#db, this.#config.table));
   }
 
   /**
@@ -163,7 +169,7 @@ export class TenantKeys implements ScopeKeys {
    * count. Counts whose write fails stay for the next flush.
    */
   flush(): Promise<void> {
-    return this.#writeCounts(() => this.#db);
+    return reported(this.#writeCounts(() => this.#db));
   }
 
   #writeCounts(db: () => AnyDb): Promise<void> {
@@ -186,7 +192,9 @@ export class TenantKeys implements ScopeKeys {
   /** load(), once `checked` after a change check it waited for. */
   #load(tenantId: string, checked: boolean): Promise<void> {
     const entry = this.#cache.get(tenantId);
-    if (entry !== undefined && entry.staleAt > clock.now && clock.now - entry.confirmedAt < RECHECK_MAX_MS) {
+    // An entry whose seals are refused (another active key it could not unwrap) seals nothing under unconfirmed keys: its
+    // staleAt alone says when to read again, so that a KEK outage does not make every load wait for the service's retries.
+    if (entry !== undefined && entry.staleAt > clock.now && (clock.now - entry.confirmedAt < RECHECK_MAX_MS || entry.sealRefused !== undefined)) {
       entry.used = true;
       if (checked || this.#times.nextCheck > clock.now) return SETTLED;
       // A change check is due: wait for it (and for the re-reads it starts),
@@ -238,7 +246,7 @@ export class TenantKeys implements ScopeKeys {
     this.#pending.clear();
     this.#loadFailures.clear();
     try {
-      if (db !== undefined) await this.#writeCounts(() => db);
+      if (db !== undefined) await reported(this.#writeCounts(() => db));
     } finally {
       this.#counts.clear();
     }
@@ -250,7 +258,7 @@ export class TenantKeys implements ScopeKeys {
    * convertToTenantKeys() to move them under the new key.
    */
   rotate(tenantId: string): Promise<{ keyId: string }> {
-    return rotate(this[INTERNALS](), tenantId);
+    return reported(rotate(this[INTERNALS](), tenantId));
   }
 
   /**
@@ -260,7 +268,7 @@ export class TenantKeys implements ScopeKeys {
    * tenant's KEK is deleted too.
    */
   shred(tenantId: string): Promise<void> {
-    return shred(this[INTERNALS](), tenantId);
+    return reported(shred(this[INTERNALS](), tenantId));
   }
 
   /** Re-wraps every stored key under `newKek`, the KEK new keys are then wrapped under (keys/lifecycle.ts); safe to rerun. */
@@ -271,15 +279,17 @@ export class TenantKeys implements ScopeKeys {
     // still wraps new keys under the current KEK until the run is done; a
     // run that fails leaves it so. A new KEK of this one's id elsewhere is
     // refused here, before any row (ringOf).
-    this.#boundKek = kekOf([current, next]);
-    const done = await rewrap(this[INTERNALS](), next);
-    this.#boundKek = kekOf([next, current]);
+    const during = kekOf([current, next]);
+    this.#boundKek = during;
+    const done = await reported(rewrap(this[INTERNALS](), next));
+    // Unless the store was closed (or bound anew) meanwhile.
+    if (this.#boundKek === during) this.#boundKek = kekOf([next, current]);
     return done;
   }
 
   /** The tenant's keys as stored (no key material): ids, purposes, generations, states, KEK references, counts. */
   describe(tenantId: string): Promise<TenantKeyInfo[]> {
-    return describeTenant(this[INTERNALS](), tenantId);
+    return reported(describeTenant(this[INTERNALS](), tenantId));
   }
 
   /** The id of the tenant's active data key, from memory (ALE_KEY_NOT_LOADED, ALE_KEY_SHREDDED, or a refused seal's error, as for a column): what a v2 value names when it needs no conversion. */
@@ -292,12 +302,12 @@ export class TenantKeys implements ScopeKeys {
 
   /** A page of the key table's tenants, in id order: `{ after: page.next }` gives the next one. */
   tenants(options?: { after?: string; limit?: number }): Promise<TenantPage> {
-    return listTenants(this[INTERNALS](), options);
+    return reported(listTenants(this[INTERNALS](), options));
   }
 
   /** Destroys the tenant's decrypt-only data keys once no value in `uses` needs them, else ALE_KEY_IN_USE (keys/admin.ts). */
   destroyRetired(tenantId: string, uses: KeyUse[], options?: { retiredForMs?: number }): Promise<{ destroyed: string[]; waiting: string[] }> {
-    return destroyRetired(this[INTERNALS](), tenantId, uses, this, options);
+    return reported(destroyRetired(this[INTERNALS](), tenantId, uses, this, options));
   }
 
   /** What admin.ts reaches of the store (internals.ts). */
@@ -351,7 +361,10 @@ export class TenantKeys implements ScopeKeys {
     const read: Promise<void> = this.#read(tenant, () => this.#pending.get(tenant) === read)
       .then(() => {
         const newer = this.#pending.get(tenant);
-        return newer !== undefined && newer !== read ? newer : undefined;
+        if (newer === read) return undefined;
+        if (newer !== undefined) return newer;
+        // Overtaken by a read that has ended already: it left keys (or a shred), or failed, and then this one reads again.
+        return this.#cache.get(tenant) !== undefined ? undefined : this.#refresh(tenant);
       })
       .finally(() => {
         if (this.#pending.get(tenant) === read) this.#pending.delete(tenant);
@@ -362,20 +375,24 @@ export class TenantKeys implements ScopeKeys {
 
   /** One read of the tenant's rows into its entry (keys/reading.ts); a success ends what a failed load left for the columns to throw. */
   async #read(tenant: string, latest: () => boolean): Promise<void> {
-    await readTenant(
-      {
-        store: this[INTERNALS](),
-        cache: this.#cache,
-        config: this.#config,
-        shredded: () => this.#shredded.has(tenant),
-        markShredded: () => this.#markShredded(tenant),
-        unwrap: (row) => this.#unwrap(row),
-        setKeys: (secrets, keyIds, indexKey) => this.#rings.setTenant(tenant, secrets, { keyIds, indexKey, ivLength: this.#config.ivLength, legacyFallbacks: false }),
-        takeCount: (entry) => this.#takeCount(entry),
-      },
-      tenant,
-      latest,
-    );
+    try {
+      await readTenant(
+        {
+          store: this[INTERNALS](),
+          cache: this.#cache,
+          config: this.#config,
+          shredded: () => this.#shredded.has(tenant),
+          markShredded: () => this.#markShredded(tenant),
+          unwrap: (row) => this.#unwrap(row),
+          setKeys: (secrets, keyIds, indexKey) => this.#rings.setTenant(tenant, secrets, { keyIds, indexKey, ivLength: this.#config.ivLength, legacyFallbacks: false }),
+          takeCount: (entry) => this.#takeCount(entry),
+        },
+        tenant,
+        latest,
+      );
+    } catch (e) {
+      throw loadFailed(tenant, e);
+    }
     if (latest()) this.#loadFailures.delete(tenant);
   }
 
