@@ -73,3 +73,32 @@ test('a key column that reads two rows with one key (a rounding mapper, here to 
     }
   }
 });
+
+test("a row moved to another tenant between a batch's read and its write is not written: its value would be sealed for the tenant it left", async () => {
+  const { drizzleDriver } = await import('../dist/esm/drizzle/batch.js');
+  const { sqliteTransact } = await import('../dist/esm/drizzle/sqlite-core/compare.js');
+  const dir = mkdtempSync(join(tmpdir(), 'ale-sqlite-'));
+  const s = await openSqlite(join(dir, 'moved.db'), { driver: SQLITE_DRIVERS[0] });
+  try {
+    s.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, body TEXT); INSERT INTO notes VALUES (1, 'acme', 'hello'), (2, 'acme', 'kept')");
+    const ring = new ale.KeyRing([SECRET]);
+    const t = sqliteTable('notes', { id: integer('id').primaryKey(), tenant: text('tenant').notNull(), body: mod.encryptedText('body', { collection: 'notes', keyRing: ring }) });
+    const driver = drizzleDriver(s.db, t, t.id, [t.body], { column: t.tenant }, sqliteTransact);
+    const rows = await driver.fetch(undefined, 10);
+    assert.deepEqual(rows.map((r) => r.tenant), ['acme', 'acme']);
+    s.exec("UPDATE notes SET tenant = 'globex' WHERE id = 1"); // the application moves a plaintext row meanwhile
+    const sealed = rows.map((r) => ({ key: r.key, set: [[0, ring.encrypt(r.cells[0], r.tenant, 'notes', 'body')]], expect: [[0, r.cells[0]]] }));
+    assert.equal(await driver.apply(sealed), 1, 'only the row still in its tenant');
+    assert.deepEqual({ ...s.all('SELECT tenant, body FROM notes WHERE id = 1')[0] }, { tenant: 'globex', body: 'hello' }, 'the moved row keeps its plaintext, for the next run');
+  } finally {
+    s.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a key read as a Date (a timestamp key, which a Date rounds to the millisecond) is refused before the batch is written', async () => {
+  const { exactKeys } = await import('../dist/esm/drizzle/batch-keys.js');
+  assert.throws(() => exactKeys(undefined, [{ key: new Date(0) }], [{}], 'created_at'), (e) => e.code === 'ALE_INVALID_INPUT' && /"created_at" read a Date/.test(e.message));
+  assert.throws(() => exactKeys('b', [{ key: 'b' }], [{}], 'slug'), (e) => e.code === 'ALE_INVALID_INPUT' && /not unique/.test(e.message), 'a text key equal to the last');
+  exactKeys(undefined, [{ key: Buffer.from('a') }, { key: 'x' }, { key: 2n }], [{}, {}, {}], 'any');
+});

@@ -442,6 +442,26 @@ export function drizzleSuite(d) {
       assert.equal(await raw(users, users.email, 1), 'a@plain.test');
     });
 
+    test('a key column that is not unique, or holds a NULL, is refused before anything is written: the walk would pass rows by', async () => {
+      // tenant_id is neither the primary key nor unique; email_index is nullable
+      await db.insert(users).values([
+        { id: 1, tenantId: 'acme', email: sql`${'a@plain.test'}`, emailIndex: sql`${'k1'}` },
+        { id: 2, tenantId: 'acme', email: sql`${'b@plain.test'}`, emailIndex: null },
+      ]);
+      const columns = [{ column: users.email, collection: 'users' }];
+      for (const [key, pattern] of [
+        [users.tenantId, /"tenant_id" is not unique: "?acme"? is the key of several rows/],
+        [users.emailIndex, /"email_index" is NULL in a row/],
+      ]) {
+        const e = await mod.migratePlaintext(db, { table: users, key, columns, tenant: 'acme', batchSize: 1 }).catch((e) => e);
+        assert.equal(e?.code, 'ALE_INVALID_INPUT', String(e));
+        assert.match(e.message, pattern);
+      }
+      assert.deepEqual([await raw(users, users.email, 1), await raw(users, users.email, 2)], ['a@plain.test', 'b@plain.test'], 'nothing written');
+      // the table's own key walks it
+      assert.equal((await mod.migratePlaintext(db, { table: users, key: users.id, columns, tenant: 'acme', batchSize: 1 })).written, 2);
+    });
+
     test('migratePlaintext and rotateKeys refuse a collection or field the column does not read with, before writing anything', async () => {
       await db.insert(users).values({ id: 1, tenantId: 'acme', email: sql`${'a@plain.test'}` });
       for (const spec of [{ collection: 'people' }, { collection: 'users', field: 'mail' }]) {

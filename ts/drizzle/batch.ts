@@ -10,7 +10,7 @@ import { eachCell, encryptPlaintext, loadingTenants, moveToOtherStorage, reencry
 import type { BatchDriver, Cell, CellSpec, LoopOptions, Progress } from './operations.js';
 import { columnInfo } from './probe.js';
 import type { Transact } from './transactions.js';
-import { keyText } from './errors.js';
+import { checkKeyColumn, exactKeys, nullKey } from './batch-keys.js';
 import { withoutParameters } from './write-failure.js';
 
 type AnyColumn = Parameters<typeof asc>[0];
@@ -86,13 +86,10 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
     if (r.tenant === null || r.tenant === undefined) throw invalidTenant(`row ${String(r.key)}: the tenant column is NULL, so its values cannot be bound to a tenant`);
     return String(r.tenant);
   };
-  // A NULL key (SQLite lets a primary key that is not an INTEGER one hold
-  // them) can be neither walked past (`key > NULL` matches nothing) nor
-  // written (`key = NULL` neither): refused, or the run would pass its rows.
+  // A NULL key the checks let through (SQLite lets a primary key that is
+  // not an INTEGER one hold them, and sorts them first) is refused too.
   const rowKey = (r: Record<string, unknown>): unknown => {
-    if (r.key === null || r.key === undefined) {
-      throw codedError('ALE_INVALID_INPUT', `the key column "${(key as { name?: string }).name}" is NULL in a row, which a batch operation can neither step past nor write; give that row a key first`);
-    }
+    if (r.key === null || r.key === undefined) throw nullKey((key as { name?: string }).name);
     return r.key;
   };
   // The key as the driver gives it too: a BIGINT it rounded to a JS number
@@ -104,10 +101,17 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
   if (tenantCol) selection.tenant = sql<string>`${tenantCol}`;
   const value = (v: Cell) => (v === null ? sql`null` : sql`${v}`);
   const { run, same } = transact;
+  // The key column's checks that read the table (batch-keys.ts), once.
+  let keyCheck: Promise<void> | undefined;
+  const keyChecked = () => (keyCheck ??= checkKeyColumn(db, table, keyCol));
+  // Each fetched row's tenant as read: its write expects it still, since its values were bound to it (a row moved to
+  // another tenant meanwhile would hold values sealed for the old one).
+  let tenantsRead = new Map<unknown, Cell>();
 
   // A failed write's error would list its parameters: coded instead (write-failure.ts).
   return withoutParameters({
     async fetch(afterKey, limit, upTo) {
+      await keyChecked();
       const rows: Record<string, unknown>[] = await db
         .select(selection)
         .from(table)
@@ -120,6 +124,7 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
         cells: cols.map((_, i) => (r[`c${i}`] ?? null) as Cell),
       }));
       exactKeys(afterKey, fetched, rows, (key as { name?: string }).name);
+      if (tenantCol) tenantsRead = new Map(fetched.map((f, i) => [f.key, rows[i].tenant as Cell]));
       return fetched;
     },
     apply(updates) {
@@ -129,11 +134,18 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
           tx
             .update(table)
             .set(Object.fromEntries(u.set.map(([i, v]) => [names[i], value(v)])))
-            .where(and(eq(keyCol, u.key), ...u.expect.map(([i, v]) => (v === null ? isNull(cols[i]) : same(cols[i], v))))),
+            .where(
+              and(
+                eq(keyCol, u.key),
+                ...u.expect.map(([i, v]) => (v === null ? isNull(cols[i]) : same(cols[i], v))),
+                tenantCol ? same(tenantCol, tenantsRead.get(u.key) as Cell) : undefined,
+              ),
+            ),
         updates,
       );
     },
     async keyAt(afterKey, offset) {
+      await keyChecked();
       const rows = await db
         .select({ key: keyCol, rawKey: selection.rawKey })
         .from(table)
@@ -146,35 +158,6 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
       return rows[0]?.key;
     },
   });
-}
-
-/**
- * Refuses keys that the driver read inexactly, before anything of the
- * batch is written: integers past 2^53 as JS numbers, as the key or as the
- * driver gave it (mysql2 reads a BIGINT so unless told otherwise, and a
- * bigint({ mode: 'bigint' }) column then makes the rounded number an
- * exact-looking bigint), and numeric keys that do not rise from the last
- * (a DECIMAL or NUMERIC key read as a number). Rounded, two rows read with
- * one key, a write was aimed at another row (the compare-and-set kept it
- * from landing), and the walk fetched the same rows for ever or stepped
- * past one and left it in plaintext.
- */
-function exactKeys(after: unknown, rows: readonly { key: unknown }[], raw: readonly { rawKey?: unknown }[], column: string | undefined): void {
-  const past = (k: unknown) => typeof k === 'number' && Number.isInteger(k) && !Number.isSafeInteger(k);
-  const numeric = (k: unknown): k is number | bigint => typeof k === 'number' || typeof k === 'bigint';
-  let last = after;
-  for (const [i, { key }] of rows.entries()) {
-    const rounded = past(key) || past(raw[i].rawKey);
-    if (rounded || (numeric(key) && numeric(last) && !(key > last))) {
-      throw codedError(
-        'ALE_INVALID_INPUT',
-        `the key column "${column}" read ${keyText(key)}${rounded ? ', past 2^53, which a JS number cannot hold exactly' : ` after ${keyText(last)}`}: the driver or the column rounds the keys (or the key is not unique), so a batch cannot say which row it writes. ` +
-          "Read the key exactly, as a bigint or a string (mysql2: supportBigNumbers: true and bigNumberStrings: true, with the column declared bigint({ mode: 'bigint' }); " +
-          "better-sqlite3: safeIntegers(); node:sqlite: readBigInts: true; bun:sqlite: safeIntegers: true; a decimal or numeric key in mode 'string'). Nothing of this batch was written",
-      );
-    }
-    last = key;
-  }
 }
 
 /**
