@@ -169,3 +169,23 @@ if (url) {
     }
   });
 }
+
+if (url) {
+  test('a tenant column of type char(n) (read padded): a batch writes its rows, since each write expects the tenant as it was read', { timeout: 30_000 }, async () => {
+    const keyRing = new ale.KeyRing([SECRET]);
+    const { char } = await import('drizzle-orm/pg-core');
+    const client = postgres(url, { max: 2, onnotice: () => {} });
+    const db = drizzlePostgresJs(client);
+    const t = pgTable('ale_char_tenants', { id: integer('id').primaryKey(), tenant: char('tenant', { length: 10 }).notNull(), body: mod.encryptedText('body', { collection: 'notes', keyRing }) });
+    try {
+      await client.unsafe('DROP TABLE IF EXISTS ale_char_tenants');
+      await client.unsafe("CREATE TABLE ale_char_tenants (id INTEGER PRIMARY KEY, tenant CHAR(10) NOT NULL, body TEXT); INSERT INTO ale_char_tenants VALUES (1, 'acme', 'p1'), (2, 'globex', 'p2')");
+      const done = await mod.migratePlaintext(db, { table: t, key: t.id, columns: [{ column: t.body }], tenant: { column: t.tenant } });
+      assert.equal(done.written, 2);
+      assert.ok((await client.unsafe('SELECT body FROM ale_char_tenants')).every((r) => ale.isEnvelope(r.body)));
+    } finally {
+      await client.unsafe('DROP TABLE IF EXISTS ale_char_tenants').catch(() => {});
+      await client.end();
+    }
+  });
+}

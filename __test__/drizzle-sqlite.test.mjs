@@ -98,7 +98,10 @@ test("a row moved to another tenant between a batch's read and its write is not 
 
 test('a key read as a Date (a timestamp key, which a Date rounds to the millisecond) is refused before the batch is written', async () => {
   const { exactKeys } = await import('../dist/esm/drizzle/batch-keys.js');
-  assert.throws(() => exactKeys(undefined, [{ key: new Date(0) }], [{}], 'created_at'), (e) => e.code === 'ALE_INVALID_INPUT' && /"created_at" read a Date/.test(e.message));
-  assert.throws(() => exactKeys('b', [{ key: 'b' }], [{}], 'slug'), (e) => e.code === 'ALE_INVALID_INPUT' && /not unique/.test(e.message), 'a text key equal to the last');
-  exactKeys(undefined, [{ key: Buffer.from('a') }, { key: 'x' }, { key: 2n }], [{}, {}, {}], 'any');
+  assert.throws(() => exactKeys(undefined, [{ key: new Date(0) }], [{ rawKey: new Date(0) }], 'created_at'), (e) => e.code === 'ALE_INVALID_INPUT' && /"created_at" read a Date/.test(e.message));
+  // exact where the driver's own value is: SQLite's integer timestamps
+  exactKeys(undefined, [{ key: new Date(1000) }], [{ rawKey: 1 }], 'created_at');
+  assert.throws(() => exactKeys('b', [{ key: 'b' }], [{ rawKey: 'b' }], 'slug'), (e) => e.code === 'ALE_INVALID_INPUT' && /not unique/.test(e.message), 'a text key equal to the last');
+  assert.throws(() => exactKeys(undefined, [{ key: 'b' }], [{ rawKey: 'B' }], 'slug'), (e) => e.code === 'ALE_INVALID_INPUT' && /mapper changes its keys/.test(e.message), 'a mapper that lowers case');
+  exactKeys(undefined, [{ key: Buffer.from('a') }, { key: 'x' }, { key: 2n }], [{ rawKey: Buffer.from('a') }, { rawKey: 'x' }, { rawKey: 2n }], 'any');
 });

@@ -134,3 +134,93 @@ test("a key insert the database refuses: the column's error says why in the driv
     conn.close();
   }
 });
+
+test('a driver of safe integers (bigints for INTEGER columns) loads, seals, opens and rotates tenant keys', async () => {
+  ale.initKeyRing([SECRET]);
+  const dir = mkdtempSync(join(tmpdir(), 'ale-tk-safe-'));
+  const file = join(dir, 'safe.db');
+  let close;
+  let db;
+  if (process.versions.bun) {
+    const { Database } = await import('bun:sqlite');
+    const { drizzle } = await import('drizzle-orm/bun-sqlite');
+    const client = new Database(file, { safeIntegers: true });
+    [db, close] = [drizzle(client), () => client.close()];
+  } else {
+    const { default: Database } = await import('better-sqlite3');
+    const { drizzle } = await import('drizzle-orm/better-sqlite3');
+    const client = new Database(file);
+    client.defaultSafeIntegers(true);
+    [db, close] = [drizzle(client), () => client.close()];
+  }
+  const keys = mod.tenantKeys(db, { kek: KEK, changeCheckEveryMs: 0, flushEveryMs: 0 });
+  try {
+    await keys.ready();
+    await keys.load('acme');
+    const sealed = keys.sealer.encrypt('x', 'acme', 'notes', 'body');
+    const { keyId } = await keys.rotate('acme');
+    assert.equal(keys.activeKeyId('acme'), keyId);
+    assert.equal(keys.sealer.decrypt(sealed, 'acme', 'notes', 'body'), 'x');
+    assert.deepEqual((await keys.describe('acme')).map((k) => k.generation).sort(), [1, 1, 2]);
+  } finally {
+    await keys.close();
+    close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a key table made before the encryption counts, ready() not run: a load fails, on every driver (Bun reads the missing column as its name)', async () => {
+  ale.initKeyRing([SECRET]);
+  const conn = await sqliteConnection(SQLITE_DRIVERS[0]);
+  const keys = mod.tenantKeys(conn.db, { kek: KEK, table: 'old_keys', changeCheckEveryMs: 0, flushEveryMs: 0 });
+  try {
+    await keys.ready();
+    await keys.load('acme');
+    keys.forget('acme');
+    await conn.query('ALTER TABLE old_keys DROP COLUMN encryptions');
+    const e = await keys.load('acme').then(() => null, (error) => error);
+    assert.ok(['ALE_KEY_TABLE_FAILED', 'ALE_KEY_NOT_LOADED'].includes(e?.code), String(e));
+    assert.match(e.message, /encryptions/);
+  } finally {
+    await keys.close();
+    conn.close();
+  }
+});
+
+test('ensureTable tries a CREATE again after 100 ms when it fails, also when the driver throws at once (bun:sqlite, better-sqlite3)', async () => {
+  const { ensureTable } = await import('../dist/esm/drizzle/kept-tables.js');
+  let calls = 0;
+  const spec = {
+    create: () => ['CREATE TABLE x (id INTEGER)'],
+    upgrade: () => [],
+    execute: () => {
+      if (++calls === 1) throw new Error('database is locked');
+      return [];
+    },
+  };
+  const db = { select: () => ({ from: () => ({ limit: () => Promise.resolve([]) }) }) };
+  await ensureTable(db, spec, 'x', 'id');
+  assert.equal(calls, 2);
+});
+
+test("a KEK provider's own error (no ALE code) reaches the caller as it is, not relabelled a database failure", async () => {
+  ale.initKeyRing([SECRET]);
+  const conn = await sqliteConnection(SQLITE_DRIVERS[0]);
+  const local = mod.localKek(KEK);
+  let throttled = false;
+  const kms = { ...local, id: local.id, holds: (ref) => local.holds(ref), unwrap: (...a) => local.unwrap(...a), wrap: (...a) => (throttled ? Promise.reject(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' })) : local.wrap(...a)) };
+  const keys = mod.tenantKeys(conn.db, { kek: kms, table: 'kms_keys', changeCheckEveryMs: 0, flushEveryMs: 0 });
+  try {
+    await keys.ready();
+    await keys.load('acme');
+    throttled = true;
+    const e = await keys.rotate('acme').then(() => null, (error) => error);
+    assert.deepEqual([e?.name, e?.message, e?.code], ['ThrottlingException', 'Rate exceeded', undefined]);
+    const loadError = await keys.load('globex').then(() => null, (error) => error);
+    assert.equal(loadError?.code, 'ALE_KEY_NOT_LOADED');
+    assert.equal(loadError.cause?.name, 'ThrottlingException', 'kept as the cause');
+  } finally {
+    await keys.close();
+    conn.close();
+  }
+});

@@ -867,6 +867,33 @@ export function tenantKeysSuite(d) {
       assert.equal(await keys.withTenant('acme', () => keys.sealer.decrypt(again, 'acme', 'notes', 'body')), 'after the re-read');
     });
 
+    test("a KEK outage after another process rotated a tenant's key: once this process has seen it, the loads of other tenants do not wait on the key service", async () => {
+      const slow = { on: false };
+      const down = () => Promise.reject(Object.assign(new Error('the KEK service is down'), { code: 'ALE_KEK_UNAVAILABLE' }));
+      const slowKek = kekWith(specs.current, (inner) => ({ unwrap: async (...a) => (slow.on ? (await new Promise((r) => setTimeout(r, 1200)), down()) : inner.unwrap(...a)) }));
+      const other = tenantKeys(db, { kek: slowKek, changeCheckEveryMs: 30 });
+      await other.load('acme');
+      await other.load('globex');
+      slow.on = true;
+      await keys.rotate('acme');
+      // the first check that sees the rotation waits for its unwraps, and then seals nothing under the old key
+      let code;
+      for (let i = 0; i < 100 && code !== 'ALE_KEK_UNAVAILABLE'; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        code = await codeOf(() => other.withTenant('acme', () => other.sealer.encrypt('x', 'acme', 'notes', 'body')));
+      }
+      assert.equal(code, 'ALE_KEK_UNAVAILABLE', 'seal refused');
+      const times = [];
+      for (let i = 0; i < 5; i++) {
+        await new Promise((r) => setTimeout(r, 40)); // a check is due at each load
+        const started = Date.now();
+        await other.load('globex');
+        times.push(Date.now() - started);
+      }
+      assert.ok(Math.max(...times) < 600, `loads of globex took ${times.join(', ')} ms`);
+      slow.on = false;
+    });
+
     test('ready() adds the encryption-count column to a key table made before it, and runs again harmlessly; flush() adds counts to it', async () => {
       await conn.query('DROP TABLE IF EXISTS upgraded_keys');
       const old = tenantKeys(db, { kek: kek(), table: 'upgraded_keys', changeCheckEveryMs: 0, flushEveryMs: 0 });

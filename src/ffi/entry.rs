@@ -214,9 +214,10 @@ unsafe fn run(
         DECRYPT => {
             // SAFETY: as above; read only.
             let envelope = unsafe { slice_mut(input, len) };
-            // Over the ring's maximum: the Node-API path refuses it, with
-            // the code its first characters call for.
-            if ring.check_envelope_len(len).is_err() {
+            // Over the ring's maximum, or not ASCII (so no envelope, whose
+            // parts the Node-API path measures in characters, not bytes):
+            // that path refuses it, with the code and words it calls for.
+            if ring.check_envelope_len(len).is_err() || !envelope.is_ascii() {
                 return Ok(Outcome::NodeApi);
             }
             let opened = ring

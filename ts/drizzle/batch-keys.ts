@@ -66,10 +66,11 @@ export const nullKey = (column: string | undefined) => refused(column, 'is NULL 
  *   exact-looking bigint);
  * - numeric keys that do not rise from the last (a DECIMAL or NUMERIC key
  *   read as a number), and a key equal to the last;
- * - keys read as objects other than bytes: a Date keeps milliseconds only,
- *   where PostgreSQL's timestamps and MySQL's datetime(6) hold
- *   microseconds, so `key > k` fetched the same row for ever and `key = k`
- *   wrote none.
+ * - keys the driver reads as objects other than bytes: a Date keeps
+ *   milliseconds only, where PostgreSQL's timestamps and MySQL's
+ *   datetime(6) hold microseconds, so `key > k` fetched the same row for
+ *   ever and `key = k` wrote none;
+ * - text keys the column's mapper changes.
  * Rounded, two rows read with one key, a write was aimed at another row
  * (the compare-and-set kept it from landing), and the walk fetched the same
  * rows for ever or stepped past one and left it in plaintext.
@@ -79,14 +80,21 @@ export function exactKeys(after: unknown, rows: readonly { key: unknown }[], raw
   const numeric = (k: unknown): k is number | bigint => typeof k === 'number' || typeof k === 'bigint';
   let last = after;
   for (const [i, { key }] of rows.entries()) {
-    if (typeof key === 'object' && key !== null && !(key instanceof Uint8Array)) {
+    const rawKey = raw[i].rawKey;
+    const object = (k: unknown) => typeof k === 'object' && k !== null && !(k instanceof Uint8Array);
+    // A Date is exact where the driver's own value is (SQLite's integer timestamps); not where the driver made it one.
+    if (object(rawKey) || (object(key) && !(key instanceof Date))) {
       throw refused(
         column,
         `read a ${key instanceof Date ? 'Date' : 'value that is neither a number, a bigint, a string nor bytes'}, which does not hold the key exactly (a Date keeps milliseconds, a timestamp column holds microseconds): ` +
           "read it as a string (a timestamp column with { mode: 'string' }), or give the batch a numeric or text key",
       );
     }
-    const rounded = past(key) || past(raw[i].rawKey);
+    // A mapper that changes a text key (case, padding): the walk compares the mapped key with the stored ones, and passed rows by.
+    if (typeof key === 'string' && typeof rawKey === 'string' && key !== rawKey) {
+      throw refused(column, `reads ${keyText(rawKey)} as ${keyText(key)}: the column's mapper changes its keys, so the walk cannot compare them with the stored ones; give the batch a key column without one`);
+    }
+    const rounded = past(key) || past(rawKey);
     if (rounded || (numeric(key) && numeric(last) && !(key > last)) || (typeof key === 'string' && key === last)) {
       throw refused(
         column,

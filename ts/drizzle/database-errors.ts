@@ -5,6 +5,18 @@
 // keys.
 import { causes } from '../shared/causes.js';
 
+/**
+ * Whether `e` is a failed query's error: Drizzle's, which wraps a driver's
+ * and whose message lists the query's parameters, or a SQLite driver's own
+ * (bun:sqlite's, which drizzle-orm/bun-sqlite passes on unwrapped).
+ */
+export function isDatabaseError(e: unknown): boolean {
+  for (const err of causes(e)) {
+    if (String(err.message ?? '').startsWith('Failed query:') || err.name === 'SQLiteError' || /^SQLITE_/.test(String(err.code ?? ''))) return true;
+  }
+  return false;
+}
+
 /** The codes a database error and the errors it wraps carry (mysql2's code and errno, PostgreSQL's SQLSTATE, SQLite's code), as ` (code X, errno N)`. */
 export function codesOf(e: unknown): string {
   const codes = new Set<string>();

@@ -34,7 +34,8 @@ export interface KeptTableSpec {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function ensureTable(db: any, spec: KeptTableSpec, name: string, column: string): Promise<void> {
   for (const statement of spec.create(name)) {
-    const run = () => Promise.resolve(spec.execute(db, sql.raw(statement)));
+    // Promise.resolve().then: a synchronous driver (bun:sqlite, better-sqlite3) throws at once, and must be retried too.
+    const run = () => Promise.resolve().then(() => spec.execute(db, sql.raw(statement)));
     await run().catch(() => pause(100).then(run));
   }
   // Qualified: SQLite takes a double-quoted name that is no column for a

@@ -1,7 +1,7 @@
 // The tenant key store's coded errors. Messages name tenants and key ids,
 // which are not secret, and never a key, a wrapped key or a value.
 import { codedError, type CodedError, type ErrorCode } from '../../shared/errors.js';
-import { describeDatabaseError } from '../database-errors.js';
+import { describeDatabaseError, isDatabaseError } from '../database-errors.js';
 
 /** A column that uses `keys` ran for a tenant whose keys are not in memory. */
 export const keyNotLoaded = (tenant: string): CodedError =>
@@ -16,9 +16,13 @@ export const keyNotLoaded = (tenant: string): CodedError =>
  * withTenant(), failed: the load's own error when it has an ALE_* code (the
  * KEK unreachable or refusing), else ALE_KEY_NOT_LOADED saying why.
  */
-export const loadFailed = (tenant: string, cause: unknown): CodedError =>
-  // The database's error is not attached: it holds the query's parameters, the wrapped keys of an insert among them.
-  packageError(cause) ?? codedError('ALE_KEY_NOT_LOADED', `the keys of tenant ${JSON.stringify(tenant)} could not be loaded: ${describeDatabaseError(cause)}`);
+export const loadFailed = (tenant: string, cause: unknown): CodedError => {
+  const known = packageError(cause);
+  if (known) return known;
+  const error = codedError('ALE_KEY_NOT_LOADED', `the keys of tenant ${JSON.stringify(tenant)} could not be loaded: ${describeDatabaseError(cause)}`);
+  // A query's error is not attached: it holds the query's parameters, the wrapped keys of an insert among them. Another (a KEK provider's own) is.
+  return isDatabaseError(cause) ? error : Object.assign(error, { cause });
+};
 
 /**
  * What the store's other operations reject with when the database fails
@@ -26,8 +30,9 @@ export const loadFailed = (tenant: string, cause: unknown): CodedError =>
  * ALE_KEY_TABLE_FAILED, in the driver's words and with its codes, but not
  * the query's parameters (wrapped keys, KEK references), nor the error.
  */
-export const keyTableFailed = (cause: unknown): CodedError =>
-  packageError(cause) ?? codedError('ALE_KEY_TABLE_FAILED', `a query of the tenant key store failed in the database: ${describeDatabaseError(cause)}`);
+export const keyTableFailed = (cause: unknown): unknown =>
+  packageError(cause) ??
+  (isDatabaseError(cause) ? codedError('ALE_KEY_TABLE_FAILED', `a query of the tenant key store failed in the database: ${describeDatabaseError(cause)}`) : cause);
 
 /** `e` when it is an error of the package's own (an ALE_* code). */
 function packageError(e: unknown): CodedError | undefined {
@@ -79,6 +84,17 @@ export const unwrapFailed = (tenant: string, keyId: string, ref: string): CodedE
   );
 
 /** Key rows that cannot make a usable set: no data key, or no index key. */
+/**
+ * Rows whose encryption count is no number: the table lacks the column (an
+ * earlier version made it, and ready() has not run), which Bun's SQLite
+ * reads as its name instead of failing; rotation by count would be off.
+ */
+export const countsUnreadable = (tenant: string): CodedError =>
+  codedError(
+    'ALE_KEY_TABLE_FAILED',
+    `the key table gave tenant ${JSON.stringify(tenant)}'s keys no encryption count: it lacks the "encryptions" column (made by an earlier version); run keys.ready(), which adds it`,
+  );
+
 export const incompleteKeys = (tenant: string, missing: string): CodedError =>
   codedError('ALE_INVALID_KEY', `the key table holds no ${missing} for tenant ${JSON.stringify(tenant)}, yet other keys of it exist; restore the table from a backup`);
 

@@ -3,7 +3,7 @@
 // which index key), and when the active key is due for rotation. The store
 // unwraps what this finds and puts it in memory.
 import { eq } from 'drizzle-orm';
-import { incompleteKeys } from './errors.js';
+import { countsUnreadable, incompleteKeys } from './errors.js';
 import type { StoreInternals } from './internals.js';
 import type { KeyRow } from './table.js';
 
@@ -30,7 +30,9 @@ export async function tenantRows(s: StoreInternals, tenant: string): Promise<Key
 /** What a tenant's rows say: shredded, or its usable data keys (active first), its index key and its newest stamp. */
 export function stateOf(tenant: string, rows: KeyRow[]): 'shredded' | { data: KeyRow[]; index: KeyRow; seen: number } {
   if (rows.some((r) => r.state === 'shredded')) return 'shredded';
-  const data = rows.filter((r) => r.purpose === 'data' && r.state !== 'destroyed').sort((a, b) => b.generation - a.generation);
+  if (rows.some((r) => !Number.isFinite(Number(r.encryptions)))) throw countsUnreadable(tenant);
+  // Number(): a driver of safe integers (bun:sqlite's safeIntegers, better-sqlite3's) reads bigints.
+  const data = rows.filter((r) => r.purpose === 'data' && r.state !== 'destroyed').sort((a, b) => Number(b.generation) - Number(a.generation));
   const index = rows.find((r) => r.purpose === 'index');
   if (data.length === 0) throw incompleteKeys(tenant, 'data key');
   if (!index) throw incompleteKeys(tenant, 'index key');

@@ -33,11 +33,13 @@ type AnyTable = any;
 
 const SETTLED: Promise<void> = Promise.resolve(); // what load() returns for a tenant in memory
 
-/** `p`, whose database failures reject as ALE_KEY_TABLE_FAILED, without the query's parameters (errors.ts). */
-const reported = <T>(p: Promise<T>): Promise<T> =>
-  p.catch((e: unknown) => {
-    throw keyTableFailed(e);
-  });
+/** `run()`, whose database failures reject as ALE_KEY_TABLE_FAILED, without the query's parameters (errors.ts), and whose throws reject too. */
+const reported = <T>(run: () => Promise<T>): Promise<T> =>
+  Promise.resolve()
+    .then(run)
+    .catch((e: unknown) => {
+      throw keyTableFailed(e);
+    });
 
 /**
  * The key store of one database. Values of a column with `keys: store` are
@@ -98,6 +100,13 @@ export class TenantKeys implements ScopeKeys {
         const entry = this.#cache.get(tenant);
         // Any other newest stamp is a change, later or earlier: a row stamped by an older version's clock may lie ahead.
         if (!entry?.loaded || newest === entry.seen) return undefined;
+        // A tenant whose seals are refused could not unwrap its new keys (a KEK outage): it is read again in the
+        // background, one read at a time, so that the check, and every load that waits for it, does not wait on the
+        // key service. It seals nothing meanwhile.
+        if (entry.sealRefused !== undefined) {
+          if (!this.#pending.has(tenant)) void this.#refresh(tenant, true).catch(() => undefined);
+          return undefined;
+        }
         return this.#refresh(tenant, true).catch(() => this.#cache.expire(entry, clock.now));
       },
     });
@@ -159,7 +168,7 @@ export class TenantKeys implements ScopeKeys {
 
   /** Creates the key table and its indexes when they are missing, and adds the columns a table made by an earlier version lacks. */
   ready(): Promise<void> {
-    return reported(ensureKeyTable(this.#spec, this.#db, this.#config.table));
+    return reported(() => ensureKeyTable(this.#spec, this.#db, this.#config.table));
   }
 
   /**
@@ -169,7 +178,7 @@ export class TenantKeys implements ScopeKeys {
    * count. Counts whose write fails stay for the next flush.
    */
   flush(): Promise<void> {
-    return reported(this.#writeCounts(() => this.#db));
+    return reported(() => this.#writeCounts(() => this.#db));
   }
 
   #writeCounts(db: () => AnyDb): Promise<void> {
@@ -246,7 +255,7 @@ export class TenantKeys implements ScopeKeys {
     this.#pending.clear();
     this.#loadFailures.clear();
     try {
-      if (db !== undefined) await reported(this.#writeCounts(() => db));
+      if (db !== undefined) await reported(() => this.#writeCounts(() => db));
     } finally {
       this.#counts.clear();
     }
@@ -258,7 +267,7 @@ export class TenantKeys implements ScopeKeys {
    * convertToTenantKeys() to move them under the new key.
    */
   rotate(tenantId: string): Promise<{ keyId: string }> {
-    return reported(rotate(this[INTERNALS](), tenantId));
+    return reported(() => rotate(this[INTERNALS](), tenantId));
   }
 
   /**
@@ -268,7 +277,7 @@ export class TenantKeys implements ScopeKeys {
    * tenant's KEK is deleted too.
    */
   shred(tenantId: string): Promise<void> {
-    return reported(shred(this[INTERNALS](), tenantId));
+    return reported(() => shred(this[INTERNALS](), tenantId));
   }
 
   /** Re-wraps every stored key under `newKek`, the KEK new keys are then wrapped under (keys/lifecycle.ts); safe to rerun. */
@@ -281,7 +290,7 @@ export class TenantKeys implements ScopeKeys {
     // refused here, before any row (ringOf).
     const during = kekOf([current, next]);
     this.#boundKek = during;
-    const done = await reported(rewrap(this[INTERNALS](), next));
+    const done = await reported(() => rewrap(this[INTERNALS](), next));
     // Unless the store was closed (or bound anew) meanwhile.
     if (this.#boundKek === during) this.#boundKek = kekOf([next, current]);
     return done;
@@ -289,7 +298,7 @@ export class TenantKeys implements ScopeKeys {
 
   /** The tenant's keys as stored (no key material): ids, purposes, generations, states, KEK references, counts. */
   describe(tenantId: string): Promise<TenantKeyInfo[]> {
-    return reported(describeTenant(this[INTERNALS](), tenantId));
+    return reported(() => describeTenant(this[INTERNALS](), tenantId));
   }
 
   /** The id of the tenant's active data key, from memory (ALE_KEY_NOT_LOADED, ALE_KEY_SHREDDED, or a refused seal's error, as for a column): what a v2 value names when it needs no conversion. */
@@ -302,12 +311,12 @@ export class TenantKeys implements ScopeKeys {
 
   /** A page of the key table's tenants, in id order: `{ after: page.next }` gives the next one. */
   tenants(options?: { after?: string; limit?: number }): Promise<TenantPage> {
-    return reported(listTenants(this[INTERNALS](), options));
+    return reported(() => listTenants(this[INTERNALS](), options));
   }
 
   /** Destroys the tenant's decrypt-only data keys once no value in `uses` needs them, else ALE_KEY_IN_USE (keys/admin.ts). */
   destroyRetired(tenantId: string, uses: KeyUse[], options?: { retiredForMs?: number }): Promise<{ destroyed: string[]; waiting: string[] }> {
-    return reported(destroyRetired(this[INTERNALS](), tenantId, uses, this, options));
+    return reported(() => destroyRetired(this[INTERNALS](), tenantId, uses, this, options));
   }
 
   /** What admin.ts reaches of the store (internals.ts). */

@@ -10,11 +10,13 @@ import type { Cell } from '../operations.js';
  * case: migratePlaintext's compare-and-set took a row the application had
  * changed only so for the plaintext it read, and overwrote the change. As
  * text in the "C" collation, two values are equal only when their bytes
- * are. Bytes (bytea) compare as bytes already.
+ * are. concat() spells the column as it is read: a char(n) value keeps
+ * its padding, which a ::text cast drops (a tenant column of that type
+ * then matched no row). Bytes (bytea) compare as bytes already.
  */
 function same(column: unknown, value: Cell): SQL {
   if (typeof value !== 'string') return sql`${column} = ${value}`;
-  return sql`${column}::text collate "C" = ${value}::text`;
+  return sql`concat(${column}) collate "C" = ${value}::text`;
 }
 
 /** PostgreSQL's batch writes: asynchronous transactions, and its comparison. */
