@@ -12,12 +12,13 @@ import { keyText } from './errors.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = any;
 
-/** What Drizzle says of a column. */
-interface KeyColumn {
+/** What Drizzle says of a column, and how it writes a value. */
+export interface KeyColumn {
   name?: string;
   primary?: boolean;
   isUnique?: boolean;
   notNull?: boolean;
+  mapToDriverValue?(value: unknown): unknown;
 }
 
 const refused = (column: string | undefined, what: string) =>
@@ -75,24 +76,27 @@ export const nullKey = (column: string | undefined) => refused(column, 'is NULL 
  * (the compare-and-set kept it from landing), and the walk fetched the same
  * rows for ever or stepped past one and left it in plaintext.
  */
-export function exactKeys(after: unknown, rows: readonly { key: unknown }[], raw: readonly { rawKey?: unknown }[], column: string | undefined): void {
+export function exactKeys(after: unknown, rows: readonly { key: unknown }[], raw: readonly { rawKey?: unknown }[], keyColumn: KeyColumn): void {
+  const column = keyColumn.name;
+  // What the walk sends for a key (`key > k`, `key = k`) is the column's mapping of it back: it names the stored key only when that gives the stored value again.
+  const backTo = (key: unknown) => String(keyColumn.mapToDriverValue ? keyColumn.mapToDriverValue(key) : key);
   const past = (k: unknown) => typeof k === 'number' && Number.isInteger(k) && !Number.isSafeInteger(k);
   const numeric = (k: unknown): k is number | bigint => typeof k === 'number' || typeof k === 'bigint';
   let last = after;
   for (const [i, { key }] of rows.entries()) {
     const rawKey = raw[i].rawKey;
     const object = (k: unknown) => typeof k === 'object' && k !== null && !(k instanceof Uint8Array);
-    // A Date is exact where the driver's own value is (SQLite's integer timestamps); not where the driver made it one.
     if (object(rawKey) || (object(key) && !(key instanceof Date))) {
+      throw refused(column, 'read a value that is neither a number, a bigint, a string nor bytes, which does not hold the key exactly; give the batch a numeric or text key');
+    }
+    // A Date, or text the column's mapper changed, is exact when it maps back to the stored value (SQLite's integer
+    // timestamps; a JSON text key): not a timestamp of microseconds read as a Date, nor text whose case a mapper folds.
+    if ((key instanceof Date || (typeof key === 'string' && typeof rawKey === 'string' && key !== rawKey)) && backTo(key) !== String(rawKey)) {
       throw refused(
         column,
-        `read a ${key instanceof Date ? 'Date' : 'value that is neither a number, a bigint, a string nor bytes'}, which does not hold the key exactly (a Date keeps milliseconds, a timestamp column holds microseconds): ` +
-          "read it as a string (a timestamp column with { mode: 'string' }), or give the batch a numeric or text key",
+        `reads ${keyText(rawKey)} as ${key instanceof Date ? `the Date ${key.toISOString()}` : keyText(key)}, which does not give the stored key back (a Date keeps milliseconds, a timestamp column may hold microseconds; a mapper may fold case), ` +
+          "so the walk cannot compare it with the stored ones: read it as a string (a timestamp column with { mode: 'string' }), or give the batch a key column whose values the mapper keeps",
       );
-    }
-    // A mapper that changes a text key (case, padding): the walk compares the mapped key with the stored ones, and passed rows by.
-    if (typeof key === 'string' && typeof rawKey === 'string' && key !== rawKey) {
-      throw refused(column, `reads ${keyText(rawKey)} as ${keyText(key)}: the column's mapper changes its keys, so the walk cannot compare them with the stored ones; give the batch a key column without one`);
     }
     const rounded = past(key) || past(rawKey);
     if (rounded || (numeric(key) && numeric(last) && !(key > last)) || (typeof key === 'string' && key === last)) {

@@ -10,7 +10,7 @@ import { eachCell, encryptPlaintext, loadingTenants, moveToOtherStorage, reencry
 import type { BatchDriver, Cell, CellSpec, LoopOptions, Progress } from './operations.js';
 import { columnInfo } from './probe.js';
 import type { Transact } from './transactions.js';
-import { checkKeyColumn, exactKeys, nullKey } from './batch-keys.js';
+import { checkKeyColumn, exactKeys, nullKey, type KeyColumn } from './batch-keys.js';
 import { withoutParameters } from './write-failure.js';
 
 type AnyColumn = Parameters<typeof asc>[0];
@@ -84,6 +84,10 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
   const fixedTenant = typeof tenant === 'string' ? tenant : undefined;
   const tenantOf = (r: Record<string, unknown>): string => {
     if (r.tenant === null || r.tenant === undefined) throw invalidTenant(`row ${String(r.key)}: the tenant column is NULL, so its values cannot be bound to a tenant`);
+    // A char(n) column pads its values: sealed under "acme      ", no read under "acme" would open them.
+    if (typeof r.tenant === 'string' && r.tenant !== r.tenant.trimEnd()) {
+      throw invalidTenant(`row ${String(r.key)}: the tenant column reads ${JSON.stringify(r.tenant)}, with trailing spaces (a char(n) column pads its values), which withTenant's tenant would not match; give the column a varchar or text type`);
+    }
     return String(r.tenant);
   };
   // A NULL key the checks let through (SQLite lets a primary key that is
@@ -123,7 +127,7 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
         tenant: tenantCol ? tenantOf(r) : fixedTenant,
         cells: cols.map((_, i) => (r[`c${i}`] ?? null) as Cell),
       }));
-      exactKeys(afterKey, fetched, rows, (key as { name?: string }).name);
+      exactKeys(afterKey, fetched, rows, keyCol as KeyColumn);
       if (tenantCol) tenantsRead = new Map(fetched.map((f, i) => [f.key, rows[i].tenant as Cell]));
       return fetched;
     },
@@ -154,7 +158,7 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
         .limit(1)
         .offset(offset);
       // A bound read inexactly would cut the same range again and again.
-      exactKeys(afterKey, rows, rows, (key as { name?: string }).name);
+      exactKeys(afterKey, rows, rows, keyCol as KeyColumn);
       return rows[0]?.key;
     },
   });

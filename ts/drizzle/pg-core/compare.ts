@@ -16,7 +16,8 @@ import type { Cell } from '../operations.js';
  */
 function same(column: unknown, value: Cell): SQL {
   if (typeof value !== 'string') return sql`${column} = ${value}`;
-  return sql`concat(${column}) collate "C" = ${value}::text`;
+  // concat(NULL) is '': a NULL cell must not match an expected ''.
+  return sql`(${column} is not null and concat(${column}) collate "C" = ${value}::text)`;
 }
 
 /** PostgreSQL's batch writes: asynchronous transactions, and its comparison. */
