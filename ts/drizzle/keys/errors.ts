@@ -34,6 +34,14 @@ export const keyTableFailed = (cause: unknown): unknown =>
   packageError(cause) ??
   (isDatabaseError(cause) ? codedError('ALE_KEY_TABLE_FAILED', `a query of the tenant key store failed in the database: ${describeDatabaseError(cause)}`) : cause);
 
+/** `run()`, whose database failures reject as ALE_KEY_TABLE_FAILED, without the query's parameters (errors.ts), and whose throws reject too. */
+export const reported = <T>(run: () => Promise<T>): Promise<T> =>
+  Promise.resolve()
+    .then(run)
+    .catch((e: unknown) => {
+      throw keyTableFailed(e);
+    });
+
 /** `e` when it is an error of the package's own (an ALE_* code). */
 function packageError(e: unknown): CodedError | undefined {
   const code = (e as { code?: unknown } | null)?.code;

@@ -10,14 +10,14 @@ import { withTenant as inTenantScope } from '../scope.js';
 import { useStore, type ScopeKeys } from '../key-stores.js';
 import { clock, RECHECK_MAX_MS, startClock, TenantCache, type Entry } from './cache.js';
 import { everyWhileAlive } from './timers.js';
-import { keyShredded, keyTableFailed, loadFailed, notLoaded, sealRefused } from './errors.js';
+import { keyShredded, notLoaded, reported, sealRefused } from './errors.js';
 import { destroyRetired, listTenants, type KeyUse, type TenantPage } from './admin.js';
 import { PendingCounts } from './counts.js';
 import { INTERNALS, type StoreInternals } from './internals.js';
 import { kekOf, type KekInput, type KekProvider } from './kek.js';
 import { newKeyRow, unwrapRow } from './wrap.js';
 import { makeSealer, type TenantSealer } from './sealer.js';
-import { readTenant } from './reading.js';
+import { TenantReads } from './reads.js';
 import { ChangeCheck } from './freshness.js';
 import { describeTenant, rewrap, rotate, shred, type TenantKeyInfo } from './lifecycle.js';
 export type { TenantKeyInfo } from './lifecycle.js';
@@ -32,14 +32,6 @@ type AnyDb = any;
 type AnyTable = any;
 
 const SETTLED: Promise<void> = Promise.resolve(); // what load() returns for a tenant in memory
-
-/** `run()`, whose database failures reject as ALE_KEY_TABLE_FAILED, without the query's parameters (errors.ts), and whose throws reject too. */
-const reported = <T>(run: () => Promise<T>): Promise<T> =>
-  Promise.resolve()
-    .then(run)
-    .catch((e: unknown) => {
-      throw keyTableFailed(e);
-    });
 
 /**
  * The key store of one database. Values of a column with `keys: store` are
@@ -57,8 +49,21 @@ export class TenantKeys implements ScopeKeys {
   readonly #cache: TenantCache;
   /** Every loaded tenant's keys, in one native ring (or the JS backend's), which hands each call to the tenant's keys. */
   readonly #rings: KeyRing;
-  /** Loads under way, so that concurrent loads of one tenant share one read. */
-  readonly #pending = new Map<string, Promise<void>>();
+  /** Reads of tenants' rows under way (keys/reads.ts): concurrent loads of one tenant share one. */
+  readonly #reads = new TenantReads(
+    (tenant) => ({
+      store: this[INTERNALS](),
+      cache: this.#cache,
+      config: this.#config,
+      shredded: () => this.#shredded.has(tenant),
+      markShredded: () => this.#markShredded(tenant),
+      unwrap: (row) => unwrapRow(this.#kek, row),
+      setKeys: (secrets, keyIds, indexKey) => this.#rings.setTenant(tenant, secrets, { keyIds, indexKey, ivLength: this.#config.ivLength, legacyFallbacks: false }),
+      takeCount: (entry) => this.#takeCount(entry),
+    }),
+    (tenant) => this.#cache.get(tenant) !== undefined,
+    (tenant) => this.#loadFailures.delete(tenant), // a success ends what a failed load left for the columns to throw
+  );
   /** Tenants known to be shredded: kept apart from the bounded cache, so eviction cannot forget a shred. */
   readonly #shredded = new Set<string>();
   /** Clock time of the next change check (never when change checks are off), shared with the sealer. */
@@ -104,10 +109,10 @@ export class TenantKeys implements ScopeKeys {
         // background, one read at a time, so that the check, and every load that waits for it, does not wait on the
         // key service. It seals nothing meanwhile.
         if (entry.sealRefused !== undefined) {
-          if (!this.#pending.has(tenant)) void this.#refresh(tenant, true).catch(() => undefined);
+          if (!this.#reads.has(tenant)) void this.#reads.refresh(tenant, true).catch(() => undefined);
           return undefined;
         }
-        return this.#refresh(tenant, true).catch(() => this.#cache.expire(entry, clock.now));
+        return this.#reads.refresh(tenant, true).catch(() => this.#cache.expire(entry, clock.now));
       },
     });
     // A failed write of the counts stays pending for the next.
@@ -120,7 +125,7 @@ export class TenantKeys implements ScopeKeys {
       times: this.#times,
       readV1: config.readV1,
       use: (tenant) => this.#use(tenant),
-      refresh: (tenant) => this.#refresh(tenant),
+      refresh: (tenant) => this.#reads.refresh(tenant),
     });
   }
 
@@ -212,7 +217,7 @@ export class TenantKeys implements ScopeKeys {
       // due again when it ends, and load() would wait for ever.
       return this.#changes.run().then(() => this.#load(tenantId, true));
     }
-    return this.#refresh(checkTenant(tenantId));
+    return this.#reads.refresh(checkTenant(tenantId));
   }
 
   /** withTenant() itself (`@sveltycms/ale/drizzle`), with this store among those it loads from even before a column names it. */
@@ -248,11 +253,11 @@ export class TenantKeys implements ScopeKeys {
    */
   async close(): Promise<void> {
     // Unbound first (withTenant(), the timers and loads skip or refuse it until bind()), so that no key comes in while the
-    // counts are written; forgotten, so that their seals are in those counts, and reads under way change nothing (#pending).
+    // counts are written; forgotten, so that their seals are in those counts, and reads under way change nothing (#reads).
     const db = this.#boundDb;
     this.#boundDb = this.#boundKek = undefined;
     for (const tenant of [...this.#cache.tenants()]) this.forget(tenant);
-    this.#pending.clear();
+    this.#reads.clear();
     this.#loadFailures.clear();
     try {
       if (db !== undefined) await reported(() => this.#writeCounts(() => db));
@@ -325,11 +330,11 @@ export class TenantKeys implements ScopeKeys {
       db: this.#db,
       table: this.#table,
       touched: () => touchedStamp(this.#table, this.#spec.now),
-      refresh: (tenant) => this.#refresh(tenant, true),
+      refresh: (tenant) => this.#reads.refresh(tenant, true),
       checkTenant,
       now: this.#spec.now,
       kek: () => this.#kek,
-      unwrap: (row) => this.#unwrap(row),
+      unwrap: (row) => unwrapRow(this.#kek, row),
       markShredded: (tenant) => this.#markShredded(tenant),
       newRow: (tenant, purpose, generation, state) => this.#newRow(tenant, purpose, generation, state),
       isShredded: (tenant) => this.#shredded.has(tenant),
@@ -358,53 +363,6 @@ export class TenantKeys implements ScopeKeys {
     this.#rings.deleteTenant(tenantId);
   }
 
-  /**
-   * Reads the tenant's rows (creating its keys on first use) and replaces
-   * its entry; shared by concurrent callers. A read that a forced one
-   * overtook changes nothing, and settles with the newer read: its callers
-   * wait for keys that some read has put in memory.
-   */
-  #refresh(tenant: string, force = false): Promise<void> {
-    const pending = this.#pending.get(tenant);
-    if (pending && !force) return pending;
-    const read: Promise<void> = this.#read(tenant, () => this.#pending.get(tenant) === read)
-      .then(() => {
-        const newer = this.#pending.get(tenant);
-        if (newer === read) return undefined;
-        if (newer !== undefined) return newer;
-        // Overtaken by a read that has ended already: it left keys (or a shred), or failed, and then this one reads again.
-        return this.#cache.get(tenant) !== undefined ? undefined : this.#refresh(tenant);
-      })
-      .finally(() => {
-        if (this.#pending.get(tenant) === read) this.#pending.delete(tenant);
-      });
-    this.#pending.set(tenant, read);
-    return read;
-  }
-
-  /** One read of the tenant's rows into its entry (keys/reading.ts); a success ends what a failed load left for the columns to throw. */
-  async #read(tenant: string, latest: () => boolean): Promise<void> {
-    try {
-      await readTenant(
-        {
-          store: this[INTERNALS](),
-          cache: this.#cache,
-          config: this.#config,
-          shredded: () => this.#shredded.has(tenant),
-          markShredded: () => this.#markShredded(tenant),
-          unwrap: (row) => this.#unwrap(row),
-          setKeys: (secrets, keyIds, indexKey) => this.#rings.setTenant(tenant, secrets, { keyIds, indexKey, ivLength: this.#config.ivLength, legacyFallbacks: false }),
-          takeCount: (entry) => this.#takeCount(entry),
-        },
-        tenant,
-        latest,
-      );
-    } catch (e) {
-      throw loadFailed(tenant, e);
-    }
-    if (latest()) this.#loadFailures.delete(tenant);
-  }
-
   /** Moves what an entry has sealed into the pending counts of its active key. */
   #takeCount(entry: Entry | undefined): void {
     if (entry === undefined || entry.sealed === 0 || !entry.loaded) return;
@@ -415,10 +373,6 @@ export class TenantKeys implements ScopeKeys {
   /** A fresh random key, wrapped, as a row stamped by the database's clock. */
   #newRow(tenant: string, purpose: Purpose, generation: number, state: KeyRow['state']): Promise<NewKeyRow> {
     return newKeyRow(this.#kek, this.#spec.now, tenant, purpose, generation, state);
-  }
-
-  #unwrap(row: KeyRow): Promise<Buffer> {
-    return unwrapRow(this.#kek, row);
   }
 
   #markShredded(tenant: string): void {
@@ -435,7 +389,7 @@ export class TenantKeys implements ScopeKeys {
     entry.used = true;
     if (entry.staleAt <= clock.now) {
       entry.staleAt = clock.now + this.#config.recheckAfterMs;
-      this.#refresh(tenant).catch(() => this.#cache.expire(entry, clock.now));
+      this.#reads.refresh(tenant).catch(() => this.#cache.expire(entry, clock.now));
     }
     if (this.#times.nextCheck <= clock.now) void this.#changes.run();
     return entry;
