@@ -258,7 +258,9 @@ describe('the drop-in keeps the CMS module’s behaviour', () => {
     for (const doc of [null, undefined]) {
       assert.equal(dropIn.encryptDocumentFieldsSync(doc, ['a'], CTX), doc);
       assert.equal(dropIn.decryptDocumentFieldsSync(doc, ['a'], CTX), doc);
+      assert.equal(dropIn.encryptDocumentFieldsStrictSync(doc, ['a'], CTX), doc);
     }
+    assert.deepEqual(dropIn.encryptDocumentFieldsSync({ a: 'x' }, undefined, CTX), { a: 'x' }, 'no field names');
     const doc = { a: 'x' };
     assert.deepEqual(dropIn.encryptDocumentFieldsSync(doc, [], CTX), { a: 'x' });
     const sealed = dropIn.encryptFieldValueSync('x', CTX, FIELD);

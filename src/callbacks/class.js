@@ -2,10 +2,11 @@
 // function of its own. src/callbacks/install.rs evaluates this file once per
 // module load and calls the function it evaluates to with the exports.
 //
-// napi-rs's class does not check new.target: `KeyRing([key])` without `new`
-// wrapped whatever `this` was (the exports object, or globalThis), whose
-// methods then sealed under the process-wide key. This function refuses that
-// call, as a class does, and builds every ring with Reflect.construct, so
+// napi-rs's class does not check new.target: called without `new`, it wraps
+// whatever `this` is (the exports object, or globalThis), whose methods seal
+// under the process-wide key. This function refuses that call, as a class
+// does (JavaScript's own TypeError), and builds every ring with
+// Reflect.construct, so
 // `new`, subclasses and instanceof behave as with the class itself, whose
 // prototype it shares. Its static factories are its own and always build a
 // KeyRing, whatever `this` is (a destructured `fromEnv` works), as the

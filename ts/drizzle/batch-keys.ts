@@ -1,9 +1,9 @@
 // What a batch operation's key column must be, since the operations walk a
 // table by it (`key > last`, by key order) and write each row by it
 // (`key = k`, compare-and-set): one row per key, no NULL, and keys read
-// exactly. A key that is none of these made a run step past rows, leaving
-// them in plaintext or under an old key while it reported them done, or
-// fetch the same rows for ever; each is refused before anything is written.
+// exactly. Otherwise a run steps past rows, leaving them in plaintext or
+// under an old key while it reports them done, or fetches the same rows for
+// ever; so each is refused before anything is written.
 import { isNull, sql, type SQLWrapper } from 'drizzle-orm';
 import { codedError } from '../shared/errors.js';
 import { keyText } from './errors.js';

@@ -7,12 +7,16 @@ import { causes } from '../shared/causes.js';
 
 /**
  * Whether `e` is a failed query's error: Drizzle's, which wraps a driver's
- * and whose message lists the query's parameters, or a SQLite driver's own
- * (bun:sqlite's, which drizzle-orm/bun-sqlite passes on unwrapped).
+ * and whose message lists the query's parameters, or a driver's own, as
+ * bun:sqlite's (drizzle-orm/bun-sqlite passes it on) and those Drizzle
+ * before 0.44 passed on: SQLite's codes, mysql2's sqlState, PostgreSQL's
+ * SQLSTATE with its severity.
  */
 export function isDatabaseError(e: unknown): boolean {
   for (const err of causes(e)) {
-    if (String(err.message ?? '').startsWith('Failed query:') || err.name === 'SQLiteError' || /^SQLITE_/.test(String(err.code ?? ''))) return true;
+    const code = String(err.code ?? '');
+    if (String(err.message ?? '').startsWith('Failed query:') || err.name === 'SQLiteError' || /^SQLITE_/.test(code)) return true;
+    if (typeof err.sqlState === 'string' || (typeof err.severity === 'string' && /^[0-9A-Z]{5}$/.test(code))) return true;
   }
   return false;
 }

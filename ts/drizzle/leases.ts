@@ -109,7 +109,6 @@ function keyOf(text: string | null): unknown {
   throw codedError('ALE_INVALID_INPUT', 'options.workers: the job table holds a key this package did not write there (it was edited); give the job a new name');
 }
 
-
 function checked(options: LeaseOptions) {
   const invalid = (why: string) => codedError('ALE_INVALID_INPUT', `options.workers: ${why}`);
   if (typeof options?.job !== 'string' || options.job === '' || options.job.length > 64) throw invalid('job must be a name of 1 to 64 characters');

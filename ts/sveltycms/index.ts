@@ -260,7 +260,7 @@ export async function decryptFieldValueStrict<T = unknown>(stored: unknown, ctx:
  * already are envelopes.
  */
 export function encryptDocumentFieldsSync<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): T {
-  if (!doc || fieldNames.length === 0) return doc; // as the CMS's module: no document, nothing to do
+  if (!doc || !fieldNames?.length) return doc; // as the CMS's module: no document, nothing to do
   const fields = doc as Record<string, unknown>;
   for (const name of fieldNames) {
     if (!Object.hasOwn(doc, name)) continue;
@@ -277,7 +277,7 @@ export function encryptDocumentFieldsSync<T extends Record<string, unknown>>(doc
  * logger): saving such a document back overwrites the stored envelope.
  */
 export function decryptDocumentFieldsSync<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): T {
-  if (!doc || fieldNames.length === 0) return doc;
+  if (!doc || !fieldNames?.length) return doc;
   const fields = doc as Record<string, unknown>;
   for (const name of fieldNames) {
     if (Object.hasOwn(doc, name) && storedAsEnvelope(fields[name])) {
@@ -294,6 +294,7 @@ export function decryptDocumentFieldsSync<T extends Record<string, unknown>>(doc
  * field of `doc` is changed: the save path for documents users write.
  */
 export function encryptDocumentFieldsStrictSync<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext, options: StrictEncryptOptions = {}): T {
+  if (!doc || !fieldNames?.length) return doc;
   const fields = doc as Record<string, unknown>;
   const names = fieldNames.filter((name) => Object.hasOwn(doc, name) && fields[name] !== undefined && fields[name] !== null && fields[name] !== '');
   const sealed = names.map((name) => encryptFieldValueStrictSync(fields[name], ctx, name, options));

@@ -27,6 +27,8 @@ export interface Entry {
    * succeeds, or that finds the keys held here again.
    */
   sealRefused?: { code: string; message: string };
+  /** The last re-read found the rows and could not unwrap their keys (a KEK outage): the keys held here are kept. */
+  unwrapsFailed?: boolean;
 }
 
 /**

@@ -91,7 +91,6 @@ export const unwrapFailed = (tenant: string, keyId: string, ref: string): CodedE
       'or the row was altered or copied from another tenant, key or purpose',
   );
 
-/** Key rows that cannot make a usable set: no data key, or no index key. */
 /**
  * Rows whose encryption count is no number: the table lacks the column (an
  * earlier version made it, and ready() has not run), which Bun's SQLite
@@ -103,6 +102,7 @@ export const countsUnreadable = (tenant: string): CodedError =>
     `the key table gave tenant ${JSON.stringify(tenant)}'s keys no encryption count: it lacks the "encryptions" column (made by an earlier version); run keys.ready(), which adds it`,
   );
 
+/** Key rows that cannot make a usable set: no data key, or no index key. */
 export const incompleteKeys = (tenant: string, missing: string): CodedError =>
   codedError('ALE_INVALID_KEY', `the key table holds no ${missing} for tenant ${JSON.stringify(tenant)}, yet other keys of it exist; restore the table from a backup`);
 

@@ -2,7 +2,7 @@
 // it has none, telling what the rows say (shredded, or which data keys and
 // which index key), and when the active key is due for rotation. The store
 // unwraps what this finds and puts it in memory.
-import { eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { countsUnreadable, incompleteKeys } from './errors.js';
 import type { StoreInternals } from './internals.js';
 import type { KeyRow } from './table.js';
@@ -25,6 +25,12 @@ export async function tenantRows(s: StoreInternals, tenant: string): Promise<Key
   }
   // read back, for the timestamps the database gave them
   return stored();
+}
+
+/** Whether the tenant's rows say it is shredded: one query, no key service. */
+export async function shredStored(s: StoreInternals, tenant: string): Promise<boolean> {
+  const t = s.table;
+  return (await s.db.select({ one: sql`1` }).from(t).where(and(eq(t.tenant, tenant), eq(t.state, 'shredded'))).limit(1)).length > 0;
 }
 
 /** What a tenant's rows say: shredded, or its usable data keys (active first), its index key and its newest stamp. */

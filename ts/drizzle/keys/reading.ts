@@ -1,7 +1,7 @@
 // One read of a tenant's rows into memory: rotate the active key when the
 // fleet has sealed its share under it, unwrap what changed, and put the
-// tenant's keys in the store's ring of tenants. The store (store.ts) starts
-// reads and keeps one per tenant under way.
+// tenant's keys in the store's ring of tenants. reads.ts starts reads and
+// keeps one per tenant under way.
 import { clock, type Entry, type TenantCache } from './cache.js';
 import type { StoreInternals } from './internals.js';
 import { addGeneration, retireBefore } from './lifecycle.js';
@@ -65,6 +65,7 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
     current.staleAt = staleAt;
     current.seen = seen;
     delete current.sealRefused;
+    delete current.unwrapsFailed;
     return;
   }
   const unwrapped = await Promise.allSettled([index, ...data].map((row) => r.unwrap(row)));
@@ -87,6 +88,7 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
       // With another active key in the table, it seals none meanwhile
       // (cache.ts, `sealRefused`).
       if (current.keyIds[0] !== keyIds[0]) current.sealRefused = { code: String(reason?.code), message: String(reason?.message ?? reason) };
+      current.unwrapsFailed = true;
       current.staleAt = staleAt;
       return;
     }

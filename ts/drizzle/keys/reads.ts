@@ -24,7 +24,7 @@ export class TenantReads {
     return this.#pending.has(tenant);
   }
 
-  /** Forgets the reads under way: they end changing nothing (the store closes). */
+  /** Forgets the reads under way (the store closes): they change nothing, and their callers read again, which a closed store refuses. */
   clear(): void {
     this.#pending.clear();
   }

@@ -18,6 +18,7 @@ import { kekOf, type KekInput, type KekProvider } from './kek.js';
 import { newKeyRow, unwrapRow } from './wrap.js';
 import { makeSealer, type TenantSealer } from './sealer.js';
 import { TenantReads } from './reads.js';
+import { shredStored } from './loading.js';
 import { ChangeCheck } from './freshness.js';
 import { describeTenant, rewrap, rotate, shred, type TenantKeyInfo } from './lifecycle.js';
 export type { TenantKeyInfo } from './lifecycle.js';
@@ -105,12 +106,13 @@ export class TenantKeys implements ScopeKeys {
         const entry = this.#cache.get(tenant);
         // Any other newest stamp is a change, later or earlier: a row stamped by an older version's clock may lie ahead.
         if (!entry?.loaded || newest === entry.seen) return undefined;
-        // A tenant whose seals are refused could not unwrap its new keys (a KEK outage): it is read again in the
-        // background, one read at a time, so that the check, and every load that waits for it, does not wait on the
-        // key service. It seals nothing meanwhile.
-        if (entry.sealRefused !== undefined) {
+        // A tenant whose last re-read could not unwrap its keys (a KEK outage) is read again in the background, one
+        // read at a time, so that the check, and every load that waits for it, does not wait on the key service; it
+        // seals nothing under a superseded key meanwhile. A shred is not left to that read: the check waits for a
+        // look at the tenant's rows alone, so the bound on seeing a shred holds (SECURITY.md).
+        if (entry.sealRefused !== undefined || entry.unwrapsFailed) {
           if (!this.#reads.has(tenant)) void this.#reads.refresh(tenant, true).catch(() => undefined);
-          return undefined;
+          return shredStored(this[INTERNALS](), tenant).then((gone) => void (gone && this.#markShredded(tenant)));
         }
         return this.#reads.refresh(tenant, true).catch(() => this.#cache.expire(entry, clock.now));
       },

@@ -11,8 +11,8 @@ import type { Cell } from '../operations.js';
  * changed only so for the plaintext it read, and overwrote the change. As
  * text in the "C" collation, two values are equal only when their bytes
  * are. concat() spells the column as it is read: a char(n) value keeps
- * its padding, which a ::text cast drops (a tenant column of that type
- * then matched no row). Bytes (bytea) compare as bytes already.
+ * its padding, which a ::text cast drops, so the value compared is the one
+ * read. Bytes (bytea) compare as bytes already.
  */
 function same(column: unknown, value: Cell): SQL {
   if (typeof value !== 'string') return sql`${column} = ${value}`;
