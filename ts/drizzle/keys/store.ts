@@ -110,7 +110,7 @@ export class TenantKeys implements ScopeKeys {
         // read at a time, so that the check, and every load that waits for it, does not wait on the key service; it
         // seals nothing under a superseded key meanwhile. A shred is not left to that read: the check waits for a
         // look at the tenant's rows alone, so the bound on seeing a shred holds (SECURITY.md).
-        if (entry.sealRefused !== undefined || entry.unwrapsFailed) {
+        if (entry.unwrapsFailed) {
           if (!this.#reads.has(tenant)) void this.#reads.refresh(tenant, true).catch(() => undefined);
           return shredStored(this[INTERNALS](), tenant).then((gone) => void (gone && this.#markShredded(tenant)));
         }
