@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { eq } from 'drizzle-orm';
 import { text } from 'drizzle-orm/sqlite-core';
 import { encryptedText, tenantKeys, transitKek } from '@sveltycms/ale/drizzle/sqlite';
-import { contentNodes, ddl, ns, row, statements, TENANT } from './db.mjs';
+import { contentNodes, ddl, ns, row, rowId, statements, TENANT } from './db.mjs';
 import { collect, payload, timeBatches, TIMED_SCALE } from './micro.mjs';
 import { openSqlite, SQLITE_DRIVERS } from './sqlite.mjs';
 import { median, nearestRank, overhead, pairedOverhead, seededRandom, shuffled } from './stats.mjs';
@@ -205,14 +205,14 @@ async function dbRows(ale, dir, keys, { iterations, rounds, secret }) {
           const random = seededRandom(0x7e4a + round);
           for (let i = -20; i < iterations; i++) {
             for (const side of shuffled(sides, random)) {
-              const values = row(C, `${side}-${i}`, bytes);
+              const values = row(C, rowId(i), bytes);
               const t0 = process.hrtime.bigint();
               await run[side].insert(tables[side], values);
               if (i >= 0) writes[side].push(ns(t0));
             }
           }
           const t = tables.tenant;
-          const got = await run.tenant.get(dbs.tenant.db.select().from(t).where(eq(t._id, 'tenant-0')));
+          const got = await run.tenant.get(dbs.tenant.db.select().from(t).where(eq(t._id, rowId(0))));
           if (got.data !== row(C, 'x', bytes).data) throw new Error('the tenant-key read returned the wrong value');
           const stored = dbs.tenant.all(`SELECT data AS v FROM content_nodes LIMIT 1`)[0].v;
           if (storage === 'text' ? !stored.startsWith('v2:') : stored[0] !== 2) throw new Error('the tenant-key table did not store v2');
