@@ -143,6 +143,26 @@ export function drizzleSuite(d) {
       assert.equal(await codeOf(withTenant('acme', () => db.select().from(users))), 'ALE_AUTH_FAILED');
     });
 
+    test("bad rows in a join: readWithFailures finds a failed cell in a joined table's part or a nested select, nulls it, and keys it by the part that holds it", async () => {
+      await withTenant('acme', async () => {
+        for (const id of [1, 2]) {
+          await db.insert(users).values({ id, tenantId: 'acme', email: `u${id}@x.test` });
+          await db.insert(posts).values({ id: id * 10, tenantId: 'acme', secret: `post ${id}` });
+        }
+      });
+      await setRaw(posts, posts.secret, 20, flipBit(await raw(posts, posts.secret, 10), 3, 0));
+      const joined = () => db.select().from(users).leftJoin(posts, eq(posts.id, sql`${users.id} * 10`)).orderBy(users.id);
+      const { rows, failures } = await withTenant('acme', () => mod.readWithFailures(joined, { key: 'id', table: 'posts' }));
+      assert.deepEqual(rows.map((r) => [r.users.email, r.posts.secret]), [['u1@x.test', 'post 1'], ['u2@x.test', null]]);
+      assert.deepEqual(failures.map((f) => [f.key, f.column, f.code]), [[20, 'secret', 'ALE_AUTH_FAILED']]);
+      assert.match(failures[0].message, /table "posts", column "secret", collection "posts", tenant "acme", row 20/);
+      // a nested partial select: the key is the top row's when the part holding the cell has none
+      const nested = () => db.select({ id: users.id, post: { secret: posts.secret } }).from(users).leftJoin(posts, eq(posts.id, sql`${users.id} * 10`)).orderBy(users.id);
+      const partial = await withTenant('acme', () => mod.readWithFailures(nested, { key: 'id' }));
+      assert.deepEqual(partial.rows.map((r) => r.post.secret), ['post 1', null]);
+      assert.deepEqual(partial.failures.map((f) => [f.key, f.column]), [[2, 'secret']]);
+    });
+
     test('a lone surrogate is refused in a text column and kept exactly in a JSON column', async () => {
       assert.equal(await codeOf(withTenant('acme', () => db.insert(users).values({ id: 1, tenantId: 'acme', email: 'a\uD800b' }))), 'ALE_INVALID_INPUT');
       await withTenant('acme', () => db.insert(users).values({ id: 2, tenantId: 'acme', profile: { s: 'a\uD800b\uDFFF' } }));

@@ -65,9 +65,9 @@ export interface RowFailure {
 /**
  * Runs a read in which a cell that fails to decrypt (a truncated or garbled
  * envelope, a moved value) does not abort the whole result: the cell becomes
- * `null` and the failure is reported with the row's key. The key's value
- * goes into the message: name a column that is not secret, such as the
- * primary key.
+ * `null` and the failure is reported with the row's key, in a joined row or
+ * a relational query's nested rows too. The key's value goes into the
+ * message: name a column that is not secret, such as the primary key.
  *
  *   const { rows, failures } = await readWithFailures(() => db.select().from(users), { key: 'id' });
  */
@@ -75,21 +75,59 @@ export async function readWithFailures<Row extends Record<string, unknown>>(
   query: () => PromiseLike<Row[]> | Row[],
   options: { key?: string; table?: string } = {},
 ): Promise<{ rows: Row[]; failures: RowFailure[] }> {
-  const rows = await inFailureScope(query, { failed: 0 });
+  const scope = { failed: 0 };
+  const rows = await inFailureScope(query, scope);
   const failures: RowFailure[] = [];
   for (const row of rows) {
-    for (const [name, value] of Object.entries(row)) {
-      if (!(value instanceof AleReadFailure)) continue;
-      failures.push(rowFailure(value, row, options));
-      (row as Record<string, unknown>)[name] = null;
+    for (const { failure, holder, name } of failedCells(row, scope.failed === 0 ? 1 : FAILURE_DEPTH)) {
+      failures.push(rowFailure(failure, holder, options, row));
+      holder[name] = null;
     }
   }
   return { rows, failures };
 }
 
-/** The report of `failed`, a cell of `row`: with `options.key`, the row's key, in the message too, with `options.table`. */
-export function rowFailure(failed: ReadFailure, row: Record<string, unknown>, options: { key?: string; table?: string }): RowFailure {
+/**
+ * The report of `failed`, a cell of `holder` (a row, or a joined table's or
+ * nested row's part of `row`): with `options.key`, the key of the row that
+ * holds it (`holder`'s, else `row`'s), in the message too, with
+ * `options.table`.
+ */
+export function rowFailure(failed: ReadFailure, holder: Record<string, unknown>, options: { key?: string; table?: string }, row = holder): RowFailure {
   const e = failed.error;
-  const key = options.key ? row[options.key] : undefined;
+  const keyed = options.key !== undefined && Object.hasOwn(holder, options.key) ? holder : row;
+  const key = options.key ? keyed[options.key] : undefined;
   return { key, column: e.column, collection: e.collection, code: e.code, message: new AleColumnError(e.cause as Error, { ...e, table: options.table, rowKey: key }).message };
+}
+
+/** How deep a read's rows are looked into for failed cells: a joined row, a relational query's nested rows and their columns. */
+export const FAILURE_DEPTH = 4;
+
+/** A failed cell: the failure, the object that holds it and its name there. */
+export interface FailedCell {
+  failure: ReadFailure;
+  holder: Record<string, unknown>;
+  name: string;
+}
+
+/**
+ * The failed cells in `row`, looked for `levels` deep (1: its own
+ * columns), at most `most` of them: in a joined table's part, a relational
+ * query's nested rows. Not into a String object (a StoredIndex, whose
+ * values are its characters), byte arrays or dates.
+ */
+export function failedCells(row: unknown, levels: number, most = Infinity): FailedCell[] {
+  const found: FailedCell[] = [];
+  const walk = (value: unknown, left: number): void => {
+    if (left === 0 || value === null || typeof value !== 'object' || value instanceof String || ArrayBuffer.isView(value) || value instanceof Date) return;
+    const holder = value as Record<string, unknown>;
+    for (const name of Object.keys(holder)) {
+      if (found.length === most) return;
+      const inner = holder[name];
+      if (inner instanceof AleReadFailure) found.push({ failure: inner, holder, name });
+      else walk(inner, left - 1);
+    }
+  };
+  walk(row, levels);
+  return found;
 }

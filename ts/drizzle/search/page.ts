@@ -4,7 +4,7 @@
 // remain. What comes back equals the plaintext answer, page by page, over
 // the rows that open in the tenant's context (the others are reported).
 import { codedError } from '../../shared/errors.js';
-import { AleReadFailure, inFailureScope, rowFailure, type RowFailure } from '../failures.js';
+import { failedCells, FAILURE_DEPTH, inFailureScope, rowFailure, type RowFailure } from '../failures.js';
 
 export interface SearchPageOptions<Row> {
   /** Rows per page. */
@@ -97,12 +97,12 @@ export async function searchPage<Row>(fetch: (limit: number, offset: number) => 
       page.read++;
       // A row's own columns always (a fetch may have read them in another scope); deeper only where this batch's
       // scope counted a failed cell, since a walk reads every value below.
-      const failed = failureOf(rows[i], scope.failed === 0 ? 1 : MAX_DEPTH);
+      const [failed] = failedCells(rows[i], scope.failed === 0 ? 1 : FAILURE_DEPTH, 1);
       if (failed !== undefined) {
-        const e = failed.error;
+        const e = failed.failure.error;
         if (e.code !== 'ALE_AUTH_FAILED') throw e;
         // Before the last match that `offset` skips, the failure is an earlier page's, which reported it.
-        if (skip === 0) page.failures.push(rowFailure(failed, rows[i] as Record<string, unknown>, options));
+        if (skip === 0) page.failures.push(rowFailure(failed.failure, failed.holder, options, rows[i] as Record<string, unknown>));
         continue;
       }
       if (!matches(rows[i])) {
@@ -126,23 +126,4 @@ export async function searchPage<Row>(fetch: (limit: number, offset: number) => 
     // Skipping or many refused: read more at a time.
     batch = Math.min(MAX_BATCH, batch * 2);
   }
-}
-
-/** How deep failureOf looks: a joined row, a relational query's nested rows and their columns. */
-const MAX_DEPTH = 4;
-
-/**
- * A failed cell in `value`, looked for `levels` deep: a row's columns, a
- * joined table's, a relational query's nested rows. Not into a String
- * object (a StoredIndex, whose values are its characters), byte arrays or
- * dates.
- */
-function failureOf(value: unknown, levels: number): AleReadFailure | undefined {
-  if (value instanceof AleReadFailure) return value;
-  if (levels === 0 || value === null || typeof value !== 'object' || value instanceof String || ArrayBuffer.isView(value) || value instanceof Date) return undefined;
-  for (const inner of Array.isArray(value) ? value : Object.values(value)) {
-    const found = failureOf(inner, levels - 1);
-    if (found !== undefined) return found;
-  }
-  return undefined;
 }
