@@ -157,6 +157,13 @@ export declare class KeyRing {
 /** The blind index of `value` under the process-wide ring's primary key. */
 export declare function blindIndex(value: string, tenantId: string, collectionId: string, fieldName: string): string
 
+/**
+ * The blind index of `value` under each of the process-wide ring's
+ * secrets, primary first: the lookups of a rotation while indexes are
+ * rebuilt, as `KeyRing#blindIndexes` gives them for a ring of its own.
+ */
+export declare function blindIndexes(value: string, tenantId: string, collectionId: string, fieldName: string): string[]
+
 /** Decrypts with the process-wide ring. Throws `ALE_NOT_INITIALIZED` before `initKeyRing()`. */
 export declare function decrypt(envelope: string, tenantId: string, collectionId: string, fieldName: string): string
 

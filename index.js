@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.KeyRing = nativeBinding.KeyRing
 module.exports.blindIndex = nativeBinding.blindIndex
+module.exports.blindIndexes = nativeBinding.blindIndexes
 module.exports.decrypt = nativeBinding.decrypt
 module.exports.decryptBinary = nativeBinding.decryptBinary
 module.exports.encrypt = nativeBinding.encrypt

@@ -117,6 +117,7 @@ exports.isKeyRingInitialized = impl.isKeyRingInitialized;
 exports.encrypt = impl.encrypt;
 exports.decrypt = impl.decrypt;
 exports.blindIndex = impl.blindIndex;
+exports.blindIndexes = impl.blindIndexes;
 exports.encryptBinary = impl.encryptBinary;
 exports.decryptBinary = impl.decryptBinary;
 exports.envelopeToBytes = impl.envelopeToBytes;

@@ -185,8 +185,12 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
         assert.equal(js.decryptBinary(native.encryptBinary(v, ...ctx), ...ctx), v);
         assert.equal(native.decryptBinary(js.encryptBinary(v, ...ctx), ...ctx), v);
         assert.equal(js.blindIndex(v, ...ctx), native.blindIndex(v, ...ctx));
+        const all = native.blindIndexes(v, ...ctx);
+        assert.deepEqual(js.blindIndexes(v, ...ctx), all);
+        assert.deepEqual(all, new native.KeyRing([SECRET, OLD_SECRET]).blindIndexes(v, ...ctx), 'as a ring of the same secrets gives them');
       }
       same((b) => b.isKeyRingInitialized(), 'isKeyRingInitialized');
+      same((b) => b.blindIndexes('v', '', 'c', 'f'), 'blindIndexes with an empty tenant');
     } finally {
       for (const b of [native, js]) b.initKeyRing([SECRET]); // what other test files expect
     }

@@ -234,7 +234,7 @@ describe('the process-wide ring', () => {
     });
     assert.equal(child.status, 0, child.stderr);
     assert.deepEqual(JSON.parse(child.stdout), {
-      before: { initialized: false, encrypt: 'ALE_NOT_INITIALIZED', decrypt: 'ALE_NOT_INITIALIZED', blindIndex: 'ALE_NOT_INITIALIZED' },
+      before: { initialized: false, encrypt: 'ALE_NOT_INITIALIZED', decrypt: 'ALE_NOT_INITIALIZED', blindIndex: 'ALE_NOT_INITIALIZED', blindIndexes: 'ALE_NOT_INITIALIZED' },
       after: { initialized: true, decrypt: 'global', roundTrip: 'again' },
     });
     ale.initKeyRing([SECRET]);

@@ -24,5 +24,6 @@ test('a schema with encrypted columns and no initKeyRing(): key read on first us
     read: { email: 'u1@x.y', profile: { id: 1 }, envelope: true, blob: true },
     'explicit ring': { ok: true, rows: 2 },
     explicit: { opensWithExplicit: true },
+    rotation: { found: [1, 2] },
   });
 });

@@ -200,6 +200,25 @@ pub unsafe fn blind_index(
     unsafe { ascii_to_js(env, &b.out) }.map_err(crate::error::engine_failure)
 }
 
+/// The blind index of the JS string `value` under each of `ring`'s
+/// secrets, primary first: the lookups of a rotation while indexes are
+/// rebuilt.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current call.
+pub unsafe fn blind_indexes(
+    env: sys::napi_env,
+    ring: &Rings,
+    value: sys::napi_value,
+    b: &mut Buffers,
+    ctx: &Context<'_>,
+) -> Result<Vec<sys::napi_value>> {
+    (0..ring.index_count(ctx).map_err(to_js)?)
+        // SAFETY: forwarded from the caller.
+        .map(|k| unsafe { blind_index(env, ring, value, b, ctx, k) })
+        .collect()
+}
+
 /// Encrypts the JS string `value` into a new `Buffer` holding the binary
 /// envelope: the plaintext is copied once into the Buffer and sealed there.
 ///

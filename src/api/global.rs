@@ -159,6 +159,36 @@ pub fn blind_index(
     .map(Created)
 }
 
+/// The blind index of `value` under each of the process-wide ring's
+/// secrets, primary first: the lookups of a rotation while indexes are
+/// rebuilt, as `KeyRing#blindIndexes` gives them for a ring of its own.
+#[napi(
+    catch_unwind,
+    ts_return_type = "string[]",
+    ts_args_type = "value: string, tenantId: string, collectionId: string, fieldName: string"
+)]
+pub fn blind_indexes(
+    env: &Env,
+    value: JsString,
+    tenant_id: JsString,
+    collection_id: JsString,
+    field_name: JsString,
+) -> Result<Vec<Created>> {
+    let (raw, ctx) = (
+        env.raw(),
+        [tenant_id, collection_id, field_name].map(|s| s.raw()),
+    );
+    let indexes = with_global(|ring| {
+        // SAFETY: the arguments of the current call.
+        unsafe {
+            with_context(raw, ctx, |b, c| {
+                ops::blind_indexes(raw, ring, value.raw(), b, c)
+            })
+        }
+    })?;
+    Ok(indexes.into_iter().map(Created).collect())
+}
+
 /// Whether the process-wide ring has been initialized.
 #[napi(catch_unwind)]
 pub fn is_key_ring_initialized() -> Result<bool> {

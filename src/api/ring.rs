@@ -334,13 +334,12 @@ impl KeyRing {
     ) -> Result<Vec<Created>> {
         let (raw, ctx) = (env.raw(), raw3([tenant_id, collection_id, field_name]));
         // SAFETY: the arguments of the current call.
-        unsafe {
+        let indexes = unsafe {
             with_context(raw, ctx, |b, c| {
-                (0..self.inner.index_count(c).map_err(to_js)?)
-                    .map(|k| ops::blind_index(raw, &self.inner, value.raw(), b, c, k).map(Created))
-                    .collect()
+                ops::blind_indexes(raw, &self.inner, value.raw(), b, c)
             })
-        }
+        }?;
+        Ok(indexes.into_iter().map(Created).collect())
     }
 
     /// Encrypts `plaintext` into a binary envelope, for columns that hold

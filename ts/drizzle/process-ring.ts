@@ -39,7 +39,6 @@ export function onProcessRing<R>(call: () => R): R {
   return call();
 }
 
-const blindIndex = initOnFirstUse(native.blindIndex);
 
 /** The process-wide ring, with the KeyRing methods the columns call. */
 export const processRing = {
@@ -47,8 +46,8 @@ export const processRing = {
   decrypt: initOnFirstUse(native.decrypt),
   encryptBinary: initOnFirstUse(native.encryptBinary),
   decryptBinary: initOnFirstUse(native.decryptBinary),
-  blindIndex,
-  blindIndexes: (value: string, tenantId: string, collectionId: string, fieldName: string): string[] => [blindIndex(value, tenantId, collectionId, fieldName)],
+  blindIndex: initOnFirstUse(native.blindIndex),
+  blindIndexes: initOnFirstUse(native.blindIndexes),
 };
 
 /** What the columns and batch operations encrypt with: a KeyRing, or the process-wide ring. */

@@ -90,6 +90,12 @@ const blindIndexWith = (ring: Ring, v: unknown, t: unknown, c: unknown, f: unkno
   });
 };
 
+/** `value`'s blind index under each of `ring`'s secrets, primary first. */
+const blindIndexesWith = (ring: Ring, value: unknown, t: unknown, c: unknown, f: unknown): string[] => {
+  const count = ring.indexCount(readContext(t, c, f));
+  return Array.from({ length: count }, (_, secret) => blindIndexWith(ring, value, t, c, f, secret));
+};
+
 /** `op` on every element of `values`; a failure names the element's index and keeps its code. */
 function mapValues(values: unknown, t: unknown, c: unknown, f: unknown, op: (value: unknown, aad: string) => string): string[] {
   if (!Array.isArray(values)) throw invalidInput('values must be an array of strings');
@@ -211,9 +217,7 @@ export class KeyRing implements NativeKeyRing {
   }
 
   blindIndexes(value: string, tenantId: string, collectionId: string, fieldName: string): string[] {
-    const ring = KeyRing.#of(this);
-    const count = ring.indexCount(readContext(tenantId, collectionId, fieldName));
-    return Array.from({ length: count }, (_, secret) => blindIndexWith(ring, value, tenantId, collectionId, fieldName, secret));
+    return blindIndexesWith(KeyRing.#of(this), value, tenantId, collectionId, fieldName);
   }
 
   encryptBinary(plaintext: string, tenantId: string, collectionId: string, fieldName: string): Buffer {
@@ -291,6 +295,10 @@ export function decrypt(envelope: string, tenantId: string, collectionId: string
 
 export function blindIndex(value: string, tenantId: string, collectionId: string, fieldName: string): string {
   return blindIndexWith(requireRing(), value, tenantId, collectionId, fieldName, 0);
+}
+
+export function blindIndexes(value: string, tenantId: string, collectionId: string, fieldName: string): string[] {
+  return blindIndexesWith(requireRing(), value, tenantId, collectionId, fieldName);
 }
 
 export function searchTokens(value: string, tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions): Buffer {
