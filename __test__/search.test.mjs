@@ -236,6 +236,24 @@ describe('search tokens, on the backend in use', () => {
     }
   });
 
+  test('a prefix query of several words or with punctuation ("J.", "anna s") looks up each word\'s prefix where trigrams cannot serve it; a match holds them all', () => {
+    const noContains = { contains: false, words: false };
+    for (const [v, q, options] of [
+      ['J. Smith', 'J.', undefined],
+      ['(a) first', '(a', undefined],
+      ['Anna Svensson', 'anna s', noContains],
+      ['Smith, J. R.', 'smith, j', noContains],
+    ]) {
+      assert.ok(ale.searchMatches(v, q, 'prefix'), `${q} matches ${v}`);
+      const stored = ring.searchTokens(v, ...CTX, options);
+      const wanted = ring.searchQuery(q, 'prefix', ...CTX, options);
+      for (let at = 0; at < wanted.length; at += 8) assert.ok(stored.includes(wanted.subarray(at, at + 8)), `${q}: token ${at / 8} held`);
+    }
+    assert.equal(ring.searchQuery('J.', 'prefix', ...CTX).toString('hex'), ring.searchQuery('j', 'prefix', ...CTX).toString('hex'), "J.'s one word, as a prefix");
+    // no word, and too short for trigrams: refused as before
+    throwsCode(assert, () => ring.searchQuery('-.', 'prefix', ...CTX), 'ALE_INVALID_INPUT');
+  });
+
   test('bad input gets a coded error and names no value', () => {
     const secretValue = 'Jürgen Müller, secret';
     for (const [fn, code] of [

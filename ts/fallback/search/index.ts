@@ -51,6 +51,9 @@ export function queryTokens(column: ColumnTokens, query: string, kind: QueryKind
     const text = normalize(query, folding);
     const found = words(text);
     if (found.length === 1 && found[0].length === text.length && indexes.prefix) parts.push(column.tokens('prefix', [queryPrefix(found[0])]));
+    else if (indexes.contains && Array.from(text).length >= MIN_CONTAINS) parts.push(contains(column, text, indexes));
+    // Each word's prefix token ("J.", "anna s"), as in the core.
+    else if (found.length > 0 && indexes.prefix) parts.push(column.tokens('prefix', found.map(queryPrefix)));
     else parts.push(contains(column, text, indexes));
   } else {
     // Each term needs the index it looks up, as in the core (crates/core/src/search/index.rs).

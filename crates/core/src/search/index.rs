@@ -88,7 +88,17 @@ pub fn query_tokens(
                 (Some(word), None) if word.len() == text.len() && indexes.prefix => {
                     column.tokens_into(Kind::Prefix, [grams::query_prefix(word).as_bytes()], out);
                 }
-                // spaces or punctuation in it: its trigrams
+                // spaces or punctuation in it: its trigrams, where the column keeps them
+                _ if indexes.contains && text.chars().count() >= MIN_CONTAINS => {
+                    contains(column, &text, indexes, out)?;
+                }
+                // else each word's prefix token ("J.", "anna s"): a match
+                // starts at a word start or at 0, so each word of the query
+                // starts a word of the value
+                (Some(_), _) if indexes.prefix => {
+                    let prefixes = grams::words(&text).map(grams::query_prefix);
+                    column.tokens_into(Kind::Prefix, prefixes.map(str::as_bytes), out);
+                }
                 _ => contains(column, &text, indexes, out)?,
             }
         }
@@ -248,5 +258,46 @@ mod tests {
         query(Query::Words("Mül*"), &mut by_words).expect("served");
         query(Query::Prefix("mül"), &mut by_prefix).expect("served");
         assert_eq!(by_words, by_prefix, "the prefix query's token");
+    }
+
+    #[test]
+    fn a_prefix_query_of_several_words_or_punctuation_looks_up_each_words_prefix() {
+        // search-as-you-type: "J.", "(a", "anna s", too short for trigrams
+        // or on a column that keeps none; each word starts a word of the value
+        let column = column();
+        let prefixes_only = Indexes {
+            contains: false,
+            prefix: true,
+            words: false,
+        };
+        let held = |value: &str, q: &str, indexes: Indexes| {
+            let (mut scratch, mut stored, mut wanted) = (String::new(), Vec::new(), Vec::new());
+            let folding = Folding::default();
+            value_tokens(&column, value, indexes, folding, &mut scratch, &mut stored);
+            query_tokens(&column, Query::Prefix(q), indexes, folding, &mut wanted).expect("served");
+            wanted.iter().all(|t| stored.binary_search(t).is_ok())
+        };
+        for (value, q) in [
+            ("J. Smith", "J."),
+            ("J. Smith", "j. sm"),
+            ("(a) first", "(a"),
+            ("Anna Svensson", "anna s"),
+            ("Anna Svensson", "anna svensson"),
+            ("Σ ω", "Σ "),
+        ] {
+            for indexes in [ALL, prefixes_only] {
+                assert!(held(value, q, indexes), "{q:?} in {value:?}");
+            }
+        }
+        assert!(!held("Anna Berg", "anna s", prefixes_only));
+        // no word and too short for trigrams: still refused
+        let r = query_tokens(
+            &column,
+            Query::Prefix("-."),
+            ALL,
+            Folding::default(),
+            &mut Vec::new(),
+        );
+        assert_eq!(r.err().map(|e| e.code()), Some("ALE_INVALID_INPUT"));
     }
 }
