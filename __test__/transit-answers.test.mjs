@@ -173,6 +173,9 @@ test('mount and key are names: dot segments and other characters are ALE_INVALID
   ]) {
     assert.throws(() => kek(extra), (e) => e.code === 'ALE_INVALID_INPUT' && /options\.(mount|key)/.test(e.message), JSON.stringify(extra));
   }
+  // neither key nor keyPerTenant, or both: the message says which
+  assert.throws(() => kek({ key: undefined }), (e) => e.code === 'ALE_INVALID_INPUT' && /neither was given/.test(e.message));
+  assert.throws(() => kek({ keyPerTenant: { prefix: 't' } }), (e) => e.code === 'ALE_INVALID_INPUT' && /not both/.test(e.message));
   assert.equal(seen.length, 0, 'no request was made');
   // names with dots inside, and nested mounts, are names
   answer = () => [200, JSON.stringify({ data: { batch_results: [{ ciphertext: 'vault:v1:abc' }] } })];

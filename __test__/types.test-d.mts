@@ -95,6 +95,9 @@ sqlite.encryptedText('email', { collection: 'c', storage: 'base64' });
 pg.blindIndexColumn('idx', { collection: 'c', storage: 'binary' });
 // @ts-expect-error convertStorage moves { from, to } pairs
 mysql.convertStorage(mysqlDb, { table: mb, key: mb.id, columns: [{ column: mb.email }] });
+// @ts-expect-error rotateKeys needs the ring to rotate to
+void mysql.rotateKeys(mysqlDb, { table: mb, key: mb.id, columns: [{ column: mb.email }], tenant: 't' });
+void mysql.rotateKeys(mysqlDb, { table: mb, key: mb.id, columns: [{ column: mb.email }], tenant: 't', keyRing: new KeyRing(['k']) });
 
 // The tenant-key API: options with a shape, exclusive pairs as unions.
 declare const keys: drizzle.TenantKeys;

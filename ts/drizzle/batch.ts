@@ -219,6 +219,11 @@ export interface MigrateOptions extends BatchOptions {
   columns: ColumnSpec[];
 }
 
+/** rotateKeys' options: the ring to rotate to, `[primary, ...previous]`, is required. */
+export interface RotateOptions extends MigrateOptions {
+  keyRing: KeyRing;
+}
+
 /** One column to move into the other storage: from `from` into `to`, two encrypted columns of the table. */
 export interface StoragePair {
   /** The column that holds the envelopes now (text or binary storage). */
@@ -277,7 +282,7 @@ export function batchHelpers(transact: Transact, jobs: JobTableSpec | undefined)
      * migratePlaintext. A column with `keys` is refused: its tenant keys
      * rotate with keys.rotate(), and convertToTenantKeys moves its values.
      */
-    async rotateKeys(db: AnyDb, options: MigrateOptions): Promise<Progress> {
+    async rotateKeys(db: AnyDb, options: RotateOptions): Promise<Progress> {
       const specs = specsOf('rotateKeys', options);
       const keyed = specs.find((s) => s.tenantKeys);
       if (keyed) {

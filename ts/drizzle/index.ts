@@ -7,7 +7,7 @@ export type { RowFailure } from './failures.js';
 export type { EncryptedColumnOptions, FieldCodec, TenantSource } from './codec.js';
 export type { Storage } from './storage.js';
 export type { Progress, LoopOptions } from './operations.js';
-export type { MigrateOptions, ConvertOptions, StoragePair, ColumnSpec, BatchOptions } from './batch.js';
+export type { MigrateOptions, RotateOptions, ConvertOptions, StoragePair, ColumnSpec, BatchOptions } from './batch.js';
 export type { LeaseOptions } from './leases.js';
 export { matchBlindIndex } from './dialect.js';
 export { StoredIndex } from './stored-index.js';

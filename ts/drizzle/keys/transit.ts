@@ -123,7 +123,7 @@ export function transitKek(options: TransitKekOptions): KekProvider {
     throw badAddress();
   }
   if (typeof token !== 'string' || token.length === 0) throw invalid('options.token must be a non-empty string');
-  if ((key === undefined) === (keyPerTenant === undefined)) throw invalid('give options.key (one transit key) or options.keyPerTenant (a key per tenant), not both');
+  if ((key === undefined) === (keyPerTenant === undefined)) throw invalid(`give options.key (one transit key) or options.keyPerTenant (a key per tenant): ${key === undefined ? 'neither was given' : 'not both'}`);
   const names = 'letters, digits, ".", "_" and "-", and not dots alone';
   if (key !== undefined && !isName(key)) throw invalid(`options.key may hold ${names}`);
   if (keyPerTenant !== undefined && !isName(keyPerTenant?.prefix)) throw invalid(`options.keyPerTenant.prefix may hold ${names}`);
