@@ -67,7 +67,7 @@ export function cellSpec(what: string, table: Table, column: Column, collection?
         "leave both out to take the column's own",
     );
   }
-  return { table: tableName(table), column: name, collection: info.collection, field: info.field, storage: info.storage, sealer: info.sealer, tenantKeys: info.keys !== undefined, json: info.kind === 'json' };
+  return { table: tableName(table), column: name, collection: info.collection, field: info.field, storage: info.storage, sealer: info.sealer, tenantKeys: info.keys !== undefined, json: info.kind === 'json', range: info.kind === 'text' || info.kind === 'json' ? undefined : info.kind };
 }
 
 /**

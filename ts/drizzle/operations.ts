@@ -7,6 +7,7 @@ import type { KeyRing } from '../../index.js';
 import { atColumn } from './failures.js';
 import { codedError } from '../shared/errors.js';
 import { parseJson } from '../shared/json.js';
+import { valueOf, type RangeType } from './range/encoding.js';
 import type { Sealer } from './process-ring.js';
 import { binaryPlaintext, bytesOnly, textOnly, type Storage } from './storage.js';
 
@@ -137,6 +138,8 @@ export interface CellSpec {
   tenantKeys: boolean;
   /** Whether the column is encryptedJson, whose reads parse the plaintext as JSON. */
   json: boolean;
+  /** What a typed column holds (encryptedNumber, encryptedBigint, encryptedDate), whose reads parse its text; undefined for text and JSON. */
+  range: RangeType | undefined;
 }
 
 /** What to write into a non-NULL cell, or null when it needs nothing; `operation` names what it does, as Plan's. */
@@ -173,15 +176,15 @@ function atCell<T>(spec: CellSpec, key: unknown, op: () => T): T {
  * rule its reads follow.
  */
 export function encryptPlaintext(ring: KeyRing | undefined): Decide {
-  const decide: Decide = (cell, t, { collection: c, field: f, storage, sealer, json }) => {
+  const decide: Decide = (cell, t, { collection: c, field: f, storage, sealer, json, range }) => {
+    const readable = (text: string) => (json ? jsonText(text) : range ? typedText(range, text) : text);
     if (storage === 'binary') {
       const text = binaryPlaintext(cell);
       if (text === undefined) return null;
-      return (ring ?? sealer).encryptBinary(json ? jsonText(text) : text, t, c, f);
+      return (ring ?? sealer).encryptBinary(readable(text), t, c, f);
     }
     if (native.isEnvelope(cell)) return null;
-    const text = textOnly(cell);
-    return (ring ?? sealer).encrypt(json ? jsonText(text) : text, t, c, f);
+    return (ring ?? sealer).encrypt(readable(textOnly(cell)), t, c, f);
   };
   decide.operation = 'migratePlaintext';
   return decide;
@@ -202,6 +205,25 @@ function jsonText(text: string): string {
   );
   return text;
 }
+
+/**
+ * `text`, when it is what a typed column's reads parse (`String(n)`, a
+ * bigint's digits, `toISOString()`); sealed otherwise, every read of the row
+ * would fail, and with it every page of a range or search that reads it.
+ */
+function typedText(range: RangeType, text: string): string {
+  try {
+    valueOf(range, text, 'migratePlaintext');
+  } catch {
+    throw codedError(
+      'ALE_INVALID_INPUT',
+      `the plaintext is not the text a ${range} column reads (${RANGE_FORMS[range]}), so it was not encrypted; write it in that form first`,
+    );
+  }
+  return text;
+}
+
+const RANGE_FORMS: Record<RangeType, string> = { number: 'String(n)', bigint: "a bigint's digits", date: "a Date's toISOString()" };
 
 /**
  * `driver`, loading the tenants of each fetched batch with `load` before the
