@@ -54,7 +54,8 @@ export function queryTokens(column: ColumnTokens, query: string, kind: QueryKind
     else if (indexes.contains && Array.from(text).length >= MIN_CONTAINS) parts.push(contains(column, text, indexes));
     // Each word's prefix token ("J.", "anna s"), as in the core.
     else if (found.length > 0 && indexes.prefix) parts.push(column.tokens('prefix', found.map(queryPrefix)));
-    else parts.push(contains(column, text, indexes));
+    else if (found.length > 0) throw missing('prefix');
+    else throw invalidInput("a prefix query with no word (only spaces and punctuation) needs 3 characters or more and the column's contains index");
   } else {
     // Each term needs the index it looks up, as in the core (crates/core/src/search/index.rs).
     for (const raw of query.split(WHITE_SPACE).filter((t) => t !== '')) {

@@ -99,7 +99,8 @@ pub fn query_tokens(
                     let prefixes = grams::words(&text).map(grams::query_prefix);
                     column.tokens_into(Kind::Prefix, prefixes.map(str::as_bytes), out);
                 }
-                _ => contains(column, &text, indexes, out)?,
+                (Some(_), _) => return Err(missing("prefix")),
+                (None, _) => return Err(AleError::InvalidInput(PREFIX_WITHOUT_WORD.into())),
             }
         }
         Query::Words(q) => {
@@ -165,6 +166,10 @@ fn contains(
     );
     Ok(())
 }
+
+/// Why a prefix query with no word is refused when trigrams cannot serve it.
+const PREFIX_WITHOUT_WORD: &str =
+    "a prefix query with no word (only spaces and punctuation) needs 3 characters or more and the column's contains index";
 
 fn missing(index: &str) -> AleError {
     AleError::InvalidInput(format!(
@@ -290,14 +295,23 @@ mod tests {
             }
         }
         assert!(!held("Anna Berg", "anna s", prefixes_only));
-        // no word and too short for trigrams: still refused
-        let r = query_tokens(
-            &column,
-            Query::Prefix("-."),
-            ALL,
-            Folding::default(),
-            &mut Vec::new(),
-        );
-        assert_eq!(r.err().map(|e| e.code()), Some("ALE_INVALID_INPUT"));
+        // refused: no word and too short for trigrams; words, and no prefix index to look them up
+        let words_only = Indexes {
+            contains: false,
+            prefix: false,
+            words: true,
+        };
+        for (q, indexes, why) in [("-.", ALL, "no word"), ("J.", words_only, "prefix index")] {
+            let r = query_tokens(
+                &column,
+                Query::Prefix(q),
+                indexes,
+                Folding::default(),
+                &mut Vec::new(),
+            );
+            let e = r.expect_err(q);
+            assert_eq!(e.code(), "ALE_INVALID_INPUT");
+            assert!(e.to_string().contains(why), "{q}: {e}");
+        }
     }
 }
