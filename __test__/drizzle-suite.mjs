@@ -161,6 +161,9 @@ export function drizzleSuite(d) {
       const partial = await withTenant('acme', () => mod.readWithFailures(nested, { key: 'id' }));
       assert.deepEqual(partial.rows.map((r) => r.post.secret), ['post 1', null]);
       assert.deepEqual(partial.failures.map((f) => [f.key, f.column]), [[2, 'secret']]);
+      // rows mapped to one cell each: the failed one is nulled in the result
+      const cells = await withTenant('acme', () => mod.readWithFailures(() => joined().then((rows) => rows.map((r) => r.posts.secret))));
+      assert.deepEqual([cells.rows, cells.failures.map((f) => f.column)], [['post 1', null], ['secret']]);
     });
 
     test('a lone surrogate is refused in a text column and kept exactly in a JSON column', async () => {

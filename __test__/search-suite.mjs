@@ -242,6 +242,18 @@ export function searchSuite(d) {
           });
           assert.deepEqual([shaped.failures.length, shaped.rows.length], [1, expected.length]);
         }
+        // rows made into one cell each, or nested under a key of their own: reported, named by the candidate row's key
+        for (const [shape, value, key] of [
+          [(row) => row.name, (row) => row, undefined],
+          [(row) => ({ id: `candidate ${row.id}`, p: row }), (row) => row.p.name, `candidate ${foreign.id}`],
+        ]) {
+          const shaped = await mod.withTenant('acme', async () => {
+            const w = mod.searchWords(table.nameSearch, own);
+            const fetch = async (limit, offset) => (await conn.db.select().from(table).where(w).orderBy(asc(table.id)).limit(limit).offset(offset)).map(shape);
+            return mod.searchPage(fetch, { limit: ROWS, key: 'id', matches: (row) => w.matches(value(row)) });
+          });
+          assert.deepEqual([shaped.failures.map((f) => f.key), shaped.rows.length], [[key], expected.length]);
+        }
         // a failure that is not one value's (no tenant in scope) fails the page, as it fails any read
         await assert.rejects(
           mod.searchPage((limit, offset) => conn.db.select().from(table).where(where).orderBy(asc(table.id)).limit(limit).offset(offset), { limit: 5, matches: () => true }),

@@ -78,37 +78,36 @@ export async function readWithFailures<Row extends Record<string, unknown>>(
   const scope = { failed: 0 };
   const rows = await inFailureScope(query, scope);
   const failures: RowFailure[] = [];
-  for (const row of rows) {
+  rows.forEach((row, i) => {
     for (const { failure, holder, name } of failedCells(row, scope.failed === 0 ? 1 : FAILURE_DEPTH)) {
-      failures.push(rowFailure(failure, holder, options, row));
-      holder[name] = null;
+      failures.push(rowFailure(failure, [holder, row], options));
+      // A row that is a failure itself (a query mapped to one cell a row) is nulled in the result.
+      if (holder === undefined) (rows as unknown[])[i] = null;
+      else holder[name] = null;
     }
-  }
+  });
   return { rows, failures };
 }
 
 /**
- * The report of `failed`, a cell of `holder` (a row, or a joined table's or
- * nested row's part of `row`): with `options.key`, the key of the row that
- * holds it (`holder`'s, else `row`'s), in the message too, with
+ * The report of `failed`: with `options.key`, the key of the first of
+ * `holders` that has one (the objects that hold the cell: the row, a joined
+ * table's part of it, a nested row), in the message too, with
  * `options.table`.
  */
-export function rowFailure(failed: ReadFailure, holder: Record<string, unknown>, options: { key?: string; table?: string }, row = holder): RowFailure {
+export function rowFailure(failed: ReadFailure, holders: unknown[], options: { key?: string; table?: string }): RowFailure {
   const e = failed.error;
-  const keyed = options.key !== undefined && Object.hasOwn(holder, options.key) ? holder : row;
-  const key = options.key ? keyed[options.key] : undefined;
+  const { key: name } = options;
+  const keyed = name ? holders.find((h): h is Record<string, unknown> => typeof h === 'object' && h !== null && Object.hasOwn(h, name)) : undefined;
+  const key = keyed?.[name!];
   return { key, column: e.column, collection: e.collection, code: e.code, message: new AleColumnError(e.cause as Error, { ...e, table: options.table, rowKey: key }).message };
 }
 
 /** How deep a read's rows are looked into for failed cells: a joined row, a relational query's nested rows and their columns. */
 export const FAILURE_DEPTH = 4;
 
-/** A failed cell: the failure, the object that holds it and its name there. */
-export interface FailedCell {
-  failure: ReadFailure;
-  holder: Record<string, unknown>;
-  name: string;
-}
+/** A failed cell: the failure, the object that holds it and its name there (none for a row that is a failure itself). */
+export type FailedCell = { failure: ReadFailure; holder: Record<string, unknown>; name: string } | { failure: ReadFailure; holder: undefined; name: undefined };
 
 /**
  * The failed cells in `row`, looked for `levels` deep (1: its own
@@ -117,6 +116,7 @@ export interface FailedCell {
  * values are its characters), byte arrays or dates.
  */
 export function failedCells(row: unknown, levels: number, most = Infinity): FailedCell[] {
+  if (row instanceof AleReadFailure) return [{ failure: row, holder: undefined, name: undefined }];
   const found: FailedCell[] = [];
   const walk = (value: unknown, left: number): void => {
     if (left === 0 || value === null || typeof value !== 'object' || value instanceof String || ArrayBuffer.isView(value) || value instanceof Date) return;

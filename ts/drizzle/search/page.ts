@@ -102,7 +102,8 @@ export async function searchPage<Row>(fetch: (limit: number, offset: number) => 
         const e = failed.failure.error;
         if (e.code !== 'ALE_AUTH_FAILED') throw e;
         // Before the last match that `offset` skips, the failure is an earlier page's, which reported it.
-        if (skip === 0) page.failures.push(rowFailure(failed.failure, failed.holder, options, rows[i] as Record<string, unknown>));
+        // The candidate left out is the row, so its key names it, else the part that holds the cell.
+        if (skip === 0) page.failures.push(rowFailure(failed.failure, [rows[i], failed.holder], options));
         continue;
       }
       if (!matches(rows[i])) {
