@@ -11,7 +11,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { getTableConfig as mysqlConfig } from 'drizzle-orm/mysql-core';
 import { getTableConfig as pgConfig } from 'drizzle-orm/pg-core';
 import { getTableConfig as sqliteConfig } from 'drizzle-orm/sqlite-core';
-import { ale, eventually, SECRET } from './helpers.mjs';
+import { ale, eventually, OLD_SECRET, SECRET } from './helpers.mjs';
 
 export const KEK = 'kek-secret-0123456789-abcdefghijklmnop';
 export const NEW_KEK = 'new-kek-secret-0123456789-abcdefghijkl';
@@ -385,6 +385,18 @@ export function tenantKeysSuite(d) {
       assert.deepEqual(await match(), [{ id: 2 }]);
       const [idx] = await conn.query('SELECT body_index AS v FROM tk_notes WHERE id = 2');
       assert.equal(idx.v.trim(), keys.sealer.blindIndex('old two', 'acme', 'notes', 'body'));
+    });
+
+    test("before conversion, a lookup matches a v1-era index written under a previous process-wide secret (ENCRYPTION_KEY_PREVIOUS's)", async () => {
+      try {
+        ale.initKeyRing([OLD_SECRET]);
+        await mod.withTenant('acme', () => db.insert(t.plainNotes).values([{ id: 1, tenantId: 'acme', body: 'older', bodyIndex: 'older' }]));
+        ale.initKeyRing([SECRET, OLD_SECRET]);
+        const found = await keys.withTenant('acme', () => db.select({ id: t.notes.id }).from(t.notes).where(mod.matchBlindIndex(t.notes.bodyIndex, 'older')));
+        assert.deepEqual(found, [{ id: 1 }]);
+      } finally {
+        ale.initKeyRing([SECRET]);
+      }
     });
 
     test('every batch operation on a keys column seals under the tenant key or refuses naming convertToTenantKeys: after a shred, no stored value opens with the process-wide key', async () => {

@@ -218,8 +218,8 @@ function tenantKeysFactory(keyTable: KeyTableSpec) {
  *
  * The indexes are bound as they are: `inArray(users.emailIndex, ring.blindIndexes(…))`
  * would pass each through the column, which hashes it again and matches
- * nothing. A column on the process-wide ring (no `keyRing` option) matches its
- * primary key's index only.
+ * nothing. A column on the process-wide ring (no `keyRing` option) matches
+ * under each of its secrets (`blindIndexes`).
  */
 export function matchBlindIndex(column: Column, value: string | StoredIndex): SQL {
   const codec = codecOf(column);

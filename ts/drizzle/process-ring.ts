@@ -39,7 +39,6 @@ export function onProcessRing<R>(call: () => R): R {
   return call();
 }
 
-
 /** The process-wide ring, with the KeyRing methods the columns call. */
 export const processRing = {
   encrypt: initOnFirstUse(native.encrypt),

@@ -149,7 +149,7 @@ export function makeSealer(d: SealerDeps): TenantSealer {
       const out = [rings.blindIndex(value, t, c, f)];
       if (!readV1) return out;
       try {
-        out.push(processRing.blindIndex(value, t, c, f));
+        out.push(...processRing.blindIndexes(value, t, c, f));
       } catch {
         // no process-wide key configured: there are no v1-era indexes to match
       }
