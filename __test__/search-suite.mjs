@@ -431,6 +431,11 @@ export function searchSuite(d) {
           columns: [{ column: keyed.name }, { column: keyed.city }],
           indexes: [{ index: keyed.nameSearch, source: keyed.name }, { index: keyed.citySearch, source: keyed.city }],
         };
+        // an index paired with another column's values is refused before a row is read
+        const crossed = { ...options, indexes: [{ index: keyed.nameSearch, source: keyed.city }] };
+        const e = await mod.convertToTenantKeys(conn.db, crossed).then(() => null, (error) => error);
+        assert.equal(e?.code, 'ALE_INVALID_CONTEXT', String(e));
+        assert.match(e.message, /the index "name_search" is bound to collection "\w+", field "name", its source to collection "\w+", field "city"/);
         const first = await mod.convertToTenantKeys(conn.db, options);
         assert.equal(first.written, 800, 'both columns and both indexes of 200 rows');
         assert.equal((await mod.convertToTenantKeys(conn.db, options)).written, 0);

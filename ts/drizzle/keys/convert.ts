@@ -159,6 +159,14 @@ export function tenantConversion(transact: Transact, jobs: JobTableSpec | undefi
       const at = columns.length + j;
       const from = columns.findIndex((c) => c.column === source);
       if (from < 0) throw codedError('ALE_INVALID_INPUT', `convertToTenantKeys: the source of index "${(index as { name: string }).name}" must be one of options.columns`);
+      // A search or range index paired with another column would be filled with that column's tokens, and its searches would miss every row.
+      const bound = cells.context[from];
+      if (search !== undefined && (bound.collection !== codec.collection || bound.field !== codec.field)) {
+        throw codedError(
+          'ALE_INVALID_CONTEXT',
+          `convertToTenantKeys: the index "${search.codec.column}" is bound to collection "${codec.collection}", field "${codec.field}", its source to collection "${bound.collection}", field "${bound.field}"; pair it with its own source`,
+        );
+      }
       cells.storage.push('text');
       cells.where.push({ table: tableName, column: (index as { name: string }).name, collection: codec.collection });
       cells.context.push({ collection: codec.collection, field: codec.field });
