@@ -8,7 +8,7 @@ import type { JobTableSpec } from './jobs/table.js';
 import { runJob, type LeaseOptions } from './leases.js';
 import { eachCell, encryptPlaintext, loadingTenants, moveToOtherStorage, reencryptUnderPrimary, requireRing } from './operations.js';
 import type { BatchDriver, Cell, CellSpec, LoopOptions, Progress } from './operations.js';
-import { columnInfo } from './probe.js';
+import { columnInfo, searchColumn } from './probe.js';
 import type { Transact } from './transactions.js';
 import { checkKeyColumn, exactKeys, nullKey, type KeyColumn } from './batch-keys.js';
 import { withoutParameters } from './write-failure.js';
@@ -168,14 +168,15 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
  * A column with a fixed tenant binds every value to it, whatever the row
  * says; a batch that bound its rows to another tenant would write values no
  * read opens (migratePlaintext counted them written, and a rerun found only
- * envelopes), so it is refused before a row is read.
+ * envelopes), or tokens no query looks up (an index column), so it is
+ * refused before a row is read.
  */
 function tenantAgrees(column: unknown, tenant: BatchOptions['tenant'] | undefined): void {
-  const fixed = columnInfo(column)?.tenant;
+  const fixed = columnInfo(column)?.tenant ?? searchColumn(column)?.codec.fixedTenant;
   if (fixed === undefined || tenant === undefined || tenant === fixed) return;
   throw invalidTenant(
     `column "${nameOf(column)}" binds every value to tenant ${JSON.stringify(fixed)}, but the batch was given ${typeof tenant === 'string' ? `tenant ${JSON.stringify(tenant)}` : 'a tenant column'}, ` +
-      `under which no read of the column would open them; give tenant: ${JSON.stringify(fixed)}`,
+      `under which no read of the column would open them (nor a query find its tokens); give tenant: ${JSON.stringify(fixed)}`,
   );
 }
 

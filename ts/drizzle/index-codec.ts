@@ -26,6 +26,8 @@ export interface IndexCodec {
   readonly tokenTable?: string | undefined;
   /** The tenant key store of a column with `keys`. */
   readonly keys: TenantKeys | undefined;
+  /** The column's `tenant` when it is a fixed id: its tokens are bound to it, whatever the row says. */
+  readonly fixedTenant: string | undefined;
   /** What the encrypted column it indexes holds: text, or a range type. */
   readonly source: 'text' | RangeType;
   /** Which index its tokens are of, and the tenant they are bound to now: what a StoredIndex read from it carries (index-origin.ts). */

@@ -89,6 +89,7 @@ export function rangeCodec(name: string, options: RangeIndexOptions, spots: bool
     fts,
     tokenTable,
     keys: options.keys,
+    fixedTenant: base.fixedTenant,
     source: type,
     type,
     site: indexSite(base, name, 'range index', type),

@@ -72,6 +72,7 @@ export function searchCodec(name: string, options: SearchIndexOptions): SearchCo
     field,
     fts,
     keys: options.keys,
+    fixedTenant: base.fixedTenant,
     source: 'text',
     site: indexSite(base, name, 'search index', `${kinds.join(', ')}${accents ? ', accents folded' : ''}`),
     tokens,
