@@ -182,6 +182,8 @@ async function runSearchScenario(scenario, { iterations, rounds, maxRounds, keyR
       rmSync(dir, { recursive: true, force: true });
     }
   }
+  // Searches that all came back empty would compare and time nothing but empty pages.
+  if (matched === 0) throw new Error(`search ${scenario.tier}: none of the ${compared} searches matched a row`);
   const w = overhead(writes.plain, writes.encrypted);
   return {
     table: 'content_nodes',
