@@ -65,7 +65,10 @@ interface Ring {
 /**
  * A ring's primary key, named by a blind index of a fixed value under it:
  * deterministic, one-way (a keyed hash), and it changes with the primary,
- * which is the key a migration or rotation writes under.
+ * which is the key a migration or rotation writes under. Not with a ring
+ * of an `indexKey`, whose blind-index key is that key under every secret:
+ * no call of the ring names its data key deterministically, so the docs
+ * ask for a job name per primary there (docs/drizzle.md, `job`).
  */
 function primaryOf(ring: Ring): string | null {
   try {
