@@ -66,8 +66,10 @@ export interface RowFailure {
  * Runs a read in which a cell that fails to decrypt (a truncated or garbled
  * envelope, a moved value) does not abort the whole result: the cell becomes
  * `null` and the failure is reported with the row's key, in a joined row or
- * a relational query's nested rows too. The key's value goes into the
- * message: name a column that is not secret, such as the primary key.
+ * a relational query's nested rows too; a row that is a failed cell itself
+ * (a query mapped to one cell a row) comes back null. The key's value goes
+ * into the message: name a column that is not secret, such as the primary
+ * key.
  *
  *   const { rows, failures } = await readWithFailures(() => db.select().from(users), { key: 'id' });
  */

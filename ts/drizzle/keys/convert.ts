@@ -160,6 +160,7 @@ export function tenantConversion(transact: Transact, jobs: JobTableSpec | undefi
       const from = columns.findIndex((c) => c.column === source);
       if (from < 0) throw codedError('ALE_INVALID_INPUT', `convertToTenantKeys: the source of index "${(index as { name: string }).name}" must be one of options.columns`);
       // A search or range index paired with another column would be filled with that column's tokens, and its searches would miss every row.
+      // Not a blind index: one may hash a value under a field of its own (a derived value), and its lookups use that same field.
       const bound = cells.context[from];
       if (search !== undefined && (bound.collection !== codec.collection || bound.field !== codec.field)) {
         throw codedError(

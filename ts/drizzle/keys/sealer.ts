@@ -145,14 +145,12 @@ export function makeSealer(d: SealerDeps): TenantSealer {
     blindIndex: (value, t, c, f) => (indexable(t) ? rings : nowhere()).blindIndex(value, t, c, f),
     blindIndexes: (value, t, c, f) => {
       if (!indexable(t)) return [nowhere().blindIndex(value, t, c, f)];
-      // Rows not converted yet still hold the process-wide ring's index.
+      // Rows not converted yet still hold the process-wide ring's index;
+      // with no process-wide key configured, there are none. Any other
+      // failure (a bad key) is thrown: skipping it would miss those rows.
       const out = [rings.blindIndex(value, t, c, f)];
-      if (!readV1) return out;
-      try {
-        out.push(...processRing.blindIndexes(value, t, c, f));
-      } catch {
-        // no process-wide key configured: there are no v1-era indexes to match
-      }
+      if (!readV1 || !processRingConfigured()) return out;
+      out.push(...processRing.blindIndexes(value, t, c, f));
       return out;
     },
     // A shredded tenant's values are gone: nothing to index, and a query matches nothing.
