@@ -54,6 +54,7 @@ const calls = {
   encryptBinary: () => addon.encryptBinary('x', ...CTX),
   decryptBinary: () => addon.decryptBinary(bytes, ...CTX),
   blindIndex: () => addon.blindIndex('x', ...CTX),
+  blindIndexes: () => addon.blindIndexes('x', ...CTX),
   isEnvelope: () => addon.isEnvelope(envelope),
   isKeyRingInitialized: () => addon.isKeyRingInitialized(),
   envelopeToBytes: () => addon.envelopeToBytes(envelope),

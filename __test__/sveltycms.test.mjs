@@ -241,11 +241,14 @@ describe('the drop-in keeps the CMS module’s behaviour', () => {
       // Stray bits in the IV's last character: Node's lenient base64 drops them and the CMS opens the value; the core's
       // strict base64 refuses them, so that no stored value has two spellings. The CMS never writes one.
       const strayBits = `v1:${iv.slice(0, -1)}B:${tag}:${body}`; // a canonical IV ends in A, Q, g or w
+      // The CMS's own damage ("xx") changes only stray bits of the last character when the bytes it stands for end so
+      // (1 value in 256 of some lengths): the CMS then opens it, and only the drop-in's refusal is checked.
+      const sameBytes = (d) => d.split(':').slice(1).every((part, k) => Buffer.from(part, 'base64url').equals(Buffer.from([iv, tag, body][k], 'base64url')));
       for (const d of [...damaged, strayBits]) {
         assert.equal(cms.isFieldEncryptionEnvelope(d), true);
         const before = reports.length;
         assert.equal(dropIn.decryptFieldValueSync(d, CTX, FIELD), null, `${i}: ${d}`);
-        if (d !== strayBits) assert.equal(cms.decryptFieldValueSync(d, CTX, FIELD), null, `the oracle agrees: ${d}`);
+        if (!sameBytes(d)) assert.equal(cms.decryptFieldValueSync(d, CTX, FIELD), null, `the oracle agrees: ${d}`);
         assert.equal(reports.length, before + 1, 'reported');
         assert.ok(['ALE_AUTH_FAILED', 'ALE_MALFORMED_ENVELOPE'].includes(reports.at(-1).code), reports.at(-1).code);
         assert.equal(dropIn.decryptDocumentFieldsSync({ f: d }, ['f'], CTX).f, null);
