@@ -79,9 +79,9 @@ export function contentNodes(data, extra = {}) {
 }
 
 /**
- * Row `i`'s id, the same on every side: each side writes a file of its own,
- * and ids that named the side made some rows longer than others (the A/A
- * control's by 15 bytes, the encrypted side's by 12).
+ * Row `i`'s id, the same on every side, so that no side writes longer rows
+ * than another for its ids; each side writes a file of its own, so they
+ * cannot collide.
  */
 export const rowId = (i) => `row-${i}`;
 
