@@ -368,13 +368,16 @@ describe('checking a database before switching (ale-check)', () => {
     add(cms.encryptWithKey(material.fallbacks[0], '"older"', aad(FIELD)));
     add('legacy plaintext');
     add(cms.encryptWithKey(material.key, '"moved"', aad('title')), FIELD); // written for another field
+    // they authenticate under the primary key, but the drop-in reads them as null: not opened
+    add(cms.encryptWithKey(material.key, 'not JSON', aad(FIELD)));
+    add(cms.encryptWithKey(material.key, Buffer.from([0x22, 0xff, 0x22]), aad(FIELD))); // not UTF-8
     const input = rows.map((r) => JSON.stringify(r)).join('\n');
     const bin = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', 'bin', 'ale-check.mjs');
     const run = (extra = [], env = { ENCRYPTION_KEY: primary, ENCRYPTION_KEY_PREVIOUS: previous }) =>
       spawnSync(process.execPath, [bin, ...extra], { input, encoding: 'utf8', env: { PATH: process.env.PATH, ...env } });
     const r = run();
     assert.equal(r.status, 1, r.stderr);
-    for (const line of ['checked 8 values', '3 opened by the primary key', '2 opened by a previous key', "1 opened by a passphrase's legacy key", '1 legacy plaintext', '1 did not open: ALE_AUTH_FAILED × 1']) {
+    for (const line of ['checked 10 values', '3 opened by the primary key', '2 opened by a previous key', "1 opened by a passphrase's legacy key", '1 legacy plaintext', '3 did not open: ALE_AUTH_FAILED × 1, ALE_INVALID_JSON × 1, ALE_INVALID_INPUT × 1', 'key 0 (secret #0, passphrase): 3']) {
       assert.ok(r.stdout.includes(line), `${line}\n${r.stdout}`);
     }
     assert.ok(!r.stdout.includes('p0') && !r.stdout.includes(primary), 'no value or key is printed');

@@ -13,6 +13,7 @@ import * as mysql from '@sveltycms/ale/drizzle/mysql';
 import * as drizzle from '@sveltycms/ale/drizzle';
 import { withTenant, matchBlindIndex } from '@sveltycms/ale/drizzle';
 import { KeyRing, encrypt, backend } from '@sveltycms/ale';
+import * as dropIn from '@sveltycms/ale/sveltycms';
 
 type Equal<X, Y> = (<T>() => T extends X ? 1 : 2) extends <T>() => T extends Y ? 1 : 2 ? true : false;
 type Expect<T extends true> = T;
@@ -214,3 +215,16 @@ sqlite.rangeIndexColumn('r', { collection: 'c', type: 'float' });
 pg.rangeIndexColumn('r', { collection: 'c', type: 'number', storage: 'binary' });
 // @ts-expect-error orderedPage needs the row's value
 void drizzle.orderedPage(async () => [], { column: measured.amountRange, limit: 20 });
+
+// The drop-in's document helpers change fields in place: a sealed field may be an envelope, an opened one any JSON value.
+const sealedDoc = dropIn.encryptDocumentFieldsSync({ body: { blocks: ['x'] }, n: 1, slug: 'a' }, ['body', 'n'], { tenantId: 't', collectionId: 'posts' });
+const openedDoc = dropIn.decryptDocumentFieldsSync({ body: 'v1:…', n: 1 }, ['body'], { tenantId: 't', collectionId: 'posts' });
+type _DropIn = [
+  Expect<Equal<typeof sealedDoc.n, number | string>>,
+  Expect<Equal<typeof openedDoc.body, unknown>>,
+  Expect<Equal<typeof openedDoc.n, number>>,
+  Expect<Equal<Awaited<ReturnType<typeof dropIn.encryptDocumentFieldsStrict<{ n: number }>>>['n'], number | string>>,
+];
+// @ts-expect-error a sealed field may be an envelope string
+const blocks: string[] = sealedDoc.body.blocks;
+void blocks;

@@ -254,12 +254,17 @@ export async function decryptFieldValueStrict<T = unknown>(stored: unknown, ctx:
   return decryptFieldValueStrictSync<T>(stored, ctx, fieldName);
 }
 
+/** A document after its fields were encrypted: any field may now hold an envelope. */
+export type SealedDocument<T> = { [P in keyof T]: T[P] | string };
+/** A document after its fields were decrypted: a field that held a string may now hold any JSON value, or null. */
+export type OpenedDocument<T> = { [P in keyof T]: string extends T[P] ? unknown : T[P] };
+
 /**
  * Encrypts the named fields of `doc` in place and returns it. Skips names
  * `doc` does not own, values that are undefined, null or "", and values that
  * already are envelopes.
  */
-export function encryptDocumentFieldsSync<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): T {
+export function encryptDocumentFieldsSync<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): SealedDocument<T> {
   if (!doc || !fieldNames?.length) return doc; // as the CMS's module: no document, nothing to do
   const fields = doc as Record<string, unknown>;
   for (const name of fieldNames) {
@@ -276,7 +281,7 @@ export function encryptDocumentFieldsSync<T extends Record<string, unknown>>(doc
  * returns it. A field that fails becomes null (and is reported to the
  * logger): saving such a document back overwrites the stored envelope.
  */
-export function decryptDocumentFieldsSync<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): T {
+export function decryptDocumentFieldsSync<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): OpenedDocument<T> {
   if (!doc || !fieldNames?.length) return doc;
   const fields = doc as Record<string, unknown>;
   for (const name of fieldNames) {
@@ -293,7 +298,7 @@ export function decryptDocumentFieldsSync<T extends Record<string, unknown>>(doc
  * already holds an envelope is refused (`ALE_INVALID_INPUT`) before any
  * field of `doc` is changed: the save path for documents users write.
  */
-export function encryptDocumentFieldsStrictSync<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext, options: StrictEncryptOptions = {}): T {
+export function encryptDocumentFieldsStrictSync<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext, options: StrictEncryptOptions = {}): SealedDocument<T> {
   if (!doc || !fieldNames?.length) return doc;
   const fields = doc as Record<string, unknown>;
   const names = fieldNames.filter((name) => Object.hasOwn(doc, name) && fields[name] !== undefined && fields[name] !== null && fields[name] !== '');
@@ -302,15 +307,15 @@ export function encryptDocumentFieldsStrictSync<T extends Record<string, unknown
   return doc;
 }
 
-export async function encryptDocumentFieldsStrict<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext, options?: StrictEncryptOptions): Promise<T> {
+export async function encryptDocumentFieldsStrict<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext, options?: StrictEncryptOptions): Promise<SealedDocument<T>> {
   return encryptDocumentFieldsStrictSync(doc, fieldNames, ctx, options);
 }
 
-export async function encryptDocumentFields<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): Promise<T> {
+export async function encryptDocumentFields<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): Promise<SealedDocument<T>> {
   return encryptDocumentFieldsSync(doc, fieldNames, ctx);
 }
 
-export async function decryptDocumentFields<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): Promise<T> {
+export async function decryptDocumentFields<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): Promise<OpenedDocument<T>> {
   return decryptDocumentFieldsSync(doc, fieldNames, ctx);
 }
 
@@ -350,7 +355,9 @@ export interface StoredValuesReport {
 /**
  * Opens every value (nothing is written) and counts which key opened it, so
  * a site can check its database before switching: every envelope should
- * open, and `previous` and `legacy` say how much rotation is left.
+ * open, and `previous` and `legacy` say how much rotation is left. A value
+ * counts as opened only when it reads as decryptFieldValueSync reads it: one
+ * whose plaintext is not JSON is counted under `failed` (ALE_INVALID_JSON).
  * The ring defaults to the one the drop-in uses (from the environment).
  */
 export function checkStoredValues(values: Iterable<StoredFieldValue>, options: { keyRing?: KeyRing } = {}): StoredValuesReport {
@@ -366,7 +373,10 @@ export function checkStoredValues(values: Iterable<StoredFieldValue>, options: {
     if (!isFieldEncryptionEnvelope(value)) report.envelopeLike++;
     let index: number;
     try {
-      index = ring.keyIndex(value, ...parts({ tenantId, collectionId }, fieldName));
+      const aad = parts({ tenantId, collectionId }, fieldName);
+      index = ring.keyIndex(value, ...aad);
+      // Opened means read as the drop-in reads it: a value that authenticates but is not UTF-8 or JSON reads as null.
+      parseJson(ring.decrypt(value, ...aad));
     } catch (e) {
       const code = (e as CodedError).code ?? 'ALE_INTERNAL';
       report.failed[code] = (report.failed[code] ?? 0) + 1;
