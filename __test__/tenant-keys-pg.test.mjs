@@ -119,4 +119,35 @@ if (url) {
       await Promise.all([a, c].map((client) => client.end()));
     }
   });
+
+  test('pg: on one connection (a pg.Client), a tenant’s first load inside a transaction that rolls back takes its key rows with it; the next re-read writes them back, and what was sealed meanwhile opens', async () => {
+    const [notes, keysTable] = [`rb_notes_${process.pid}`, `rb_keys_${process.pid}`];
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const db = drizzlePg(client);
+    const store = mod.tenantKeys(db, { kek: KEK, table: keysTable, recheckAfterMs: 20, changeCheckEveryMs: 0 });
+    try {
+      await client.query(`CREATE TABLE ${notes} (id integer PRIMARY KEY, tenant_id text NOT NULL, body text)`);
+      await store.ready();
+      const t = pgTable(notes, { id: integer('id').primaryKey(), tenantId: text('tenant_id').notNull(), body: mod.encryptedText('body', { collection: 'notes', keys: store }) });
+      await assert.rejects(db.transaction(async (tx) => {
+        await mod.withTenant('newco', () => tx.insert(t).values({ id: 1, tenantId: 'newco', body: 'rolled back' }));
+        tx.rollback();
+      }));
+      assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${keysTable}`)).rows[0].n, 0, 'the key rows rolled back');
+      await mod.withTenant('newco', () => db.insert(t).values({ id: 2, tenantId: 'newco', body: 'sealed meanwhile' }));
+      await new Promise((r) => setTimeout(r, 250)); // past recheckAfterMs, on the store's clock of 100 ms steps
+      await store.load('newco');
+      await store.close();
+      // a new store, as after a restart: only the table's keys
+      const fresh = mod.tenantKeys(db, { kek: KEK, table: keysTable, changeCheckEveryMs: 0 });
+      const f = pgTable(notes, { id: integer('id').primaryKey(), tenantId: text('tenant_id').notNull(), body: mod.encryptedText('body', { collection: 'notes', keys: fresh }) });
+      assert.deepEqual(await fresh.withTenant('newco', () => db.select({ body: f.body }).from(f)), [{ body: 'sealed meanwhile' }]);
+      await fresh.close();
+    } finally {
+      await store.close().catch(() => undefined);
+      await client.query(`DROP TABLE IF EXISTS ${notes}; DROP TABLE IF EXISTS ${keysTable}`);
+      await client.end();
+    }
+  });
 }

@@ -300,6 +300,27 @@ export function tenantKeysSuite(d) {
       assert.deepEqual(await mod.withTenant('acme', () => db.select({ body: table.body }).from(table).where(eq(table.id, 31))), [{ body: 'counted' }]);
     });
 
+    test('a re-read that finds none of a loaded tenant’s rows writes back the rows of the keys it holds (a rolled-back transaction made them): values sealed meanwhile keep opening', async () => {
+      const store = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0, recheckAfterMs: 20, table: 'ale_keys_b' });
+      await store.ready();
+      const notes = defineKeyedTables(mod, d.builders, store).notes;
+      await mod.withTenant('acme', () => db.insert(notes).values({ id: 40, tenantId: 'acme', body: 'before' }));
+      const before = (await conn.query("SELECT key_id AS k FROM ale_keys_b WHERE tenant = 'acme' ORDER BY purpose")).map((r) => r.k);
+      assert.equal(before.length, 2);
+      // what a rollback of the transaction that created them leaves: no row, and the keys still in memory
+      await conn.query("DELETE FROM ale_keys_b WHERE tenant = 'acme'");
+      await mod.withTenant('acme', () => db.insert(notes).values({ id: 41, tenantId: 'acme', body: 'sealed meanwhile' }));
+      await new Promise((r) => setTimeout(r, 250)); // past recheckAfterMs, on the store's clock of 100 ms steps
+      await store.load('acme'); // the re-read
+      const after = (await conn.query("SELECT key_id AS k FROM ale_keys_b WHERE tenant = 'acme' ORDER BY purpose")).map((r) => r.k);
+      assert.deepEqual(after, before, 'the same keys, not new ones');
+      // a store that never held them reads them from the table
+      const fresh = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0, table: 'ale_keys_b' });
+      const freshNotes = defineKeyedTables(mod, d.builders, fresh).notes;
+      const rows = await fresh.withTenant('acme', () => db.select({ body: freshNotes.body }).from(freshNotes).orderBy(freshNotes.id));
+      assert.deepEqual(rows.map((r) => r.body), ['before', 'sealed meanwhile']);
+    });
+
     test('close() keeps no keys that a load begun while it wrote the counts brought in: the closed store seals and opens nothing', async () => {
       const store = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
       await store.load('acme');

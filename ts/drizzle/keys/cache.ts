@@ -1,5 +1,7 @@
 // The loaded tenants: a bounded map with second-chance eviction, and a
 // coarse clock the hot path reads instead of calling Date.now() per value.
+import type { KeyRow } from './table.js';
+
 /** One tenant in memory: the ids of its keys in the store's ring of tenants, or the fact that it was shredded. */
 export interface Entry {
   /** False once shredded: the ring of tenants holds nothing for it. */
@@ -29,6 +31,12 @@ export interface Entry {
   sealRefused?: { code: string; message: string };
   /** The last re-read found the rows and could not unwrap their keys (a KEK outage): the keys held here are kept. */
   unwrapsFailed?: boolean;
+  /**
+   * The rows its keys came from, as last read: written back when a re-read
+   * finds none of the tenant's rows (loading.ts, `tenantRows`), since values
+   * may be sealed under these keys.
+   */
+  rows?: readonly KeyRow[];
 }
 
 /**

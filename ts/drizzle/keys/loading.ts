@@ -7,14 +7,26 @@ import { countsUnreadable, incompleteKeys } from './errors.js';
 import type { StoreInternals } from './internals.js';
 import type { KeyRow } from './table.js';
 
-/** The tenant's rows, exactly its own whatever the column's collation compares as equal, created (a data key and an index key) when it has none. */
-export async function tenantRows(s: StoreInternals, tenant: string): Promise<KeyRow[]> {
+/**
+ * The tenant's rows, exactly its own whatever the column's collation
+ * compares as equal. When it has none: `held`, the rows of the keys this
+ * process holds for it, written back as they were; else its first keys (a
+ * data key and an index key), created.
+ */
+export async function tenantRows(s: StoreInternals, tenant: string, held?: readonly KeyRow[]): Promise<KeyRow[]> {
   const t = s.table;
   const own = (rows: KeyRow[]) => rows.filter((r) => r.tenant === tenant);
   const stored = async () => own(await s.db.select().from(t).where(eq(t.tenant, tenant)));
   const rows = await stored();
   if (rows.length > 0) return rows;
-  const fresh = await Promise.all((['data', 'index'] as const).map((purpose) => s.newRow(tenant, purpose, 1, 'active')));
+  // Rows this process read are gone: the transaction that created them
+  // rolled back (the store's db was the app's one connection), or the table
+  // was restored from before them. Values may be sealed under their keys
+  // since, so they are written back; new keys would leave those unreadable.
+  // A shred leaves tombstones, so it never comes here.
+  const fresh = held?.length
+    ? held.map((row) => ({ ...row, updatedAt: s.now }))
+    : await Promise.all((['data', 'index'] as const).map((purpose) => s.newRow(tenant, purpose, 1, 'active')));
   try {
     // One statement, so both rows exist or neither; the unique (tenant, purpose, generation) index lets one creator win.
     await s.db.insert(t).values(fresh);

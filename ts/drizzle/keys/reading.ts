@@ -32,7 +32,8 @@ export interface TenantReader {
 export async function readTenant(r: TenantReader, tenant: string, latest: () => boolean, mayRotate = true): Promise<void> {
   // What the rows say holds from before they were read.
   const confirmedAt = clock.now;
-  const rows = await tenantRows(r.store, tenant);
+  const held = r.cache.get(tenant);
+  const rows = await tenantRows(r.store, tenant, held?.loaded ? held.rows : undefined);
   const superseded = () => !latest() || r.shredded();
   if (superseded()) return;
   const state = stateOf(tenant, rows);
@@ -64,6 +65,7 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
   if (current !== undefined && same && current.staleAt > 0) {
     current.staleAt = staleAt;
     current.seen = seen;
+    current.rows = rows;
     delete current.sealRefused;
     delete current.unwrapsFailed;
     return;
@@ -98,5 +100,5 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
     for (const key of keys) key.fill(0);
   }
   r.takeCount(current);
-  r.cache.set(tenant, { loaded: true, keyIds, used: true, staleAt, seen, confirmedAt, sealed: 0, missedAt: current?.missedAt });
+  r.cache.set(tenant, { loaded: true, keyIds, used: true, staleAt, seen, confirmedAt, sealed: 0, missedAt: current?.missedAt, rows });
 }
