@@ -247,6 +247,33 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
     }
   });
 
+  test("what an element's getter throws goes on unchanged from encryptMany and decryptMany on both, a string or a frozen Error", () => {
+    const CTX = ['t', 'c', 'f'];
+    for (const thrown of ['plain string thrown', Object.freeze(new Error('frozen'))]) {
+      for (const [name, b] of Object.entries(backends)) {
+        const ring = new b.KeyRing([SECRET]);
+        const values = ['x', 'y'];
+        Object.defineProperty(values, 1, { get: () => { throw thrown; } });
+        for (const many of ['encryptMany', 'decryptMany']) assert.throws(() => ring[many](values, ...CTX), (e) => e === thrown, `${name} ${many}`);
+      }
+    }
+  });
+
+  // Reading every hole first took minutes and all memory, and sizing keyIds by the length aborted the process.
+  test('a sparse array of length 2^32 - 1 fails at its first hole on both: encryptMany, decryptMany, keyIds', { timeout: 60_000 }, () => {
+    const sparse = (...head) => Object.assign([...head], { length: 2 ** 32 - 1 });
+    const CTX = ['t', 'c', 'f'];
+    const sealed = new js.KeyRing([SECRET]).encrypt('x', ...CTX);
+    for (const [what, head] of [['a hole first', []], ['a hole after a value', ['x']]]) {
+      assert.deepEqual(same((b) => new b.KeyRing([SECRET]).encryptMany(sparse(...head), ...CTX), `encryptMany, ${what}`), { code: 'ALE_INVALID_INPUT' });
+      assert.deepEqual(same((b) => new b.KeyRing([SECRET]).decryptMany(sparse(...head.map(() => sealed)), ...CTX), `decryptMany, ${what}`), { code: 'ALE_INVALID_INPUT' });
+    }
+    for (const b of Object.values(backends)) assert.throws(() => new b.KeyRing([SECRET]).encryptMany(sparse('x'), ...CTX), /values\[1\]/);
+    // a bad context is reported before a bad element, by both
+    assert.deepEqual(same((b) => new b.KeyRing([SECRET]).encryptMany(sparse(), 't', '', 'f'), 'encryptMany, a bad context'), { code: 'ALE_INVALID_CONTEXT' });
+    assert.deepEqual(same((b) => new b.KeyRing([Buffer.alloc(32, 7)], { keyIds: sparse() }), 'keyIds'), { code: 'ALE_INVALID_INPUT' });
+  });
+
   test('fromEnv reads the same variables the same way', () => {
     const hex = randomBytes(32).toString('hex');
     const b64 = randomBytes(32).toString('base64');

@@ -14,6 +14,7 @@ use napi::sys;
 use crate::budget;
 use crate::error::{check, to_js, Result};
 use crate::js::buffer::{new_buffer, read_bytes_into};
+use crate::js::raw;
 use crate::js::text::{
     ascii_to_js, read_envelope_bytes, read_envelope_utf16, read_utf8, text_to_js,
 };
@@ -307,9 +308,13 @@ pub unsafe fn array_len(env: sys::napi_env, values: sys::napi_value) -> Result<u
     Ok(len)
 }
 
-/// The first `len` elements of the JS array `values`. They are read before
-/// any is worked on: reading one can run JS (a getter), which may call the
-/// addon again, and must not while the thread's buffers are in use.
+/// The first `len` elements of the JS array `values`, up to and including
+/// the first that is not a string. They are read before any is worked on:
+/// reading one can run JS (a getter), which may call the addon again, and
+/// must not while the thread's buffers are in use. The element that is not
+/// a string fails the call when its turn comes (`values[i]`, after the
+/// context is checked), so none after it is read: a sparse array with a
+/// length of 2^32 - 1 would otherwise be read, and held, hole by hole.
 ///
 /// # Safety
 /// `env` and `values` must be valid for the current call, `values` an array
@@ -319,14 +324,18 @@ pub unsafe fn elements(
     values: sys::napi_value,
     len: u32,
 ) -> Result<Vec<sys::napi_value>> {
-    (0..len)
-        .map(|i| {
-            let mut element = std::ptr::null_mut();
-            // SAFETY: `i` is below the array's length.
-            check(unsafe { sys::napi_get_element(env, values, i, &mut element) })?;
-            Ok(element)
-        })
-        .collect()
+    let mut out = Vec::new();
+    for i in 0..len {
+        let mut element = std::ptr::null_mut();
+        // SAFETY: `i` is below the array's length.
+        check(unsafe { sys::napi_get_element(env, values, i, &mut element) })?;
+        out.push(element);
+        // SAFETY: `element` was just read.
+        if !unsafe { raw::is_string(env, element) } {
+            break;
+        }
+    }
+    Ok(out)
 }
 
 /// Applies `op` to each of `values` and returns a new array of the

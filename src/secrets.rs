@@ -253,7 +253,8 @@ unsafe fn read_key_ids(env: sys::napi_env, value: sys::napi_value) -> Result<Vec
     let mut len = 0u32;
     // SAFETY: `value` is an array.
     check(unsafe { sys::napi_get_array_length(env, value, &mut len) })?;
-    let mut ids = Vec::with_capacity(len as usize);
+    // Not sized by `len`: a sparse array's length says nothing of its elements, and its first hole fails below.
+    let mut ids = Vec::new();
     for i in 0..len {
         let mut element = std::ptr::null_mut();
         // SAFETY: `i` is below the array's length.

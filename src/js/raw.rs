@@ -70,6 +70,17 @@ pub unsafe fn args<const N: usize>(
     Ok(a)
 }
 
+/// Whether `value` is a string (no JS runs).
+///
+/// # Safety
+/// `env` and `value` must be valid.
+pub unsafe fn is_string(env: sys::napi_env, value: sys::napi_value) -> bool {
+    let mut t = 0;
+    // SAFETY: forwarded.
+    let status = unsafe { sys::napi_typeof(env, value, &mut t) };
+    status == sys::Status::napi_ok && t == sys::ValueType::napi_string
+}
+
 /// `typeof value`, for error messages.
 ///
 /// # Safety

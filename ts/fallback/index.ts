@@ -99,17 +99,24 @@ const blindIndexesWith = (ring: Ring, value: unknown, t: unknown, c: unknown, f:
 /** `op` on every element of `values`; a failure names the element's index and keeps its code. */
 function mapValues(values: unknown, t: unknown, c: unknown, f: unknown, op: (value: unknown, aad: string) => string): string[] {
   if (!Array.isArray(values)) throw invalidInput('values must be an array of strings');
-  const length = values.length;
+  // As the addon does (src/ops.rs, `elements`): every element read first, up to the first that is not a string, which
+  // fails in its turn; then the context. What an element's getter throws is the caller's own and goes on unchanged.
+  const elements: unknown[] = [];
+  for (let i = 0; i < values.length; i++) {
+    const value: unknown = values[i];
+    elements.push(value);
+    if (typeof value !== 'string') break;
+  }
   const aad = readContext(t, c, f);
-  const out = new Array<string>(length);
-  for (let i = 0; i < length; i++) {
+  const out = new Array<string>(values.length);
+  elements.forEach((value, i) => {
     try {
-      out[i] = op(values[i], aad);
+      out[i] = op(value, aad);
     } catch (e) {
       (e as Error).message = `values[${i}]: ${(e as Error).message}`;
       throw e;
     }
-  }
+  });
   return out;
 }
 
