@@ -498,6 +498,20 @@ export function drizzleSuite(d) {
       assert.equal(await raw(users, users.email, 1), 'a@plain.test');
     });
 
+    test('migratePlaintext and rotateKeys refuse a keyRing whose primary the column does not read with (ALE_INVALID_KEY), before writing anything', async () => {
+      await db.insert(users).values({ id: 1, tenantId: 'acme', email: sql`${'a@plain.test'}` });
+      const columns = [{ column: users.email }];
+      const e = await mod.migratePlaintext(db, { table: users, key: users.id, columns, tenant: 'acme', keyRing: new ale.KeyRing([OLD_SECRET]) }).catch((e) => e);
+      assert.equal(e?.code, 'ALE_INVALID_KEY', String(e));
+      assert.match(e.message, /column "email" cannot read what options.keyRing seals/);
+      assert.equal(await raw(users, users.email, 1), 'a@plain.test');
+      await withTenant('acme', () => db.update(users).set({ email: 'a@sealed.test' }).where(eq(users.id, 1)));
+      const sealed = await raw(users, users.email, 1);
+      const r = await mod.rotateKeys(db, { table: users, key: users.id, columns, tenant: 'acme', keyRing: new ale.KeyRing([OLD_SECRET, SECRET]) }).catch((e) => e);
+      assert.equal(r?.code, 'ALE_INVALID_KEY', String(r));
+      assert.equal(await raw(users, users.email, 1), sealed);
+    });
+
     test('the batch helpers refuse a column that is not an encrypted column of the table, with ALE_INVALID_INPUT, before touching a row', async () => {
       await db.insert(users).values({ id: 1, tenantId: 'acme', email: sql`${'a@plain.test'}` });
       const base = { table: users, key: users.id, tenant: { column: users.tenantId } };

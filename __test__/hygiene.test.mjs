@@ -140,8 +140,10 @@ test("migratePlaintext and rotateKeys: a batch's failed write is ALE_BATCH_WRITE
   // Every batch operation's failed write is coded the same way: rotateKeys here.
   const old = new ale.KeyRing([OLD_SECRET]);
   file.prepare('UPDATE notes SET body = ?').run(old.encrypt(PLAINTEXT, 'acme', 'notes', 'body'));
-  const rotating = sqliteTable('notes', { id: integer('id').primaryKey(), body: m.encryptedText('body', { collection: 'notes', keyRing: old }) });
-  const r = await m.rotateKeys(db, { table: rotating, key: rotating.id, columns: [{ column: rotating.body }], tenant: 'acme', keyRing: new ale.KeyRing([SECRET, OLD_SECRET]) }).catch((err) => err);
+  // the column reads with the ring the rotation writes under, the new key first
+  const both = new ale.KeyRing([SECRET, OLD_SECRET]);
+  const rotating = sqliteTable('notes', { id: integer('id').primaryKey(), body: m.encryptedText('body', { collection: 'notes', keyRing: both }) });
+  const r = await m.rotateKeys(db, { table: rotating, key: rotating.id, columns: [{ column: rotating.body }], tenant: 'acme', keyRing: both }).catch((err) => err);
   assert.equal(r?.code, 'ALE_BATCH_WRITE_FAILED', String(r?.stack ?? r));
   assert.match(r.message, /code SQLITE_BUSY, errno 5/);
 });

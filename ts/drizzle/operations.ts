@@ -176,7 +176,10 @@ function atCell<T>(spec: CellSpec, key: unknown, op: () => T): T {
  * rule its reads follow.
  */
 export function encryptPlaintext(ring: KeyRing | undefined): Decide {
-  const decide: Decide = (cell, t, { collection: c, field: f, storage, sealer, json, range }) => {
+  const readsRing = ring && readsWhatRingSeals(ring, 'migratePlaintext');
+  const decide: Decide = (cell, t, spec) => {
+    const { collection: c, field: f, storage, sealer, json, range } = spec;
+    readsRing?.(t, spec);
     const readable = (text: string) => (json ? jsonText(text) : range ? typedText(range, text) : text);
     if (storage === 'binary') {
       const text = binaryPlaintext(cell);
@@ -243,7 +246,10 @@ export function loadingTenants(driver: BatchDriver, load: (tenant: string) => Pr
 
 /** Re-encrypt envelopes that only a previous key opens. Plaintext is an error. */
 export function reencryptUnderPrimary(ring: KeyRing): Decide {
-  const decide: Decide = (cell, t, { collection: c, field: f, storage }) => {
+  const readsRing = readsWhatRingSeals(ring, 'rotateKeys');
+  const decide: Decide = (cell, t, spec) => {
+    const { collection: c, field: f, storage } = spec;
+    readsRing(t, spec);
     if (storage === 'binary') {
       const bytes = bytesOnly(cell);
       if (ring.keyIndex(native.envelopeFromBytes(bytes), t, c, f) === 0) return null;
@@ -255,6 +261,30 @@ export function reencryptUnderPrimary(ring: KeyRing): Decide {
   };
   decide.operation = 'rotateKeys';
   return decide;
+}
+
+/**
+ * A check, once per tenant and column, that the column's own ring opens
+ * what `ring` seals: an operation given a keyRing the column does not read
+ * with (a `KeyRing.fromEnv()` for a column with a keyRing of its own, say)
+ * would write values no read opens, count them written, and a rerun would
+ * skip them as envelopes.
+ */
+function readsWhatRingSeals(ring: KeyRing, operation: string): (tenant: string, spec: CellSpec) => void {
+  const checked = new Set<string>();
+  return (tenant, { table, column, collection, field, sealer }) => {
+    const context = JSON.stringify([tenant, table, column]);
+    if (checked.has(context)) return;
+    try {
+      sealer.decrypt(ring.encrypt('', tenant, collection, field), tenant, collection, field);
+    } catch {
+      throw codedError(
+        'ALE_INVALID_KEY',
+        `${operation}: column "${column}" cannot read what options.keyRing seals: its own ring (its keyRing, its tenant keys or the process-wide ring) lacks that ring's primary key. Give the column a ring that holds it, or leave options.keyRing out`,
+      );
+    }
+    checked.add(context);
+  };
 }
 
 /**
