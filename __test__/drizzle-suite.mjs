@@ -286,6 +286,12 @@ export function drizzleSuite(d) {
       assert.deepEqual(await withTenant('globex', () => db.select({ id: users.id }).from(users).where(eq(users.emailIndex, 'ann@x.test'))), [{ id: 9 }]);
     });
 
+    test('matchBlindIndex refuses a placeholder, whose value would reach the database unhashed', async () => {
+      const e = await withTenant('acme', () => mod.matchBlindIndex(users.emailIndex, sql.placeholder('email'))).then(() => null, (e) => e);
+      assert.equal(e?.code, 'ALE_INVALID_INPUT', String(e));
+      assert.match(e.message, /placeholder's value reaches the database unhashed/);
+    });
+
     test('matchBlindIndex finds values indexed under the old key and under the new key, in the tenant scope only', async () => {
       const ctx = ['acme', 'users', 'email'];
       // row 1 was written before the rotation (its index under the old key), row 2 after it (under the new)

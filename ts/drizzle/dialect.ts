@@ -1,6 +1,6 @@
 // One factory for the three dialect modules: the encrypted column types over
 // a dialect's customType(), and the batch helpers over its transactions.
-import { sql, type Column, type SQL } from 'drizzle-orm';
+import { is, Placeholder, sql, type Column, type SQL } from 'drizzle-orm';
 import { codedError } from '../shared/errors.js';
 import { batchHelpers } from './batch.js';
 import type { Transact } from './transactions.js';
@@ -223,6 +223,10 @@ function tenantKeysFactory(keyTable: KeyTableSpec) {
  */
 export function matchBlindIndex(column: Column, value: string | StoredIndex): SQL {
   const codec = codecOf(column);
+  if (is(value, Placeholder)) {
+    // Its indexes are made now, under the tenant in scope; a placeholder's value comes only when the statement runs.
+    throw codedError('ALE_INVALID_INPUT', `matchBlindIndex(${column.name}): a placeholder's value reaches the database unhashed when a prepared statement runs; build the condition with the value at each call`);
+  }
   // As `eq` does through the column: a StoredIndex of another tenant or index would match nothing here, and throws.
   const stored = storedFor(value, indexSite(codec, column.name, 'blind index'));
   if (stored !== undefined) return sql`${column} = ${stored}`;
