@@ -41,8 +41,9 @@ export declare class KeyRing {
   /**
    * Builds a ring from `ENCRYPTION_KEY` (or `SECRET_ENCRYPTION_KEY` when it
    * is empty) as the primary and `ENCRYPTION_KEY_PREVIOUS` (comma-separated,
-   * newest first, white space around entries ignored). Reads `process.env`
-   * by default.
+   * newest first, white space around entries ignored; as written too when
+   * that may have cut a passphrase), then `ENCRYPTION_KEY_PREVIOUS_1`, `_2`,
+   * … each as written. Reads `process.env` by default.
    */
   static fromEnv(env?: Record<string, string | undefined>, options?: RingOptions): KeyRing
   /**

@@ -166,7 +166,7 @@ describe('keys and rotation', () => {
   test('fromEnv reads ENCRYPTION_KEY then ENCRYPTION_KEY_PREVIOUS', () => {
     const old = new ale.KeyRing([OLD_SECRET]).encrypt('x', ...CTX);
     const r = ale.KeyRing.fromEnv({ ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS: `${'z'.repeat(40)},${OLD_SECRET}` });
-    assert.equal(r.size, 3);
+    assert.equal(r.size, 4, 'the primary, the two entries, and the value as written (it may be one passphrase)');
     assert.equal(r.decrypt(old, ...CTX), 'x');
     const e = throwsCode(assert, () => ale.KeyRing.fromEnv({}), 'ALE_INVALID_KEY');
     assert.match(e.message, /ENCRYPTION_KEY/);
@@ -186,8 +186,32 @@ describe('keys and rotation', () => {
     const b64 = randomBytes(32).toString('base64');
     const old = new ale.KeyRing([b64]).encrypt('o', ...CTX);
     const r = ale.KeyRing.fromEnv({ ENCRYPTION_KEY: hex, ENCRYPTION_KEY_PREVIOUS: ` ${OLD_SECRET} ,\t${b64}\n, ` });
-    assert.deepEqual(r.stats().filter((k) => !k.legacy).map((k) => k.kind), ['hex', 'passphrase', 'base64']);
+    assert.deepEqual(r.stats().filter((k) => !k.legacy).map((k) => k.kind), ['hex', 'passphrase', 'base64', 'passphrase']);
     assert.equal(r.keyIndex(old, ...CTX), 2);
+  });
+
+  test('fromEnv: a passphrase moved into ENCRYPTION_KEY_PREVIOUS as written opens its values, though the list cuts it at its commas or trims it', () => {
+    const hex = randomBytes(32).toString('hex');
+    const opens = (previousVars, passphrase) => {
+      const sealed = new ale.KeyRing([passphrase]).encrypt('old value', ...CTX);
+      return ale.KeyRing.fromEnv({ ENCRYPTION_KEY: hex, ...previousVars }).decrypt(sealed, ...CTX);
+    };
+    // halves of 32 characters or more: each is an entry, and the whole is one more secret
+    const halves = 'a passphrase whose halves are each long, enough to be passphrases of their own';
+    assert.equal(opens({ ENCRYPTION_KEY_PREVIOUS: halves }, halves), 'old value');
+    const spaced = 'a passphrase typed with a space at its end ';
+    assert.equal(opens({ ENCRYPTION_KEY_PREVIOUS: spaced }, spaced), 'old value');
+    // a half under 32 characters fails the list, loudly; a numbered variable takes it as written
+    const short = 'the first passphrase, chosen by the admin in 2024 before rotating';
+    throwsCode(assert, () => ale.KeyRing.fromEnv({ ENCRYPTION_KEY: hex, ENCRYPTION_KEY_PREVIOUS: short }), 'ALE_INVALID_KEY');
+    assert.equal(opens({ ENCRYPTION_KEY_PREVIOUS_1: short }, short), 'old value');
+    assert.equal(opens({ ENCRYPTION_KEY_PREVIOUS: OLD_SECRET, ENCRYPTION_KEY_PREVIOUS_1: spaced, ENCRYPTION_KEY_PREVIOUS_2: short }, short), 'old value');
+    // numbered variables end at the first unset or empty one
+    throwsCode(assert, () => opens({ ENCRYPTION_KEY_PREVIOUS_2: short }, short), 'ALE_AUTH_FAILED');
+    throwsCode(assert, () => opens({ ENCRYPTION_KEY_PREVIOUS_1: '', ENCRYPTION_KEY_PREVIOUS_2: short }, short), 'ALE_AUTH_FAILED');
+    // a list of raw keys is only a list
+    const b64 = randomBytes(32).toString('base64');
+    assert.equal(ale.KeyRing.fromEnv({ ENCRYPTION_KEY: hex, ENCRYPTION_KEY_PREVIOUS: ` ${hex} , ${b64} ` }).size, 3);
   });
 
   test('a 32-byte Uint8Array or Buffer is a raw key; other lengths are refused', () => {

@@ -7,6 +7,7 @@ use ale_core::error::AleError;
 use ale_core::iv::IvLength;
 use ale_core::keys::{self, KeyRing, RingOptions, Secret};
 use ale_core::near_miss::near_miss;
+use ale_core::previous::previous_secrets;
 use ale_core::secret::SecretValue;
 use ale_core::Rings;
 use napi::sys;
@@ -305,7 +306,10 @@ fn build_ring(
 /// `ENCRYPTION_KEY`, or `SECRET_ENCRYPTION_KEY` when that is unset or empty,
 /// used exactly as written (SveltyCMS does not trim it); then the
 /// comma-separated `ENCRYPTION_KEY_PREVIOUS`, each entry trimmed of the white
-/// space around it. `vars` defaults to `process.env`.
+/// space around it; then `ENCRYPTION_KEY_PREVIOUS_1`, `_2`, … up to the first
+/// unset or empty, each as written; then, when the list may have cut or
+/// trimmed a passphrase, `ENCRYPTION_KEY_PREVIOUS` as written
+/// ([`previous_secrets`]). `vars` defaults to `process.env`.
 ///
 /// # Safety
 /// `env` and the values must be valid for the current call.
@@ -342,17 +346,30 @@ pub unsafe fn ring_from_env(
         }));
     };
     let mut secrets = vec![(name.to_string(), Owned::Text(primary))];
+    let text = |bytes: &[u8]| Owned::Text(Zeroizing::new(bytes.to_vec()));
+    let mut whole = None;
     if let Some(previous) = get_string_property(env, vars, "ENCRYPTION_KEY_PREVIOUS")? {
-        let entries = previous
-            .split(|&b| b == b',')
-            .map(<[u8]>::trim_ascii)
-            .filter(|p| !p.is_empty());
-        for (i, entry) in entries.enumerate() {
+        // read_utf8 transcodes from well-formed UTF-16, so this is UTF-8.
+        let value = std::str::from_utf8(&previous).map_err(|_| to_js(AleError::Internal))?;
+        let read = previous_secrets(value);
+        for (i, entry) in read.entries.iter().enumerate() {
             secrets.push((
                 format!("ENCRYPTION_KEY_PREVIOUS[{i}]"),
-                Owned::Text(Zeroizing::new(entry.to_vec())),
+                text(entry.as_bytes()),
             ));
         }
+        whole = read.whole.map(|w| text(w.as_bytes()));
+    }
+    // Each as written, for a passphrase the list would cut or trim.
+    for n in 1.. {
+        let name = format!("ENCRYPTION_KEY_PREVIOUS_{n}");
+        match get_string_property(env, vars, &name)?.filter(|v| !v.is_empty()) {
+            Some(value) => secrets.push((name, Owned::Text(value))),
+            None => break,
+        }
+    }
+    if let Some(whole) = whole {
+        secrets.push(("ENCRYPTION_KEY_PREVIOUS".into(), whole));
     }
     let ring = build_ring(&secrets, options, naming)?;
     // SAFETY: forwarded.
@@ -364,7 +381,7 @@ pub unsafe fn ring_from_env(
 fn get_string_property(
     env: sys::napi_env,
     vars: sys::napi_value,
-    name: &'static str,
+    name: &str,
 ) -> Result<Option<Zeroizing<Vec<u8>>>> {
     let key = std::ffi::CString::new(name).map_err(|_| to_js(AleError::Internal))?;
     let invalid = || {

@@ -21,6 +21,7 @@ pub mod error;
 pub mod iv;
 pub mod keys;
 pub mod near_miss;
+pub mod previous;
 pub mod rings;
 pub mod scratch;
 pub mod search;
