@@ -224,3 +224,27 @@ test("a KEK provider's own error (no ALE code) reaches the caller as it is, not 
     conn.close();
   }
 });
+
+test('close() then bind() to another database: a tenant shredded in the first is a live tenant of the second, read from its own rows', async () => {
+  const [first, second] = await Promise.all([openSqlite(':memory:', { wal: false }), openSqlite(':memory:', { wal: false })]);
+  const keys = mod.tenantKeys(undefined, { flushEveryMs: 0, changeCheckEveryMs: 0 });
+  try {
+    keys.bind(first.db, { kek: KEK });
+    await keys.ready();
+    await keys.shred('acme');
+    await keys.close();
+    keys.bind(second.db, { kek: KEK });
+    await keys.ready();
+    await keys.load('acme');
+    assert.deepEqual((await keys.describe('acme')).map((k) => k.state), ['active', 'active']);
+    assert.match(keys.activeKeyId('acme'), /^[A-Za-z0-9_-]{22}$/);
+    // and back on the first, the tombstone is read again
+    await keys.close();
+    keys.bind(first.db, { kek: KEK });
+    assert.equal((await keys.load('acme').then(() => keys.activeKeyId('acme')).catch((e) => e))?.code, 'ALE_KEY_SHREDDED');
+  } finally {
+    await keys.close().catch(() => undefined);
+    first.close();
+    second.close();
+  }
+});

@@ -716,6 +716,18 @@ export function tenantKeysSuite(d) {
       assert.equal(await codeOf(() => other.load('globex')), 'ALE_AUTH_FAILED');
     });
 
+    test('a local KEK: a wrapped key cut short or emptied is ALE_AUTH_FAILED to load and to rewrap, as an altered one is', { skip: typeof specs.current !== 'string' }, async () => {
+      for (const damaged of ['', 'AAAAAAAAAAAAAAAAAAAA']) {
+        await keys.load('acme');
+        await db.update(mod.aleKeys).set({ wrappedKey: damaged }).where(and(eq(mod.aleKeys.tenant, 'acme'), eq(mod.aleKeys.purpose, 'data')));
+        const other = tenantKeys(db, { kek: kek(), changeCheckEveryMs: 0 });
+        assert.equal(await codeOf(() => other.load('acme')), 'ALE_AUTH_FAILED', JSON.stringify(damaged));
+        assert.equal(await codeOf(() => other.rewrap(newKek())), 'ALE_AUTH_FAILED', JSON.stringify(damaged));
+        await conn.query("DELETE FROM ale_keys WHERE tenant = 'acme'");
+        keys.forget('acme');
+      }
+    });
+
     test('tenant ids are compared exactly: ids that differ in case or trailing space have keys of their own, and a shred takes one of them only', async () => {
       for (const tenant of ['acme', 'Acme', 'acme ']) await insert(tenant, [{ id: tenant === 'acme' ? 1 : tenant === 'Acme' ? 2 : 3, body: `body of ${JSON.stringify(tenant)}` }]);
       const ids = await Promise.all(['acme', 'Acme', 'acme '].map(async (t) => (await keys.describe(t)).map((k) => k.keyId).sort().join()));

@@ -75,6 +75,9 @@ function localProvider(secret: string | Uint8Array, label: string): KekProvider 
     async unwrap(wrapped, ref, aad) {
       if (ref !== id) throw codedError('ALE_INVALID_KEY', `the KEK ${JSON.stringify(ref)} is not this one`);
       const bytes = Buffer.from(wrapped, 'base64url');
+      // Shorter than an IV and a tag (a damaged row), node:crypto would refuse the IV or the tag with its own code.
+      const refused = () => codedError('ALE_AUTH_FAILED', 'the wrapped key did not authenticate');
+      if (bytes.length < IV_BYTES + TAG_BYTES) throw refused();
       const decipher = createDecipheriv('aes-256-gcm', aes, bytes.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
       decipher.setAAD(aad);
       decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
@@ -83,7 +86,7 @@ function localProvider(secret: string | Uint8Array, label: string): KekProvider 
         decipher.final();
       } catch {
         plain.fill(0);
-        throw codedError('ALE_AUTH_FAILED', 'the wrapped key did not authenticate');
+        throw refused();
       }
       return plain;
     },

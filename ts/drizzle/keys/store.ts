@@ -261,6 +261,7 @@ export class TenantKeys implements ScopeKeys {
     for (const tenant of [...this.#cache.tenants()]) this.forget(tenant);
     this.#reads.clear();
     this.#loadFailures.clear();
+    this.#shredded.clear(); // a load reads each tombstone again, from the database bind() gives
     try {
       if (db !== undefined) await reported(() => this.#writeCounts(() => db));
     } finally {
