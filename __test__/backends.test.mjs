@@ -259,6 +259,16 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
     }
   });
 
+  test("a long version number gets one code, whatever the addon's thread buffers hold: one decrypt of a long envelope before made the addon decide on a longer head", () => {
+    const odd = `v${'9'.repeat(2000)}:x`;
+    const CTX = ['t', 'c', 'f'];
+    const ring = new native.KeyRing([SECRET]);
+    const before = outcome(() => ring.decrypt(odd, ...CTX));
+    ring.decrypt(ring.encrypt('y'.repeat(3000), ...CTX), ...CTX); // grows this thread's buffer past the value's digits
+    assert.deepEqual([before, outcome(() => ring.decrypt(odd, ...CTX))], [{ code: 'ALE_MALFORMED_ENVELOPE' }, { code: 'ALE_MALFORMED_ENVELOPE' }]);
+    assert.deepEqual(same((b) => new b.KeyRing([SECRET]).decrypt(odd, ...CTX), 'the fallback'), { code: 'ALE_MALFORMED_ENVELOPE' });
+  });
+
   // Reading every hole first took minutes and all memory, and sizing keyIds by the length aborted the process.
   test('a sparse array of length 2^32 - 1 fails at its first hole on both: encryptMany, decryptMany, keyIds', { timeout: 60_000 }, () => {
     const sparse = (...head) => Object.assign([...head], { length: 2 ** 32 - 1 });
@@ -316,7 +326,7 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
     // the cases of crates/core/src/envelope.rs's tests, and more
     const cases = [
       '', 'v', 'v:', '1:a:b:c', 'V1:x:y:z', 'va:x', 'v1', 'v1x:', ' v1:', 'plain text', 'v01:a:b:c', `\u01761:${IV}:${TAG}:`,
-      'v0:x', 'v2:a:b:c', 'v10:', 'v99999999999999999999999:', `v2:${IV}:${TAG}:aGk`,
+      'v0:x', 'v2:a:b:c', 'v10:', 'v99999999999999999999999:', `v${'9'.repeat(19)}:`, `v${'9'.repeat(20)}:`, `v${'9'.repeat(2000)}:x`, `v2:${IV}:${TAG}:aGk`,
       `v1:${IV}:${TAG}`, `v1:${IV}`, `v1:${IV}:${TAG}:AAAA:AAAA`, `v1:${IV}:${TAG}::`, `v1:${IV}:${TAG}:aGk:`,
       ...['', IV.slice(0, 15), `${IV}A`, IV.slice(0, 8), `${IV}${IV}`, IV16.slice(0, 21), `${IV16}A`, IV16.slice(0, 11), `${IV16}${IV16}`, 'AAECAwQFBgcICQoLDA0ODx', 'AAECAwQFBgcICQo+', 'AAECAwQFBgcI CQo', 'AAECAwQFBgcICQo=']
         .map((iv) => `v1:${iv}:${TAG}:`),

@@ -131,10 +131,11 @@ describe('malformed envelopes', () => {
       throwsCode(assert, () => ring.decrypt(env, ...CTX), 'ALE_MALFORMED_ENVELOPE');
     });
   }
-  test('other versions → ALE_UNSUPPORTED_VERSION', () => {
-    for (const v of ['v0', 'v3', 'v10', 'v999999999999999999999']) {
+  test('other versions → ALE_UNSUPPORTED_VERSION; one of more than 19 digits is malformed', () => {
+    for (const v of ['v0', 'v3', 'v10', 'v9999999999999999999']) {
       throwsCode(assert, () => ring.decrypt(`${v}:${iv}:${tag}:${ct}`, ...CTX), 'ALE_UNSUPPORTED_VERSION');
     }
+    throwsCode(assert, () => ring.decrypt(`v99999999999999999999:${iv}:${tag}:${ct}`, ...CTX), 'ALE_MALFORMED_ENVELOPE');
   });
 });
 

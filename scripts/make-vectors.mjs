@@ -72,6 +72,8 @@ const errors = [
   { name: 'v2 with no key id', ring: 'keyed', text: goodV2.text.replace(`${KEY_ID}:`, ''), code: 'ALE_MALFORMED_ENVELOPE' },
   { name: 'another alphabet', ring: 'hex', text: `v1:${iv.slice(0, 21)}+:${tag}:${ct}`, code: 'ALE_MALFORMED_ENVELOPE' },
   { name: 'version 3', ring: 'hex', text: `v3:${iv}:${tag}:${ct}`, code: 'ALE_UNSUPPORTED_VERSION' },
+  { name: 'a version of 19 digits', ring: 'hex', text: `v${'9'.repeat(19)}:${iv}:${tag}:${ct}`, code: 'ALE_UNSUPPORTED_VERSION' },
+  { name: 'a version of 20 digits', ring: 'hex', text: `v1${'0'.repeat(19)}:${iv}:${tag}:${ct}`, code: 'ALE_MALFORMED_ENVELOPE' },
   { name: 'a changed tag', ring: 'hex', text: `v1:${iv}:${b64u(Buffer.from(flipped(Buffer.from(tag, 'base64url').toString('hex'), 0), 'hex'))}:${ct}`, code: 'ALE_AUTH_FAILED' },
   { name: 'another context', ring: 'hex', text: good.text, context: ['tenant-2', 'users', 'email'], code: 'ALE_AUTH_FAILED' },
   { name: 'another key', ring: 'passphrase', text: good.text, code: 'ALE_AUTH_FAILED' },

@@ -33,6 +33,9 @@ export interface BinaryParts {
 const fourParts = () => malformed("expected 4 parts separated by ':'");
 const fiveParts = () => malformed("expected 5 parts separated by ':'");
 
+/** The most digits a version number may have. */
+const MAX_VERSION_DIGITS = 19;
+
 /**
  * Checks only the version prefix: returns for `v1:` and `v2:`, throws what
  * parsing would for any other (`ALE_UNSUPPORTED_VERSION` for `v<digits>:`
@@ -43,7 +46,9 @@ export function checkVersion(envelope: string): void {
   const notEnvelope = () => malformed('the value does not start with v<digits>:');
   if (envelope.charCodeAt(0) !== 0x76 /* v */) throw notEnvelope();
   let end = 1;
-  while (end < envelope.length && envelope.charCodeAt(end) >= 0x30 && envelope.charCodeAt(end) <= 0x39) end++;
+  while (end < envelope.length && end <= MAX_VERSION_DIGITS + 1 && envelope.charCodeAt(end) >= 0x30 && envelope.charCodeAt(end) <= 0x39) end++;
+  // Before the `:` is looked for, as the addon decides it on a long value's first characters (crates/core/src/envelope.rs).
+  if (end > MAX_VERSION_DIGITS + 1) throw malformed(`the version number has more than ${MAX_VERSION_DIGITS} digits`);
   if (end === 1 || envelope.charCodeAt(end) !== 0x3a /* : */) throw notEnvelope();
   if (envelope.charCodeAt(1) === 0x30 && end > 2) throw malformed('the version number has a leading zero');
   throw unsupportedVersion(envelope.slice(1, end));

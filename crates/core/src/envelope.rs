@@ -304,6 +304,9 @@ fn in_place<'a, C: CodeUnit>(
 }
 
 /// Accepts `v1:` and `v2:` and returns what follows; classifies every other prefix.
+/// The most digits a version number may have.
+const MAX_VERSION_DIGITS: usize = 19;
+
 fn strip_version<C: CodeUnit>(envelope: &[C]) -> Result<(Version, &[C])> {
     let ascii = |i: usize| envelope.get(i).and_then(|c| c.ascii());
     for (version, prefix) in [(Version::V1, PREFIX_V1), (Version::V2, PREFIX_V2)] {
@@ -317,7 +320,16 @@ fn strip_version<C: CodeUnit>(envelope: &[C]) -> Result<(Version, &[C])> {
     }
     let digits = (1..)
         .take_while(|&i| ascii(i).is_some_and(|b| b.is_ascii_digit()))
+        .take(MAX_VERSION_DIGITS + 1)
         .count();
+    // Decided on the first 21 characters, before the `:` is looked for: a
+    // long value is classified by its head alone (src/js/text.rs), and every
+    // version read fits a u64.
+    if digits > MAX_VERSION_DIGITS {
+        return Err(AleError::MalformedEnvelope(
+            "the version number has more than 19 digits",
+        ));
+    }
     if digits == 0 || ascii(1 + digits) != Some(b':') {
         return Err(not_envelope);
     }
@@ -326,9 +338,9 @@ fn strip_version<C: CodeUnit>(envelope: &[C]) -> Result<(Version, &[C])> {
             "the version number has a leading zero",
         ));
     }
-    let version = (1..=digits).filter_map(ascii).fold(0u64, |v, d| {
-        v.saturating_mul(10).saturating_add(u64::from(d - b'0'))
-    });
+    let version = (1..=digits)
+        .filter_map(ascii)
+        .fold(0u64, |v, d| v * 10 + u64::from(d - b'0'));
     Err(AleError::UnsupportedVersion(version))
 }
 

@@ -188,13 +188,22 @@ fn other_versions_are_unsupported() {
         ("v0:x", 0),
         ("v3:a:b:c", 3),
         ("v10:", 10),
-        ("v99999999999999999999999:", u64::MAX),
+        ("v9999999999999999999:", 9_999_999_999_999_999_999),
     ] {
         assert_eq!(
             parse(s.as_bytes()).err(),
             Some(AleError::UnsupportedVersion(v)),
             "{s:?}"
         );
+    }
+}
+
+#[test]
+fn a_version_of_more_than_19_digits_is_malformed_whatever_follows() {
+    // decided on the first 21 characters, so that a long value's head decides it
+    for tail in [":", ":x", "", "9999x"] {
+        let s = format!("v{}{tail}", "9".repeat(20));
+        assert_eq!(code(&s), "ALE_MALFORMED_ENVELOPE", "{s:?}");
     }
 }
 
