@@ -342,6 +342,9 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
         const label = JSON.stringify(envelope);
         const { code } = same((b) => rings[b === native ? 'native' : 'js'].decrypt(envelope, 't', 'c', 'f'), `decrypt(${label})`);
         assert.match(code, /^ALE_(MALFORMED_ENVELOPE|UNSUPPORTED_VERSION|AUTH_FAILED)$/, label);
+        // and the same words: what is wrong with the value, as the user reads it
+        const message = (ring) => { try { ring.decrypt(envelope, 't', 'c', 'f'); } catch (e) { return e.message; } };
+        assert.equal(message(rings.js), message(rings.native), label);
         same((b) => rings[b === native ? 'native' : 'js'].keyIndex(envelope, 't', 'c', 'f'), `keyIndex(${label})`);
         same((b) => rings[b === native ? 'native' : 'js'].decryptMany([envelope], 't', 'c', 'f'), `decryptMany(${label})`);
         same((b) => b.isEnvelope(envelope), `isEnvelope(${label})`);

@@ -226,18 +226,27 @@ pub fn check_ciphertext<C: CodeUnit>(b64: &[C]) -> Result<()> {
 /// Decodes the ciphertext part into `out` (replacing its contents).
 pub fn decode_ciphertext<C: CodeUnit>(b64: &[C], out: &mut Vec<u8>) -> Result<()> {
     out.clear();
-    let expected = decoded_len(b64).ok_or(AleError::MalformedEnvelope(
-        "the ciphertext has an impossible base64url length",
-    ))?;
+    if b64.len() % 4 == 1 {
+        return Err(AleError::MalformedEnvelope(
+            "the ciphertext has an impossible base64url length",
+        ));
+    }
+    // Stray bits in the last character (decoded_len's other `None`) are
+    // worded as any other spelling that is not canonical, as the fallback
+    // words them.
+    let refused = || {
+        if b64.iter().any(|c| c.ascii() == Some(b':')) {
+            AleError::MalformedEnvelope("the ciphertext holds a ':': too many parts")
+        } else {
+            AleError::MalformedEnvelope("the ciphertext is not canonical base64url")
+        }
+    };
+    let expected = decoded_len(b64).ok_or_else(refused)?;
     match C::decode_base64(b64, out) {
         Some(n) if n == expected => Ok(()),
         _ => {
             out.clear();
-            Err(if b64.iter().any(|c| c.ascii() == Some(b':')) {
-                AleError::MalformedEnvelope("the ciphertext holds a ':': too many parts")
-            } else {
-                AleError::MalformedEnvelope("the ciphertext is not canonical base64url")
-            })
+            Err(refused())
         }
     }
 }
