@@ -269,6 +269,15 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
     assert.deepEqual(same((b) => new b.KeyRing([SECRET]).decrypt(odd, ...CTX), 'the fallback'), { code: 'ALE_MALFORMED_ENVELOPE' });
   });
 
+  test('a Proxy of an array is no array to either (napi_is_array): secrets, keyIds, encryptMany, decryptMany', () => {
+    const P = (a) => new Proxy(a, {});
+    const CTX = ['t', 'c', 'f'];
+    assert.deepEqual(same((b) => new b.KeyRing(P([SECRET])).size, 'secrets'), { code: 'ALE_INVALID_KEY' });
+    assert.deepEqual(same((b) => new b.KeyRing([Buffer.alloc(32, 7)], { keyIds: P(['AAAAAAAAAAAAAAAAAAAAAA']) }).size, 'keyIds'), { code: 'ALE_INVALID_INPUT' });
+    assert.deepEqual(same((b) => new b.KeyRing([SECRET]).encryptMany(P(['x']), ...CTX), 'encryptMany'), { code: 'ALE_INVALID_INPUT' });
+    assert.deepEqual(same((b) => new b.KeyRing([SECRET]).decryptMany(P([]), ...CTX), 'decryptMany'), { code: 'ALE_INVALID_INPUT' });
+  });
+
   // Reading every hole first took minutes and all memory, and sizing keyIds by the length aborted the process.
   test('a sparse array of length 2^32 - 1 fails at its first hole on both: encryptMany, decryptMany, keyIds', { timeout: 60_000 }, () => {
     const sparse = (...head) => Object.assign([...head], { length: 2 ** 32 - 1 });

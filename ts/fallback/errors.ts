@@ -104,6 +104,14 @@ export function typeName(value: unknown): string {
   return t === 'object' ? 'an object' : `a ${t}`;
 }
 
+/**
+ * Whether `value` is an array as the addon tells one (`napi_is_array`): a
+ * Proxy of an array is not, though Array.isArray says it is.
+ */
+export function isArray(value: unknown): value is unknown[] {
+  return Array.isArray(value) && !types.isProxy(value);
+}
+
 /** `value` when it is a string, else `ALE_INVALID_INPUT` naming `what`. */
 export function readString(value: unknown, what: string): string {
   if (typeof value !== 'string') throw invalidInput(`${what} must be a string, got ${typeName(value)}`);

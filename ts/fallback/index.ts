@@ -12,7 +12,7 @@ import { getEnvironmentData, setEnvironmentData } from 'node:worker_threads';
 import type { KeyRing as NativeKeyRing, KeyStats, RangeOptions, RingOptions, SearchOptions } from '../../index.js';
 import { binaryToText, decodeCiphertext, parseBinary, parseText, textToBinary } from './envelope.js';
 import { types } from 'node:util';
-import { invalidContext, invalidInput, notInitialized, readBytes, readString, readText } from './errors.js';
+import { invalidContext, invalidInput, isArray, notInitialized, readBytes, readString, readText } from './errors.js';
 import { readOptions, readSecrets, secretsFromEnv } from './keys.js';
 import { Ring, type SharedRing } from './ring.js';
 import { utf8 } from './bytes.js';
@@ -98,7 +98,7 @@ const blindIndexesWith = (ring: Ring, value: unknown, t: unknown, c: unknown, f:
 
 /** `op` on every element of `values`; a failure names the element's index and keeps its code. */
 function mapValues(values: unknown, t: unknown, c: unknown, f: unknown, op: (value: unknown, aad: string) => string): string[] {
-  if (!Array.isArray(values)) throw invalidInput('values must be an array of strings');
+  if (!isArray(values)) throw invalidInput('values must be an array of strings');
   // As the addon does (src/ops.rs, `elements`): every element read first, up to the first that is not a string, which
   // fails in its turn; then the context. What an element's getter throws is the caller's own and goes on unchanged.
   const elements: unknown[] = [];

@@ -8,7 +8,7 @@
 import { createHash, hkdfSync } from 'node:crypto';
 import { types } from 'node:util';
 import { parseKeyId } from './envelope.js';
-import { invalidInput, invalidKey } from './errors.js';
+import { invalidInput, invalidKey, isArray } from './errors.js';
 
 export type KeyKind = 'hex' | 'base64' | 'base64url' | 'bytes' | 'passphrase' | 'legacy-sha256' | 'legacy-base64';
 
@@ -153,7 +153,7 @@ export function readOptions(options: unknown): Options {
   // would pass it over and leave the primary with no id.
   if (keyIds !== undefined) {
     const bad = () => invalidInput('options.keyIds must be an array of key ids, 22 base64url characters each');
-    if (!Array.isArray(keyIds)) throw bad();
+    if (!isArray(keyIds)) throw bad();
     out.keyIds = Array.from(keyIds, (id: unknown) => {
       if (typeof id !== 'string') throw bad();
       try {
@@ -175,7 +175,7 @@ const positionLabel = (i: number): string => (i === 0 ? 'secret #0 (primary)' : 
 
 /** `[primary, ...previous]` from an array of strings and 32-byte `Uint8Array`s (Buffers included). */
 export function readSecrets(secrets: unknown): Labelled[] {
-  if (!Array.isArray(secrets)) {
+  if (!isArray(secrets)) {
     throw invalidKey('secrets', 'must be an array of strings or 32-byte Uint8Arrays: [primary, ...previous]');
   }
   const length = secrets.length;
