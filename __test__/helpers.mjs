@@ -25,7 +25,7 @@ const SECRET_VARIABLES = ['ENCRYPTION_KEY', 'SECRET_ENCRYPTION_KEY', 'ENCRYPTION
 /** A copy of `env` without them: a process started with it has no key to read, as under `vite build`. */
 export function withoutSecrets(env = process.env) {
   const copy = { ...env };
-  for (const name of SECRET_VARIABLES) delete copy[name];
+  for (const name of Object.keys(copy)) if (SECRET_VARIABLES.includes(name) || /^ENCRYPTION_KEY_PREVIOUS_\d+$/.test(name)) delete copy[name];
   return copy;
 }
 

@@ -7,7 +7,7 @@ use ale_core::error::AleError;
 use ale_core::iv::IvLength;
 use ale_core::keys::{self, KeyRing, RingOptions, Secret};
 use ale_core::near_miss::near_miss;
-use ale_core::previous::previous_secrets;
+use ale_core::previous::{self, LIST};
 use ale_core::secret::SecretValue;
 use ale_core::Rings;
 use napi::sys;
@@ -304,12 +304,10 @@ fn build_ring(
 
 /// Builds a ring from the environment, the way SveltyCMS reads its key:
 /// `ENCRYPTION_KEY`, or `SECRET_ENCRYPTION_KEY` when that is unset or empty,
-/// used exactly as written (SveltyCMS does not trim it); then the
-/// comma-separated `ENCRYPTION_KEY_PREVIOUS`, each entry trimmed of the white
-/// space around it; then `ENCRYPTION_KEY_PREVIOUS_1`, `_2`, … up to the first
-/// unset or empty, each as written; then, when the list may have cut or
-/// trimmed a passphrase, `ENCRYPTION_KEY_PREVIOUS` as written
-/// ([`previous_secrets`]). `vars` defaults to `process.env`.
+/// used exactly as written (SveltyCMS does not trim it); then the previous
+/// secrets in `ale_core::previous`'s order (`ENCRYPTION_KEY_PREVIOUS`'s
+/// entries, `ENCRYPTION_KEY_PREVIOUS_<n>`, the list as written). `vars`
+/// defaults to `process.env`.
 ///
 /// # Safety
 /// `env` and the values must be valid for the current call.
@@ -346,35 +344,77 @@ pub unsafe fn ring_from_env(
         }));
     };
     let mut secrets = vec![(name.to_string(), Owned::Text(primary))];
-    let text = |bytes: &[u8]| Owned::Text(Zeroizing::new(bytes.to_vec()));
-    let mut whole = None;
-    if let Some(previous) = get_string_property(env, vars, "ENCRYPTION_KEY_PREVIOUS")? {
-        // read_utf8 transcodes from well-formed UTF-16, so this is UTF-8.
-        let value = std::str::from_utf8(&previous).map_err(|_| to_js(AleError::Internal))?;
-        let read = previous_secrets(value);
-        for (i, entry) in read.entries.iter().enumerate() {
-            secrets.push((
-                format!("ENCRYPTION_KEY_PREVIOUS[{i}]"),
-                text(entry.as_bytes()),
-            ));
-        }
-        whole = read.whole.map(|w| text(w.as_bytes()));
-    }
-    // Each as written, for a passphrase the list would cut or trim.
-    for n in 1.. {
-        let name = format!("ENCRYPTION_KEY_PREVIOUS_{n}");
-        match get_string_property(env, vars, &name)?.filter(|v| !v.is_empty()) {
-            Some(value) => secrets.push((name, Owned::Text(value))),
-            None => break,
+    let list = get_string_property(env, vars, LIST)?;
+    let mut numbered = Vec::new();
+    // SAFETY: forwarded.
+    for name in unsafe { own_names(env, vars) }? {
+        if let Some(n) = previous::numbered(&name) {
+            if let Some(value) = get_string_property(env, vars, &name)? {
+                numbered.push((n, value));
+            }
         }
     }
-    if let Some(whole) = whole {
-        secrets.push(("ENCRYPTION_KEY_PREVIOUS".into(), whole));
+    // read_utf8 transcodes from well-formed UTF-16, so these are UTF-8.
+    fn utf8(bytes: &[u8]) -> Result<&str> {
+        std::str::from_utf8(bytes).map_err(|_| to_js(AleError::Internal))
+    }
+    let numbered_text = numbered
+        .iter()
+        .map(|(n, value)| Ok((*n, utf8(value)?)))
+        .collect::<Result<Vec<_>>>()?;
+    let list_text = list.as_deref().map(|v| utf8(v)).transpose()?;
+    for secret in previous::previous_secrets(list_text, numbered_text, naming.key_ids.is_some())
+        .map_err(to_js)?
+    {
+        secrets.push((
+            secret.label,
+            Owned::Text(Zeroizing::new(secret.value.as_bytes().to_vec())),
+        ));
     }
     let ring = build_ring(&secrets, options, naming)?;
     // SAFETY: forwarded.
     unsafe { warn_near_misses(env, &secrets) };
     Ok(ring)
+}
+
+/// The names of `object`'s own enumerable string-keyed properties, as
+/// `Object.keys` gives them; none for a value that is not an object.
+///
+/// # Safety
+/// `env` and `object` must be valid for the current call.
+unsafe fn own_names(env: sys::napi_env, object: sys::napi_value) -> Result<Vec<String>> {
+    let mut names = std::ptr::null_mut();
+    // SAFETY: forwarded; a value that is not an object fails with a status, not a throw.
+    let status = unsafe {
+        sys::napi_get_all_property_names(
+            env,
+            object,
+            sys::KeyCollectionMode::own_only,
+            sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+            sys::KeyConversion::numbers_to_strings,
+            &mut names,
+        )
+    };
+    if status != sys::Status::napi_ok {
+        return Ok(Vec::new());
+    }
+    let mut len = 0u32;
+    // SAFETY: `names` is an array.
+    check(unsafe { sys::napi_get_array_length(env, names, &mut len) })?;
+    let mut out = Vec::new();
+    for i in 0..len {
+        let mut name = std::ptr::null_mut();
+        // SAFETY: `i` is below the array's length.
+        check(unsafe { sys::napi_get_element(env, names, i, &mut name) })?;
+        let (mut wide, mut text) = (Vec::new(), Vec::new());
+        // SAFETY: `name` was just read.
+        let read = unsafe { read_utf8(env, name, &mut wide, &mut text, "a variable's name") };
+        // A name that is no string (none here, with numbers_to_strings) is passed over.
+        if let Ok(range) = read {
+            out.push(String::from_utf8_lossy(&text[range]).into_owned());
+        }
+    }
+    Ok(out)
 }
 
 /// `vars[name]` as bytes, `None` when undefined; `ALE_INVALID_KEY` when not a string.

@@ -95,10 +95,11 @@ impl KeyRing {
     }
 
     /// Builds a ring from `ENCRYPTION_KEY` (or `SECRET_ENCRYPTION_KEY` when it
-    /// is empty) as the primary and `ENCRYPTION_KEY_PREVIOUS` (comma-separated,
-    /// newest first, white space around entries ignored; as written too when
-    /// that may have cut a passphrase), then `ENCRYPTION_KEY_PREVIOUS_1`, `_2`,
-    /// … each as written. Reads `process.env` by default.
+    /// is empty) as the primary, then `ENCRYPTION_KEY_PREVIOUS` (comma-separated,
+    /// newest first, white space around entries ignored), then
+    /// `ENCRYPTION_KEY_PREVIOUS_<n>` in order of n, each as written, then the
+    /// list as written when its reading may have cut or trimmed a passphrase.
+    /// Reads `process.env` by default.
     #[napi(
         catch_unwind,
         factory,

@@ -13,7 +13,8 @@ import type { KeyRing as NativeKeyRing, KeyStats, RangeOptions, RingOptions, Sea
 import { binaryToText, decodeCiphertext, parseBinary, parseText, textToBinary } from './envelope.js';
 import { types } from 'node:util';
 import { invalidContext, invalidInput, isArray, notInitialized, readBytes, readString, readText } from './errors.js';
-import { readOptions, readSecrets, secretsFromEnv } from './keys.js';
+import { secretsFromEnv } from './env.js';
+import { readOptions, readSecrets } from './keys.js';
 import { Ring, type SharedRing } from './ring.js';
 import { utf8 } from './bytes.js';
 import { readSecret, searchMatches, searchNormalize, searchQueryWith, searchTokensWith } from './search/api.js';
@@ -52,7 +53,7 @@ const ringFromSecrets = (secrets: unknown, options: unknown): Ring => {
 
 const ringFromEnv = (vars: unknown, options: unknown): Ring => {
   const read = readOptions(options);
-  return Ring.build(secretsFromEnv(vars), read);
+  return Ring.build(secretsFromEnv(vars, read.keyIds !== undefined), read);
 };
 
 /**

@@ -38,7 +38,7 @@ export interface Resolved {
 }
 
 const KEY_LENGTH = 32;
-const MIN_SECRET_CHARS = 32;
+export const MIN_SECRET_CHARS = 32;
 const PASSPHRASE_SALT = 'sveltycms-aes-gcm-v1';
 const INFO_FIELD_AT_REST = 'sveltycms-field-at-rest';
 
@@ -190,56 +190,4 @@ export function readSecrets(secrets: unknown): Labelled[] {
     else labelled.push({ label, value });
   }
   return labelled;
-}
-
-/**
- * The secrets of an environment, the way SveltyCMS reads its key:
- * `ENCRYPTION_KEY`, or `SECRET_ENCRYPTION_KEY` when that is unset or empty,
- * used exactly as written; then the comma-separated `ENCRYPTION_KEY_PREVIOUS`,
- * each entry trimmed of the ASCII white space around it; then
- * `ENCRYPTION_KEY_PREVIOUS_1`, `_2`, … up to the first unset or empty, each
- * as written; then, when the list may have cut or trimmed a passphrase,
- * `ENCRYPTION_KEY_PREVIOUS` as written. `vars` defaults to `process.env`.
- */
-export function secretsFromEnv(vars: unknown): Labelled[] {
-  const source = (vars === undefined || vars === null ? process.env : vars) as Record<string, unknown>;
-  const read = (name: string): string | undefined => {
-    const value = source[name];
-    if (value === undefined) return undefined;
-    if (typeof value !== 'string' || !value.isWellFormed()) throw invalidKey(name, 'must be a string');
-    return value;
-  };
-  let primary: Labelled | undefined;
-  for (const name of ['ENCRYPTION_KEY', 'SECRET_ENCRYPTION_KEY']) {
-    const value = read(name);
-    if (value) {
-      primary = { label: name, value };
-      break;
-    }
-  }
-  if (!primary) {
-    throw invalidKey(
-      'ENCRYPTION_KEY',
-      'is not set (nor SECRET_ENCRYPTION_KEY); set it to 32 random bytes as hex or base64, for example `openssl rand -base64 32`',
-    );
-  }
-  const value = read('ENCRYPTION_KEY_PREVIOUS') ?? '';
-  const entries = value
-    .split(',')
-    .map((entry) => entry.replace(/^[ \t\n\f\r]+|[ \t\n\f\r]+$/g, ''))
-    .filter((entry) => entry !== '');
-  const secrets = [primary, ...entries.map((entry, i) => ({ label: `ENCRYPTION_KEY_PREVIOUS[${i}]`, value: entry }))];
-  // Each as written, for a passphrase the list would cut or trim.
-  for (let n = 1; ; n++) {
-    const label = `ENCRYPTION_KEY_PREVIOUS_${n}`;
-    const numbered = read(label);
-    if (!numbered) break;
-    secrets.push({ label, value: numbered });
-  }
-  // The list may have cut or trimmed a passphrase (crates/core/src/previous.rs): the value as written too, last.
-  const changed = !(entries.length === 1 && entries[0] === value);
-  if (changed && entries.some((entry) => entry.length >= MIN_SECRET_CHARS && rawKind(entry) === undefined)) {
-    secrets.push({ label: 'ENCRYPTION_KEY_PREVIOUS', value });
-  }
-  return secrets;
 }

@@ -6,7 +6,7 @@
 //! these: values sealed under one fail later against the clean key. The
 //! binding warns with the rule's description, never the value.
 
-use crate::secret::{resolve, KeyKind, SecretValue};
+use crate::secret::{kind, KeyKind};
 
 /// The rule a passphrase nearly matched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,20 +49,15 @@ impl NearMiss {
     }
 }
 
-/// How `text` resolves; `None` when it does not (too short).
-fn kind_of(text: &str) -> Option<KeyKind> {
-    resolve(SecretValue::Text(text), "").ok().map(|r| r.key.0)
-}
-
 /// Whether `text` resolves as a raw key (hex, base64, base64url), not as a passphrase.
 fn is_raw_key(text: &str) -> bool {
-    kind_of(text).is_some_and(|kind| kind != KeyKind::Passphrase)
+    kind(text).is_some_and(|kind| kind != KeyKind::Passphrase)
 }
 
 /// The rule `text` nearly matched; `None` for a hex key, a secret too short
 /// to resolve, an ordinary passphrase, and base64 that is not nearly hex.
 pub fn near_miss(text: &str) -> Option<NearMiss> {
-    let kind = kind_of(text)?;
+    let kind = kind(text)?;
     // Counted in UTF-16 units, as the fallback (ts/fallback/near-miss.ts) counts them.
     let hexish = text.encode_utf16().count() == 64
         && text.bytes().filter(u8::is_ascii_hexdigit).count() >= 60;

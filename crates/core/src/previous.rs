@@ -1,94 +1,209 @@
-//! The secrets of `ENCRYPTION_KEY_PREVIOUS`: a comma-separated list, each
-//! entry trimmed of the ASCII white space around it (`docs/format.md`,
-//! "Keys"), and, where that reading may have cut a passphrase, the value as
-//! written too.
+//! The previous secrets of an environment, in the ring's order:
+//! `ENCRYPTION_KEY_PREVIOUS`, a comma-separated list whose entries are
+//! trimmed of the ASCII white space around them; then
+//! `ENCRYPTION_KEY_PREVIOUS_<n>` (n from 1, in order of n, gaps allowed), each
+//! exactly as written; then, where the list reading may have changed a
+//! secret, the list's value as written (`docs/format.md`, "Keys").
 //!
 //! SveltyCMS takes any string of 32 characters or more as a passphrase,
-//! commas and white space at either end included. Moved from
-//! `ENCRYPTION_KEY` into this list, such a passphrase would be cut at its
-//! commas or trimmed, and no key would open what it sealed. So when the
-//! list reading changed the value (it has a comma, or white space was
-//! trimmed) and one of its entries is a passphrase, the whole value as
-//! written is one more secret, after the entries: the key of whichever
-//! reading was meant is in the ring. A list of raw keys (hex, base64) is
-//! only ever a list. (An entry under 32 characters still fails the ring:
-//! the numbered variables, `ENCRYPTION_KEY_PREVIOUS_1` and on, take a
-//! passphrase exactly as written.)
+//! commas and white space at either end included (a key with a stray line
+//! break is a passphrase there). Moved from `ENCRYPTION_KEY` into the list,
+//! such a secret would be cut at its commas or trimmed, and no key would
+//! open what it sealed. So the list's whole value is one more secret when
+//! the list reading changed it and it may be one secret: it has no comma
+//! (only white space was trimmed), or one of its entries is a passphrase.
+//! The key of whichever reading was meant is then in the ring. A list of
+//! raw keys (hex, base64) is only ever a list, and a ring given `keyIds`
+//! (one per secret) gets no secret it was not given. An entry too short to
+//! be a secret, in a value with a comma, is refused naming the numbered
+//! variables, which take a passphrase with commas as written.
 
-use crate::secret::{resolve, KeyKind, SecretValue};
+use crate::error::{AleError, Result};
+use crate::secret::{kind, KeyKind, MIN_SECRET_CHARS};
 
-/// The secrets `value` stands for: its entries, in order, then the whole
-/// value when it may be one passphrase.
+/// The list's name; the numbered variables are `<LIST>_<n>`.
+pub const LIST: &str = "ENCRYPTION_KEY_PREVIOUS";
+
+/// One previous secret and the name errors and warnings give it.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Previous<'a> {
-    pub entries: Vec<&'a str>,
-    pub whole: Option<&'a str>,
+pub struct PreviousSecret<'a> {
+    pub label: String,
+    pub value: &'a str,
 }
 
-/// Reads `ENCRYPTION_KEY_PREVIOUS`.
-pub fn previous_secrets(value: &str) -> Previous<'_> {
+/// `n` when `name` is `ENCRYPTION_KEY_PREVIOUS_<n>`, `n` from 1 with no
+/// leading zero.
+pub fn numbered(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix(LIST)?.strip_prefix('_')?;
+    let plain = !digits.starts_with('0')
+        && (1..=9).contains(&digits.len())
+        && digits.bytes().all(|b| b.is_ascii_digit());
+    plain.then(|| digits.parse().ok()).flatten()
+}
+
+/// The previous secrets, in the ring's order, from the list's value and the
+/// numbered variables' (`(n, value)`, in any order; empty ones are left
+/// out, as an empty list is). `keyed`: the ring is given `keyIds`.
+pub fn previous_secrets<'a>(
+    list: Option<&'a str>,
+    mut numbered: Vec<(u32, &'a str)>,
+    keyed: bool,
+) -> Result<Vec<PreviousSecret<'a>>> {
+    let value = list.unwrap_or("");
     let entries: Vec<&str> = value
         .split(',')
         .map(|entry| entry.trim_matches(|c: char| c.is_ascii_whitespace()))
         .filter(|entry| !entry.is_empty())
         .collect();
+    let comma = value.contains(',');
+    if comma {
+        if let Some(i) = entries
+            .iter()
+            .position(|e| e.encode_utf16().count() < MIN_SECRET_CHARS)
+        {
+            return Err(AleError::InvalidKey {
+                which: format!("{LIST}[{i}]"),
+                reason: "is shorter than 32 characters: the list is cut at its commas. A passphrase \
+                         that holds a comma goes in ENCRYPTION_KEY_PREVIOUS_1 (or _2, ...), which is \
+                         used exactly as written",
+            });
+        }
+    }
+    let mut out: Vec<PreviousSecret<'a>> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, &value)| PreviousSecret {
+            label: format!("{LIST}[{i}]"),
+            value,
+        })
+        .collect();
+    numbered.sort_unstable_by_key(|&(n, _)| n);
+    out.extend(
+        numbered
+            .into_iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(n, value)| PreviousSecret {
+                label: format!("{LIST}_{n}"),
+                value,
+            }),
+    );
     let changed = entries.as_slice() != [value];
-    let passphrase = |entry: &&str| {
-        resolve(SecretValue::Text(entry), "")
-            .is_ok_and(|resolved| resolved.key.0 == KeyKind::Passphrase)
-    };
-    let whole = (changed && entries.iter().any(passphrase)).then_some(value);
-    Previous { entries, whole }
+    let passphrase = |entry: &&str| kind(entry) == Some(KeyKind::Passphrase);
+    if !keyed && changed && !entries.is_empty() && (!comma || entries.iter().any(passphrase)) {
+        out.push(PreviousSecret {
+            label: LIST.into(),
+            value,
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::previous_secrets;
+    use super::{numbered, previous_secrets};
 
     const HEX: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
     const FIRST: &str = "the first passphrase that we used in 2024";
     const SECOND: &str = "and the second one that we used in 2025";
 
-    fn read(value: &str) -> (Vec<&str>, Option<&str>) {
-        let p = previous_secrets(value);
-        (p.entries, p.whole)
+    fn read(list: &str) -> Vec<&str> {
+        previous_secrets(Some(list), Vec::new(), false)
+            .expect("resolves")
+            .into_iter()
+            .map(|s| s.value)
+            .collect()
     }
 
     #[test]
     fn a_list_of_raw_keys_is_only_a_list() {
         let list = format!(" {HEX} ,\t{HEX}\n, ,");
-        assert_eq!(read(&list), (vec![HEX, HEX], None));
-        assert_eq!(read(HEX), (vec![HEX], None));
+        assert_eq!(read(&list), [HEX, HEX]);
+        assert_eq!(read(HEX), [HEX]);
     }
 
     #[test]
-    fn a_passphrase_as_written_is_its_one_entry() {
-        assert_eq!(read(FIRST), (vec![FIRST], None));
+    fn a_secret_as_written_is_its_one_entry() {
+        assert_eq!(read(FIRST), [FIRST]);
     }
 
     #[test]
-    fn a_cut_or_trimmed_passphrase_brings_the_whole_value() {
+    fn a_cut_or_trimmed_secret_brings_the_whole_value_last() {
         let a = "a passphrase whose halves are each long";
         let b = " enough to be passphrases of their own";
         let comma = format!("{a},{b}");
-        assert_eq!(read(&comma), (vec![a, b.trim()], Some(comma.as_str())));
+        assert_eq!(read(&comma), [a, b.trim(), comma.as_str()]);
         let spaced = format!("{FIRST}\n");
-        assert_eq!(read(&spaced), (vec![FIRST], Some(spaced.as_str())));
-        // two passphrases: the list, and the whole in case it was one
+        assert_eq!(read(&spaced), [FIRST, spaced.as_str()]);
+        // a key with a line break is a passphrase to SveltyCMS: trimmed, it is a key; as written, the passphrase
+        let key_with_break = format!("{HEX}\n");
+        assert_eq!(read(&key_with_break), [HEX, key_with_break.as_str()]);
         let two = format!("{FIRST},{SECOND}");
-        assert_eq!(read(&two), (vec![FIRST, SECOND], Some(two.as_str())));
-        // a passphrase beside a raw key
+        assert_eq!(read(&two), [FIRST, SECOND, two.as_str()]);
         let mixed = format!("{HEX},{FIRST}");
-        assert_eq!(read(&mixed), (vec![HEX, FIRST], Some(mixed.as_str())));
+        assert_eq!(read(&mixed), [HEX, FIRST, mixed.as_str()]);
+        // numbered variables come before it, in order of n; a keyed ring gets no secret it was not given
+        let all = previous_secrets(Some(&spaced), vec![(10, SECOND), (2, HEX), (3, "")], false)
+            .expect("resolves");
+        let labels: Vec<(&str, &str)> = all.iter().map(|s| (s.label.as_str(), s.value)).collect();
+        assert_eq!(
+            labels,
+            [
+                ("ENCRYPTION_KEY_PREVIOUS[0]", FIRST),
+                ("ENCRYPTION_KEY_PREVIOUS_2", HEX),
+                ("ENCRYPTION_KEY_PREVIOUS_10", SECOND),
+                ("ENCRYPTION_KEY_PREVIOUS", spaced.as_str()),
+            ]
+        );
+        assert_eq!(
+            previous_secrets(Some(&spaced), Vec::new(), true)
+                .expect("resolves")
+                .len(),
+            1
+        );
     }
 
     #[test]
-    fn entries_too_short_to_be_secrets_bring_nothing_more() {
-        // they fail the ring, loudly; the whole is no help there
-        assert_eq!(
-            read("short, also short"),
-            (vec!["short", "also short"], None)
+    fn a_short_entry_beside_a_comma_names_the_numbered_variables() {
+        let e = previous_secrets(
+            Some("the first passphrase, chosen by the admin in 2024"),
+            Vec::new(),
+            false,
+        )
+        .expect_err("refused");
+        assert_eq!(e.code(), "ALE_INVALID_KEY");
+        let text = e.to_string();
+        assert!(
+            text.contains("ENCRYPTION_KEY_PREVIOUS[0]")
+                && text.contains("ENCRYPTION_KEY_PREVIOUS_1"),
+            "{text}"
         );
-        assert_eq!(read(""), (vec![], None));
+        assert!(
+            !text.contains("chosen by"),
+            "the value is not quoted: {text}"
+        );
+        // without a comma, a short value is the ring's to refuse, as any short secret
+        assert_eq!(read("short"), ["short"]);
+        assert!(read("").is_empty());
+    }
+
+    #[test]
+    fn numbered_names() {
+        assert_eq!(numbered("ENCRYPTION_KEY_PREVIOUS_1"), Some(1));
+        assert_eq!(
+            numbered("ENCRYPTION_KEY_PREVIOUS_123456789"),
+            Some(123_456_789)
+        );
+        for name in [
+            "ENCRYPTION_KEY_PREVIOUS",
+            "ENCRYPTION_KEY_PREVIOUS_",
+            "ENCRYPTION_KEY_PREVIOUS_0",
+            "ENCRYPTION_KEY_PREVIOUS_01",
+            "ENCRYPTION_KEY_PREVIOUS_1a",
+            "ENCRYPTION_KEY_PREVIOUS_1234567890",
+            "ENCRYPTION_KEY_PREVIOUS_+1",
+            "XENCRYPTION_KEY_PREVIOUS_1",
+        ] {
+            assert_eq!(numbered(name), None, "{name}");
+        }
     }
 }

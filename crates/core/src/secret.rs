@@ -134,6 +134,12 @@ pub struct Resolved {
     pub fallbacks: Vec<(KeyKind, KeyBytes)>,
 }
 
+/// How `text` resolves (hex, base64, base64url, passphrase); `None` for a
+/// text too short to be a secret.
+pub fn kind(text: &str) -> Option<KeyKind> {
+    resolve(SecretValue::Text(text), "").ok().map(|r| r.key.0)
+}
+
 /// Resolves one secret. `label` names it in errors ("ENCRYPTION_KEY",
 /// "secret #1"); the value never appears in any message.
 pub fn resolve(value: SecretValue<'_>, label: &str) -> Result<Resolved> {
