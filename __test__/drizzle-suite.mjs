@@ -511,6 +511,9 @@ export function drizzleSuite(d) {
       assert.equal(e?.code, 'ALE_INVALID_KEY', String(e));
       assert.match(e.message, /column "email" cannot read what options.keyRing seals/);
       assert.equal(await raw(users, users.email, 1), 'a@plain.test');
+      // the check says only what it knows: another failure (a tenant id with ':') is reported as itself
+      const bad = await mod.migratePlaintext(db, { table: users, key: users.id, columns, tenant: 'a:b', keyRing: newRing }).catch((e) => e);
+      assert.equal(bad?.code, 'ALE_INVALID_CONTEXT', String(bad));
       await withTenant('acme', () => db.update(users).set({ email: 'a@sealed.test' }).where(eq(users.id, 1)));
       const sealed = await raw(users, users.email, 1);
       const r = await mod.rotateKeys(db, { table: users, key: users.id, columns, tenant: 'acme', keyRing: new ale.KeyRing([OLD_SECRET, SECRET]) }).catch((e) => e);

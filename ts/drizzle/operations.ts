@@ -275,9 +275,12 @@ function readsWhatRingSeals(ring: KeyRing, operation: string): (tenant: string, 
   return (tenant, { table, column, collection, field, sealer }) => {
     const context = JSON.stringify([tenant, table, column]);
     if (checked.has(context)) return;
+    const probe = ring.encrypt('', tenant, collection, field);
     try {
-      sealer.decrypt(ring.encrypt('', tenant, collection, field), tenant, collection, field);
-    } catch {
+      sealer.decrypt(probe, tenant, collection, field);
+    } catch (e) {
+      // Only "no key of it opens this" is the ring's fault; anything else (no key configured, a bad tenant id) says more as it is.
+      if ((e as { code?: unknown })?.code !== 'ALE_AUTH_FAILED') throw e;
       throw codedError(
         'ALE_INVALID_KEY',
         `${operation}: column "${column}" cannot read what options.keyRing seals: its own ring (its keyRing, its tenant keys or the process-wide ring) lacks that ring's primary key. Give the column a ring that holds it, or leave options.keyRing out`,
