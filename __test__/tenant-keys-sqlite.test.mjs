@@ -248,3 +248,24 @@ test('close() then bind() to another database: a tenant shredded in the first is
     second.close();
   }
 });
+
+test('key rows a process created are written back only within 90 s of their creation: later, missing rows stay missing (a shred whose tombstones were deleted is not undone)', async () => {
+  // The store's coarse clock (keys/cache.ts), moved on by hand: the test does not wait 90 s.
+  const { clock, SEAL_CONFIRMED_WITHIN_MS } = await import('../dist/esm/drizzle/keys/cache.js');
+  const s = await openSqlite(':memory:', { wal: false });
+  const keys = mod.tenantKeys(s.db, { kek: KEK, changeCheckEveryMs: 0, recheckAfterMs: 20, flushEveryMs: 0 });
+  try {
+    await keys.ready();
+    await keys.load('acme');
+    const before = s.all("SELECT key_id AS k FROM ale_keys WHERE tenant = 'acme'").map((r) => r.k);
+    s.exec("DELETE FROM ale_keys WHERE tenant = 'acme'");
+    clock.now += SEAL_CONFIRMED_WITHIN_MS;
+    await keys.load('acme');
+    const after = s.all("SELECT key_id AS k FROM ale_keys WHERE tenant = 'acme'").map((r) => r.k);
+    assert.equal(after.length, 2);
+    assert.equal(after.filter((k) => before.includes(k)).length, 0, 'new keys, not the deleted ones');
+  } finally {
+    await keys.close();
+    s.close();
+  }
+});

@@ -1,5 +1,6 @@
 // Reading a tenant's rows from the key table: creating its first keys when
-// it has none, telling what the rows say (shredded, or which data keys and
+// it has none (or writing back those this process created and lost to a
+// rollback), telling what the rows say (shredded, or which data keys and
 // which index key), and when the active key is due for rotation. The store
 // unwraps what this finds and puts it in memory.
 import { and, eq, sql } from 'drizzle-orm';
@@ -9,23 +10,23 @@ import type { KeyRow } from './table.js';
 
 /**
  * The tenant's rows, exactly its own whatever the column's collation
- * compares as equal. When it has none: `held`, the rows of the keys this
- * process holds for it, written back as they were; else its first keys (a
- * data key and an index key), created.
+ * compares as equal, and whether this call wrote them. When it has none:
+ * `unconfirmed`, the rows of keys this process created and no read has found
+ * since (cache.ts, Entry), written back as they were; else its first keys
+ * (a data key and an index key), created.
  */
-export async function tenantRows(s: StoreInternals, tenant: string, held?: readonly KeyRow[]): Promise<KeyRow[]> {
+export async function tenantRows(s: StoreInternals, tenant: string, unconfirmed?: readonly KeyRow[]): Promise<{ rows: KeyRow[]; created: boolean }> {
   const t = s.table;
   const own = (rows: KeyRow[]) => rows.filter((r) => r.tenant === tenant);
   const stored = async () => own(await s.db.select().from(t).where(eq(t.tenant, tenant)));
   const rows = await stored();
-  if (rows.length > 0) return rows;
-  // Rows this process read are gone: the transaction that created them
-  // rolled back (the store's db was the app's one connection), or the table
-  // was restored from before them. Values may be sealed under their keys
-  // since, so they are written back; new keys would leave those unreadable.
-  // A shred leaves tombstones, so it never comes here.
-  const fresh = held?.length
-    ? held.map((row) => ({ ...row, updatedAt: s.now }))
+  if (rows.length > 0) return { rows, created: false };
+  // Rows this process created are gone before any read found them: the
+  // transaction they were made in rolled back (the store's db was the app's
+  // one connection). Values may be sealed under their keys since, so they
+  // are written back; new keys would leave those unreadable.
+  const fresh = unconfirmed?.length
+    ? unconfirmed.map((row) => ({ ...row, updatedAt: s.now }))
     : await Promise.all((['data', 'index'] as const).map((purpose) => s.newRow(tenant, purpose, 1, 'active')));
   try {
     // One statement, so both rows exist or neither; the unique (tenant, purpose, generation) index lets one creator win.
@@ -33,10 +34,10 @@ export async function tenantRows(s: StoreInternals, tenant: string, held?: reado
   } catch (e) {
     const theirs = await stored();
     if (theirs.length === 0) throw e;
-    return theirs;
+    return { rows: theirs, created: false };
   }
   // read back, for the timestamps the database gave them
-  return stored();
+  return { rows: await stored(), created: true };
 }
 
 /** Whether the tenant's rows say it is shredded: one query, no key service. */

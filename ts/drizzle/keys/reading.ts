@@ -2,7 +2,7 @@
 // fleet has sealed its share under it, unwrap what changed, and put the
 // tenant's keys in the store's ring of tenants. reads.ts starts reads and
 // keeps one per tenant under way.
-import { clock, type Entry, type TenantCache } from './cache.js';
+import { clock, SEAL_CONFIRMED_WITHIN_MS, type Entry, type TenantCache } from './cache.js';
 import type { StoreInternals } from './internals.js';
 import { addGeneration, retireBefore } from './lifecycle.js';
 import { dueForRotation, stateOf, tenantRows } from './loading.js';
@@ -32,8 +32,11 @@ export interface TenantReader {
 export async function readTenant(r: TenantReader, tenant: string, latest: () => boolean, mayRotate = true): Promise<void> {
   // What the rows say holds from before they were read.
   const confirmedAt = clock.now;
-  const held = r.cache.get(tenant);
-  const rows = await tenantRows(r.store, tenant, held?.loaded ? held.rows : undefined);
+  const unconfirmedBefore = r.cache.get(tenant)?.unconfirmed;
+  const held = unconfirmedBefore && confirmedAt - unconfirmedBefore.at < SEAL_CONFIRMED_WITHIN_MS ? unconfirmedBefore : undefined;
+  const { rows, created } = await tenantRows(r.store, tenant, held?.rows);
+  // Rows this read found were there; rows it wrote (anew, or back) may yet roll back with a transaction around it.
+  const unconfirmed = created ? { rows, at: held?.at ?? confirmedAt } : undefined;
   const superseded = () => !latest() || r.shredded();
   if (superseded()) return;
   const state = stateOf(tenant, rows);
@@ -65,7 +68,7 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
   if (current !== undefined && same && current.staleAt > 0) {
     current.staleAt = staleAt;
     current.seen = seen;
-    current.rows = rows;
+    current.unconfirmed = unconfirmed;
     delete current.sealRefused;
     delete current.unwrapsFailed;
     return;
@@ -100,5 +103,5 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
     for (const key of keys) key.fill(0);
   }
   r.takeCount(current);
-  r.cache.set(tenant, { loaded: true, keyIds, used: true, staleAt, seen, confirmedAt, sealed: 0, missedAt: current?.missedAt, rows });
+  r.cache.set(tenant, { loaded: true, keyIds, used: true, staleAt, seen, confirmedAt, sealed: 0, missedAt: current?.missedAt, unconfirmed });
 }
