@@ -217,12 +217,18 @@ pg.rangeIndexColumn('r', { collection: 'c', type: 'number', storage: 'binary' })
 void drizzle.orderedPage(async () => [], { column: measured.amountRange, limit: 20 });
 
 // The drop-in's document helpers change fields in place: a sealed field may be an envelope, an opened one any JSON value.
-const sealedDoc = dropIn.encryptDocumentFieldsSync({ body: { blocks: ['x'] }, n: 1, slug: 'a' }, ['body', 'n'], { tenantId: 't', collectionId: 'posts' });
-const openedDoc = dropIn.decryptDocumentFieldsSync({ body: 'v1:…', n: 1 }, ['body'], { tenantId: 't', collectionId: 'posts' });
+const sealedDoc = dropIn.encryptDocumentFieldsSync({ body: { blocks: ['x'] }, n: 1, views: 3 }, ['body', 'n'], { tenantId: 't', collectionId: 'posts' });
+const openedDoc = dropIn.decryptDocumentFieldsSync({ body: 'v1:…', n: 1, title: 'x' }, ['body'], { tenantId: 't', collectionId: 'posts' });
+const names: string[] = ['title'];
+const openedAny = dropIn.decryptDocumentFieldsSync({ body: 'v1:…', title: 'x' }, names, { tenantId: 't', collectionId: 'posts' });
 type _DropIn = [
   Expect<Equal<typeof sealedDoc.n, number | string>>,
+  Expect<Equal<typeof sealedDoc.views, number>>, // not named: left as it is
   Expect<Equal<typeof openedDoc.body, unknown>>,
   Expect<Equal<typeof openedDoc.n, number>>,
+  Expect<Equal<typeof openedDoc.title, string>>, // not named: left as it is
+  // names typed string may be any field
+  Expect<Equal<typeof openedAny.title, unknown>>,
   Expect<Equal<Awaited<ReturnType<typeof dropIn.encryptDocumentFieldsStrict<{ n: number }>>>['n'], number | string>>,
 ];
 // @ts-expect-error a sealed field may be an envelope string

@@ -254,18 +254,18 @@ export async function decryptFieldValueStrict<T = unknown>(stored: unknown, ctx:
   return decryptFieldValueStrictSync<T>(stored, ctx, fieldName);
 }
 
-/** A document after its fields were encrypted: any field may now hold an envelope. */
-export type SealedDocument<T> = { [P in keyof T]: T[P] | string };
-/** A document after its fields were decrypted: a field that held a string may now hold any JSON value, or null. */
-export type OpenedDocument<T> = { [P in keyof T]: string extends T[P] ? unknown : T[P] };
+/** A document after its fields `K` were encrypted: each may now hold an envelope. With names typed `string`, every field. */
+export type SealedDocument<T, K extends string = string> = { [P in keyof T]: P extends K ? T[P] | string : T[P] };
+/** A document after its fields `K` were decrypted: each that held a string may now hold any JSON value, or null. */
+export type OpenedDocument<T, K extends string = string> = { [P in keyof T]: P extends K ? (string extends T[P] ? unknown : T[P]) : T[P] };
 
 /**
  * Encrypts the named fields of `doc` in place and returns it. Skips names
  * `doc` does not own, values that are undefined, null or "", and values that
  * already are envelopes.
  */
-export function encryptDocumentFieldsSync<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): SealedDocument<T> {
-  if (!doc || !fieldNames?.length) return doc; // as the CMS's module: no document, nothing to do
+export function encryptDocumentFieldsSync<T extends Record<string, unknown>, K extends string = string>(doc: T, fieldNames: readonly K[], ctx: FieldEncryptionContext): SealedDocument<T, K> {
+  if (!doc || !fieldNames?.length) return doc as SealedDocument<T, K>; // as the CMS's module: no document, nothing to do
   const fields = doc as Record<string, unknown>;
   for (const name of fieldNames) {
     if (!Object.hasOwn(doc, name)) continue;
@@ -273,7 +273,7 @@ export function encryptDocumentFieldsSync<T extends Record<string, unknown>>(doc
     if (value === undefined || value === null || value === '' || isFieldEncryptionEnvelope(value)) continue;
     fields[name] = encryptFieldValueSync(value, ctx, name);
   }
-  return doc;
+  return doc as SealedDocument<T, K>; // changed in place
 }
 
 /**
@@ -281,15 +281,15 @@ export function encryptDocumentFieldsSync<T extends Record<string, unknown>>(doc
  * returns it. A field that fails becomes null (and is reported to the
  * logger): saving such a document back overwrites the stored envelope.
  */
-export function decryptDocumentFieldsSync<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): OpenedDocument<T> {
-  if (!doc || !fieldNames?.length) return doc;
+export function decryptDocumentFieldsSync<T extends Record<string, unknown>, K extends string = string>(doc: T, fieldNames: readonly K[], ctx: FieldEncryptionContext): OpenedDocument<T, K> {
+  if (!doc || !fieldNames?.length) return doc as OpenedDocument<T, K>;
   const fields = doc as Record<string, unknown>;
   for (const name of fieldNames) {
     if (Object.hasOwn(doc, name) && storedAsEnvelope(fields[name])) {
       fields[name] = decryptFieldValueSync(fields[name], ctx, name);
     }
   }
-  return doc;
+  return doc as OpenedDocument<T, K>; // changed in place
 }
 
 /**
@@ -298,24 +298,24 @@ export function decryptDocumentFieldsSync<T extends Record<string, unknown>>(doc
  * already holds an envelope is refused (`ALE_INVALID_INPUT`) before any
  * field of `doc` is changed: the save path for documents users write.
  */
-export function encryptDocumentFieldsStrictSync<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext, options: StrictEncryptOptions = {}): SealedDocument<T> {
-  if (!doc || !fieldNames?.length) return doc;
+export function encryptDocumentFieldsStrictSync<T extends Record<string, unknown>, K extends string = string>(doc: T, fieldNames: readonly K[], ctx: FieldEncryptionContext, options: StrictEncryptOptions = {}): SealedDocument<T, K> {
+  if (!doc || !fieldNames?.length) return doc as SealedDocument<T, K>;
   const fields = doc as Record<string, unknown>;
   const names = fieldNames.filter((name) => Object.hasOwn(doc, name) && fields[name] !== undefined && fields[name] !== null && fields[name] !== '');
   const sealed = names.map((name) => encryptFieldValueStrictSync(fields[name], ctx, name, options));
   names.forEach((name, i) => (fields[name] = sealed[i]));
-  return doc;
+  return doc as SealedDocument<T, K>; // changed in place
 }
 
-export async function encryptDocumentFieldsStrict<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext, options?: StrictEncryptOptions): Promise<SealedDocument<T>> {
+export async function encryptDocumentFieldsStrict<T extends Record<string, unknown>, K extends string = string>(doc: T, fieldNames: readonly K[], ctx: FieldEncryptionContext, options?: StrictEncryptOptions): Promise<SealedDocument<T, K>> {
   return encryptDocumentFieldsStrictSync(doc, fieldNames, ctx, options);
 }
 
-export async function encryptDocumentFields<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): Promise<SealedDocument<T>> {
+export async function encryptDocumentFields<T extends Record<string, unknown>, K extends string = string>(doc: T, fieldNames: readonly K[], ctx: FieldEncryptionContext): Promise<SealedDocument<T, K>> {
   return encryptDocumentFieldsSync(doc, fieldNames, ctx);
 }
 
-export async function decryptDocumentFields<T extends Record<string, unknown>>(doc: T, fieldNames: readonly string[], ctx: FieldEncryptionContext): Promise<OpenedDocument<T>> {
+export async function decryptDocumentFields<T extends Record<string, unknown>, K extends string = string>(doc: T, fieldNames: readonly K[], ctx: FieldEncryptionContext): Promise<OpenedDocument<T, K>> {
   return decryptDocumentFieldsSync(doc, fieldNames, ctx);
 }
 
