@@ -257,6 +257,13 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
         for (const many of ['encryptMany', 'decryptMany']) assert.throws(() => ring[many](values, ...CTX), (e) => e === thrown, `${name} ${many}`);
       }
     }
+    // the length is read once: a getter that shortens the array leaves a hole where an element was
+    const shrinking = () => {
+      const values = ['x', 'y'];
+      Object.defineProperty(values, 0, { get: () => ((values.length = 1), 'x'), configurable: true });
+      return values;
+    };
+    assert.deepEqual(same((b) => new b.KeyRing([SECRET]).encryptMany(shrinking(), ...CTX), 'a getter that shortens the array'), { code: 'ALE_INVALID_INPUT' });
   });
 
   test("a long version number gets one code, whatever the addon's thread buffers hold: one decrypt of a long envelope before made the addon decide on a longer head", () => {

@@ -340,6 +340,10 @@ pub unsafe fn elements(
 
 /// Applies `op` to each of `values` and returns a new array of the
 /// results. A failure names the element's index and keeps its code.
+/// `values` may end early ([`elements`] stops after the first element that
+/// is not a string), so `op` must refuse what is not a string, as every op
+/// of `encryptMany`/`decryptMany` does: otherwise the result would be cut
+/// short without an error.
 ///
 /// # Safety
 /// `env` and `values` must be valid for the current call.

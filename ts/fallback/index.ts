@@ -103,13 +103,14 @@ function mapValues(values: unknown, t: unknown, c: unknown, f: unknown, op: (val
   // As the addon does (src/ops.rs, `elements`): every element read first, up to the first that is not a string, which
   // fails in its turn; then the context. What an element's getter throws is the caller's own and goes on unchanged.
   const elements: unknown[] = [];
-  for (let i = 0; i < values.length; i++) {
+  const length = values.length; // once, as the addon reads it: a getter may change it
+  for (let i = 0; i < length; i++) {
     const value: unknown = values[i];
     elements.push(value);
     if (typeof value !== 'string') break;
   }
   const aad = readContext(t, c, f);
-  const out = new Array<string>(values.length);
+  const out = new Array<string>(length);
   elements.forEach((value, i) => {
     try {
       out[i] = op(value, aad);

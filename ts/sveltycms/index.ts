@@ -215,12 +215,17 @@ export async function encryptFieldValueStrict(value: unknown, ctx: FieldEncrypti
 export function decryptFieldValueStrictSync<T = unknown>(stored: unknown, ctx: FieldEncryptionContext, fieldName: string): T {
   const aad = strictParts(ctx, fieldName);
   if (!storedAsEnvelope(stored)) return stored as T;
-  return parseJson(keyRing().decrypt(stored, ...aad)) as T;
+  return readValue(keyRing(), stored, aad) as T;
 }
 
 /** decryptFieldValueSync's body: the CMS's spelling of the context ids. */
 function decryptLoose<T>(stored: string, ctx: FieldEncryptionContext, fieldName: string): T {
-  return parseJson(keyRing().decrypt(stored, ...parts(ctx, fieldName))) as T;
+  return readValue(keyRing(), stored, parts(ctx, fieldName)) as T;
+}
+
+/** A stored envelope as every read of the drop-in reads it: decrypted, then parsed as JSON. */
+function readValue(ring: KeyRing, stored: string, aad: readonly [string, string, string]): unknown {
+  return parseJson(ring.decrypt(stored, ...aad));
 }
 
 /**
@@ -376,7 +381,7 @@ export function checkStoredValues(values: Iterable<StoredFieldValue>, options: {
       const aad = parts({ tenantId, collectionId }, fieldName);
       index = ring.keyIndex(value, ...aad);
       // Opened means read as the drop-in reads it: a value that authenticates but is not UTF-8 or JSON reads as null.
-      parseJson(ring.decrypt(value, ...aad));
+      readValue(ring, value, aad);
     } catch (e) {
       const code = (e as CodedError).code ?? 'ALE_INTERNAL';
       report.failed[code] = (report.failed[code] ?? 0) + 1;
