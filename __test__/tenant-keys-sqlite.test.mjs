@@ -269,3 +269,18 @@ test('key rows a process created are written back only within 90 s of their crea
     s.close();
   }
 });
+
+test('a store given no KEK (an unset variable) makes a column used through withTenant say so, ALE_NOT_INITIALIZED, not that the query needs withTenant', async () => {
+  const s = await openSqlite(':memory:', { wal: false });
+  for (const stmt of keyedDdl(types)) s.exec(stmt);
+  const keys = mod.tenantKeys(s.db, { kek: process.env.ALE_TEST_NO_SUCH_VARIABLE });
+  try {
+    const notes = defineKeyedTables(mod, builders, keys).notes;
+    const e = await mod.withTenant('acme', () => s.db.insert(notes).values({ id: 1, tenantId: 'acme', body: 'x' })).then(() => null, (err) => err);
+    assert.equal(e?.code, 'ALE_NOT_INITIALIZED', String(e));
+    assert.match(e.message, /this store has no KEK yet/);
+  } finally {
+    await keys.close();
+    s.close();
+  }
+});

@@ -388,7 +388,7 @@ export class TenantKeys implements ScopeKeys {
   /** The tenant's entry for a synchronous use; starts a background re-read when it is stale, and a change check when one is due. */
   #use(tenant: string): Entry {
     const entry = this.#cache.get(tenant);
-    if (entry === undefined) throw this.#shredded.has(tenant) ? keyShredded(tenant) : notLoaded(tenant, this.#loadFailures);
+    if (entry === undefined) throw this.#shredded.has(tenant) ? keyShredded(tenant) : this.bound ? notLoaded(tenant, this.#loadFailures) : unbound(this.#boundDb ? 'KEK' : 'database');
     entry.used = true;
     if (entry.staleAt <= clock.now) {
       entry.staleAt = clock.now + this.#config.recheckAfterMs;
