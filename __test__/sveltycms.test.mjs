@@ -387,6 +387,18 @@ describe('checking a database before switching (ale-check)', () => {
     const noKey = run([], {});
     assert.equal(noKey.status, 2);
     assert.match(noKey.stderr, /FIELD_ENCRYPTION_UNAVAILABLE/);
+    // bad input is 2, never a pass: a file that cannot be read, a line without "value", nothing to check
+    const env = { PATH: process.env.PATH, ENCRYPTION_KEY: primary };
+    const badInput = [
+      [[join(bin, '..', 'no-such-file.jsonl')], '', /cannot be read \(ENOENT\)/],
+      [[], `${JSON.stringify({ tenantId: 't', collectionId: 'c', fieldName: 'f' })}\n`, /line 1 has no "value"/],
+      [[], '', /no values to check/],
+    ];
+    for (const [extra, text, message] of badInput) {
+      const r2 = spawnSync(process.execPath, [bin, ...extra], { input: text, encoding: 'utf8', env });
+      assert.equal(r2.status, 2, r2.stderr);
+      assert.match(r2.stderr, message);
+    }
   });
 });
 

@@ -38,21 +38,30 @@ if (!(sample > 0)) fail('--sample must be a positive number');
 const input = args.positionals[0] ? createReadStream(args.positionals[0]) : process.stdin;
 const values = [];
 let line = 0;
-for await (const text of createInterface({ input, crlfDelay: Infinity })) {
-  line++;
-  if (text.trim() === '') continue;
-  if (values.length >= sample) break;
-  let row;
-  try {
-    row = JSON.parse(text);
-  } catch {
-    fail(`line ${line} is not JSON`);
+try {
+  for await (const text of createInterface({ input, crlfDelay: Infinity })) {
+    line++;
+    if (text.trim() === '') continue;
+    if (values.length >= sample) break;
+    let row;
+    try {
+      row = JSON.parse(text);
+    } catch {
+      fail(`line ${line} is not JSON`);
+    }
+    // A line without "value" (a misspelt column alias) would count as plaintext and pass the gate; null is a value.
+    if (row === null || typeof row !== 'object' || !('value' in row)) fail(`line ${line} has no "value"`);
+    for (const name of ['tenantId', 'collectionId', 'fieldName']) {
+      if (typeof row[name] !== 'string') fail(`line ${line}: "${name}" must be a string`);
+    }
+    values.push(row);
   }
-  for (const name of ['tenantId', 'collectionId', 'fieldName']) {
-    if (typeof row?.[name] !== 'string') fail(`line ${line}: "${name}" must be a string`);
-  }
-  values.push(row);
+} catch (e) {
+  // the file cannot be read (missing, a directory): bad input, not values that did not open
+  fail(`${args.positionals[0] ?? 'standard input'} cannot be read (${e?.code ?? e?.message})`);
 }
+// An empty export (a query that matched no rows) checked nothing: it must not pass the gate.
+if (values.length === 0) fail('no values to check: the input has no lines');
 
 let report;
 try {
