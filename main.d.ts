@@ -13,7 +13,7 @@ export declare const backend: 'native' | 'js';
 /**
  * How the hot calls (`encrypt`, `decrypt`, `decryptBinary` and the ring
  * methods of the same names) cross into the addon: `'bun:ffi'` on Bun
- * unless `ALE_BUN_PATH=napi`, otherwise `'node-api'`; `'node:crypto'` when
+ * (not on Windows) unless `ALE_BUN_PATH=napi`, otherwise `'node-api'`; `'node:crypto'` when
  * `backend` is `'js'`.
  */
 export declare const hotPath: 'node-api' | 'bun:ffi' | 'node:crypto';
