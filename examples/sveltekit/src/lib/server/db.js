@@ -5,16 +5,25 @@
 // (ALE_KEK), at start-up rather than at import.
 import { DDL, keys } from './schema.js';
 
+// bun:sqlite and node:sqlite wait 0 ms for a lock another process holds; a
+// few seconds let processes that start together create their tables in turn.
+const BUSY_TIMEOUT = 'PRAGMA busy_timeout = 5000';
+
 let opened;
+let ready;
 
 /** The Drizzle database, opened on first use, with the key store bound to it. */
 export function database() {
-  opened ??= open(process.env.DATABASE_FILE ?? 'cms.db').then(async (opened) => {
+  opened ??= open(process.env.DATABASE_FILE ?? 'cms.db').then((opened) => {
     keys.bind(opened.db, { kek: process.env.ALE_KEK });
-    await keys.ready();
     return opened;
   });
-  return opened;
+  // keys.ready() can fail for a moment (another process creating the key table): the next request tries again.
+  ready ??= opened.then(async (opened) => (await keys.ready(), opened)).catch((e) => {
+    ready = undefined;
+    throw e;
+  });
+  return ready;
 }
 
 async function open(file) {
@@ -24,12 +33,14 @@ async function open(file) {
     const { Database } = await import(/* @vite-ignore */ bunSqlite);
     const { drizzle } = await import('drizzle-orm/bun-sqlite');
     const client = new Database(file);
+    client.exec(BUSY_TIMEOUT);
     client.exec(DDL);
     return { db: drizzle(client), driver: 'bun:sqlite' };
   }
   const { DatabaseSync } = await import('node:sqlite');
   const { drizzle } = await import('drizzle-orm/sqlite-proxy');
   const client = new DatabaseSync(file);
+  client.exec(BUSY_TIMEOUT);
   client.exec(DDL);
   const statements = new Map();
   const db = drizzle(async (sql, params, method) => {
