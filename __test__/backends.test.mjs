@@ -283,6 +283,12 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
     assert.deepEqual(same((b) => new b.KeyRing([Buffer.alloc(32, 7)], { keyIds: P(['AAAAAAAAAAAAAAAAAAAAAA']) }).size, 'keyIds'), { code: 'ALE_INVALID_INPUT' });
     assert.deepEqual(same((b) => new b.KeyRing([SECRET]).encryptMany(P(['x']), ...CTX), 'encryptMany'), { code: 'ALE_INVALID_INPUT' });
     assert.deepEqual(same((b) => new b.KeyRing([SECRET]).decryptMany(P([]), ...CTX), 'decryptMany'), { code: 'ALE_INVALID_INPUT' });
+    const revoked = Proxy.revocable([SECRET], {});
+    revoked.revoke();
+    assert.deepEqual(same((b) => new b.KeyRing(revoked.proxy).size, 'a revoked Proxy'), { code: 'ALE_INVALID_KEY' });
+    // an environment whose ownKeys trap throws: the trap's own error, from both
+    const env = new Proxy({ ENCRYPTION_KEY: SECRET }, { ownKeys: () => { throw new Error('no keys here'); } });
+    assert.deepEqual(same((b) => b.KeyRing.fromEnv(env).size, 'ownKeys throws'), { code: 'no code: no keys here' });
   });
 
   // Reading every hole first took minutes and all memory, and sizing keyIds by the length aborted the process.
@@ -322,6 +328,10 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
       { ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS: `${b64}\n` },
       { ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS: 'the first passphrase, chosen by the admin in 2024' },
       { ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS_3: 42 },
+      { ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS_01: hex }, // refused: looks numbered, is not read
+      { ENCRYPTION_KEY: SECRET, encryption_key_previous_1: hex },
+      { ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS_1234567890: hex },
+      { ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS_1x: hex }, // not numbered at all: another variable
       { ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS_1: 'short' },
       { ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS_1: 42 },
       { ENCRYPTION_KEY: SECRET, ENCRYPTION_KEY_PREVIOUS: 42 },

@@ -16,8 +16,9 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const HEX = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
 const B64 = 'ABEiM0RVZneImaq7zN3u/wARIjNEVWZ3iJmqu8zd7v8=';
 
-/** Builds rings from `secrets` (twice) through the entry and through the fallback; prints each one's warnings. */
-function warningsFor(secrets) {
+/** Builds rings from `secrets` (twice) through the entry and through the fallback, or from an environment with `fromEnv`; prints each one's warnings. */
+function warningsFor(secrets, { fromEnv = false } = {}) {
+  const make = (m) => (fromEnv ? `${m}.KeyRing.fromEnv(secrets)` : `new ${m}.KeyRing(secrets)`);
   const dir = mkdtempSync(join(tmpdir(), 'ale-near-miss-'));
   try {
     const file = join(dir, 'probe.cjs');
@@ -27,11 +28,11 @@ function warningsFor(secrets) {
       process.on('warning', (w) => w.code === 'ALE_KEY_NEAR_MISS' && seen.push(w.message));
       const secrets = ${JSON.stringify(secrets)};
       const entry = require(${JSON.stringify(join(root, 'main.cjs'))});
-      new entry.KeyRing(secrets); new entry.KeyRing(secrets);
+      ${make('entry')}; ${make('entry')};
       setTimeout(() => {
         const viaEntry = seen.splice(0);
         const fallback = require(${JSON.stringify(join(root, 'dist/cjs/fallback/index.js'))});
-        if (entry.backend !== 'js') new fallback.KeyRing(secrets);
+        if (entry.backend !== 'js') ${make('fallback')};
         setTimeout(() => console.log(JSON.stringify({ viaEntry, viaFallback: entry.backend === 'js' ? viaEntry : seen })), 20);
       }, 20);`,
     );
@@ -71,4 +72,13 @@ test('near-miss secrets: a previous secret is named by its position; a good prim
   const { viaEntry } = warningsFor([HEX, `'${HEX}'`]);
   assert.equal(viaEntry.length, 1);
   assert.match(viaEntry[0], /^@sveltycms\/ale: secret #1 is in quotes/);
+});
+
+test('near-miss secrets: ENCRYPTION_KEY_PREVIOUS read as written beside its trimmed entry gives no warning of its own', () => {
+  // a hex key with a line break: its trimmed entry is the key, and the value as written (a passphrase to the CMS) rides along
+  assert.deepEqual(warningsFor({ ENCRYPTION_KEY: HEX, ENCRYPTION_KEY_PREVIOUS: `${B64}\n` }, { fromEnv: true }), { viaEntry: [], viaFallback: [] });
+  // a near miss of an entry itself is still named
+  const { viaEntry } = warningsFor({ ENCRYPTION_KEY: HEX, ENCRYPTION_KEY_PREVIOUS: `"${B64}"` }, { fromEnv: true });
+  assert.equal(viaEntry.length, 1);
+  assert.match(viaEntry[0], /ENCRYPTION_KEY_PREVIOUS\[0\] is in quotes/);
 });

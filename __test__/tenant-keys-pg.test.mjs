@@ -120,7 +120,7 @@ if (url) {
     }
   });
 
-  test('pg: on one connection (a pg.Client), a tenant’s first load inside a transaction that rolls back takes its key rows with it; the next re-read writes them back, and what was sealed meanwhile opens', async () => {
+  test('pg: on one connection (a pg.Client), a tenant’s first load inside a transaction that rolls back takes its key rows with it (though a re-read inside it found them); the next re-read writes them back, and what was sealed meanwhile opens', async () => {
     const [notes, keysTable] = [`rb_notes_${process.pid}`, `rb_keys_${process.pid}`];
     const client = new pg.Client({ connectionString: url });
     await client.connect();
@@ -132,6 +132,9 @@ if (url) {
       const t = pgTable(notes, { id: integer('id').primaryKey(), tenantId: text('tenant_id').notNull(), body: mod.encryptedText('body', { collection: 'notes', keys: store }) });
       await assert.rejects(db.transaction(async (tx) => {
         await mod.withTenant('newco', () => tx.insert(t).values({ id: 1, tenantId: 'newco', body: 'rolled back' }));
+        // past recheckAfterMs: the next use re-reads the rows inside the transaction, and finds them there
+        await new Promise((r) => setTimeout(r, 250));
+        await mod.withTenant('newco', () => tx.insert(t).values({ id: 3, tenantId: 'newco', body: 'rolled back too' }));
         tx.rollback();
       }));
       assert.equal((await client.query(`SELECT count(*)::int AS n FROM ${keysTable}`)).rows[0].n, 0, 'the key rows rolled back');

@@ -7,8 +7,8 @@
 //
 // Each input line is a JSON object {"value", "tenantId", "collectionId",
 // "fieldName"}, exported from the database by its own tools. The keys come
-// from ENCRYPTION_KEY (or SECRET_ENCRYPTION_KEY) and ENCRYPTION_KEY_PREVIOUS,
-// as the CMS reads them. Exit status: 0 when every envelope opened, 1 when
+// from ENCRYPTION_KEY (or SECRET_ENCRYPTION_KEY), ENCRYPTION_KEY_PREVIOUS and
+// ENCRYPTION_KEY_PREVIOUS_<n>, as the drop-in reads them. Exit status: 0 when every envelope opened, 1 when
 // some did not, 2 on bad usage or input.
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';

@@ -349,6 +349,7 @@ pub unsafe fn ring_from_env(
     // SAFETY: forwarded.
     for name in unsafe { own_names(env, vars) }? {
         if let Some(n) = previous::numbered(&name) {
+            let n = n.map_err(to_js)?;
             if let Some(value) = get_string_property(env, vars, &name)? {
                 numbered.push((n, value));
             }
@@ -363,17 +364,21 @@ pub unsafe fn ring_from_env(
         .map(|(n, value)| Ok((*n, utf8(value)?)))
         .collect::<Result<Vec<_>>>()?;
     let list_text = list.as_deref().map(|v| utf8(v)).transpose()?;
+    let mut checked = secrets.len();
     for secret in previous::previous_secrets(list_text, numbered_text, naming.key_ids.is_some())
         .map_err(to_js)?
     {
+        if !secret.as_written {
+            checked += 1;
+        }
         secrets.push((
             secret.label,
             Owned::Text(Zeroizing::new(secret.value.as_bytes().to_vec())),
         ));
     }
     let ring = build_ring(&secrets, options, naming)?;
-    // SAFETY: forwarded.
-    unsafe { warn_near_misses(env, &secrets) };
+    // SAFETY: forwarded; the list's value as written (last, when there) is no near miss of its own.
+    unsafe { warn_near_misses(env, &secrets[..checked]) };
     Ok(ring)
 }
 
@@ -384,7 +389,7 @@ pub unsafe fn ring_from_env(
 /// `env` and `object` must be valid for the current call.
 unsafe fn own_names(env: sys::napi_env, object: sys::napi_value) -> Result<Vec<String>> {
     let mut names = std::ptr::null_mut();
-    // SAFETY: forwarded; a value that is not an object fails with a status, not a throw.
+    // SAFETY: forwarded.
     let status = unsafe {
         sys::napi_get_all_property_names(
             env,
@@ -395,9 +400,11 @@ unsafe fn own_names(env: sys::napi_env, object: sys::napi_value) -> Result<Vec<S
             &mut names,
         )
     };
-    if status != sys::Status::napi_ok {
+    // A value that is not an object has no names; a Proxy's ownKeys trap that throws is the caller's error.
+    if status == sys::Status::napi_object_expected {
         return Ok(Vec::new());
     }
+    check(status)?;
     let mut len = 0u32;
     // SAFETY: `names` is an array.
     check(unsafe { sys::napi_get_array_length(env, names, &mut len) })?;

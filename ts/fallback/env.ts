@@ -7,6 +7,8 @@ import { MIN_SECRET_CHARS, rawKind, type Labelled } from './keys.js';
 
 const LIST = 'ENCRYPTION_KEY_PREVIOUS';
 const NUMBERED = /^ENCRYPTION_KEY_PREVIOUS_([1-9][0-9]{0,8})$/;
+/** A name that looks like a numbered variable, in any case: refused unless NUMBERED takes it, rather than passed over. */
+const NUMBERED_LIKE = /^ENCRYPTION_KEY_PREVIOUS_[0-9]+$/i;
 const ASCII_SPACE = /^[ \t\n\f\r]+|[ \t\n\f\r]+$/g;
 
 /**
@@ -41,9 +43,11 @@ export function secretsFromEnv(vars: unknown, keyed: boolean): Labelled[] {
   const list = read(LIST);
   const numbered: [number, string][] = [];
   for (const name of Object.keys(source)) {
+    if (!NUMBERED_LIKE.test(name)) continue;
     const n = NUMBERED.exec(name);
-    const value = n ? read(name) : undefined;
-    if (n && value !== undefined) numbered.push([Number(n[1]), value]);
+    if (!n) throw invalidKey(name, 'is not read: a numbered previous secret is ENCRYPTION_KEY_PREVIOUS_<n>, in upper case, with n from 1 to 999999999 and no leading zero');
+    const value = read(name);
+    if (value !== undefined) numbered.push([Number(n[1]), value]);
   }
   return [primary, ...previousSecrets(list, numbered, keyed)];
 }
@@ -68,6 +72,7 @@ function previousSecrets(list: string | undefined, numbered: [number, string][],
   for (const [n, secret] of numbered) if (secret !== '') out.push({ label: `${LIST}_${n}`, value: secret });
   const changed = !(entries.length === 1 && entries[0] === value);
   const passphrase = (entry: string) => entry.length >= MIN_SECRET_CHARS && rawKind(entry) === undefined;
-  if (!keyed && changed && entries.length > 0 && (!comma || entries.some(passphrase))) out.push({ label: LIST, value });
+  // As written, beside its entries: no near-miss warning of its own, since its trimmed reading is in the ring.
+  if (!keyed && changed && entries.length > 0 && (!comma || entries.some(passphrase))) out.push({ label: LIST, value, asWritten: true });
   return out;
 }

@@ -109,7 +109,7 @@ export function typeName(value: unknown): string {
  * Proxy of an array is not, though Array.isArray says it is.
  */
 export function isArray(value: unknown): value is unknown[] {
-  return Array.isArray(value) && !types.isProxy(value);
+  return !types.isProxy(value) && Array.isArray(value); // Array.isArray throws on a revoked Proxy
 }
 
 /** `value` when it is a string, else `ALE_INVALID_INPUT` naming `what`. */

@@ -29,6 +29,8 @@ export const DEFAULT_OPTIONS: Readonly<Options> = { ivLength: 16, legacyFallback
 export interface Labelled {
   label: string;
   value: string | Uint8Array;
+  /** ENCRYPTION_KEY_PREVIOUS as written beside its trimmed entries (env.ts): given no near-miss warning. */
+  asWritten?: true;
 }
 
 /** The keys one secret stands for: the key that encrypts, then its decrypt-only legacy keys in the order they are tried. */

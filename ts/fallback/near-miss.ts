@@ -43,8 +43,8 @@ let warnedNearMiss = false;
 
 /** One ALE_KEY_NEAR_MISS warning naming each text secret that nearly matched a key rule, by label and rule; emitted after the call returns. */
 export function warnNearMisses(secrets: Labelled[]): void {
-  const found = secrets.flatMap(({ label, value }) => {
-    const rule = typeof value === 'string' ? nearMiss(value) : undefined;
+  const found = secrets.flatMap(({ label, value, asWritten }) => {
+    const rule = typeof value === 'string' && !asWritten ? nearMiss(value) : undefined;
     return rule === undefined ? [] : [`${label} ${rule}`];
   });
   if (found.length === 0 || warnedNearMiss) return;

@@ -29,16 +29,34 @@ pub const LIST: &str = "ENCRYPTION_KEY_PREVIOUS";
 pub struct PreviousSecret<'a> {
     pub label: String,
     pub value: &'a str,
+    /// The list's value as written, beside its entries: no near-miss
+    /// warning is given for it, since its trimmed reading is in the ring.
+    pub as_written: bool,
 }
 
-/// `n` when `name` is `ENCRYPTION_KEY_PREVIOUS_<n>`, `n` from 1 with no
-/// leading zero.
-pub fn numbered(name: &str) -> Option<u32> {
-    let digits = name.strip_prefix(LIST)?.strip_prefix('_')?;
-    let plain = !digits.starts_with('0')
-        && (1..=9).contains(&digits.len())
+/// For a variable's name: `None` when it is not one of the numbered
+/// variables, `n` when it is `ENCRYPTION_KEY_PREVIOUS_<n>` (n from 1, no
+/// leading zero, at most 9 digits), and `ALE_INVALID_KEY` for a name that
+/// looks like one but is not (`_01`, `_0`, ten digits, another case), which
+/// would otherwise be passed over without a word.
+pub fn numbered(name: &str) -> Option<Result<u32>> {
+    let head = name.get(..=LIST.len())?;
+    let digits = name.get(LIST.len() + 1..)?;
+    let like = head.eq_ignore_ascii_case(&format!("{LIST}_"))
+        && !digits.is_empty()
         && digits.bytes().all(|b| b.is_ascii_digit());
-    plain.then(|| digits.parse().ok()).flatten()
+    if !like {
+        return None;
+    }
+    let plain = head.starts_with(LIST) && !digits.starts_with('0') && digits.len() <= 9;
+    Some(match digits.parse() {
+        Ok(n) if plain => Ok(n),
+        _ => Err(AleError::InvalidKey {
+            which: name.into(),
+            reason: "is not read: a numbered previous secret is ENCRYPTION_KEY_PREVIOUS_<n>, in \
+                     upper case, with n from 1 to 999999999 and no leading zero",
+        }),
+    })
 }
 
 /// The previous secrets, in the ring's order, from the list's value and the
@@ -75,6 +93,7 @@ pub fn previous_secrets<'a>(
         .map(|(i, &value)| PreviousSecret {
             label: format!("{LIST}[{i}]"),
             value,
+            as_written: false,
         })
         .collect();
     numbered.sort_unstable_by_key(|&(n, _)| n);
@@ -85,6 +104,7 @@ pub fn previous_secrets<'a>(
             .map(|(n, value)| PreviousSecret {
                 label: format!("{LIST}_{n}"),
                 value,
+                as_written: false,
             }),
     );
     let changed = entries.as_slice() != [value];
@@ -93,6 +113,7 @@ pub fn previous_secrets<'a>(
         out.push(PreviousSecret {
             label: LIST.into(),
             value,
+            as_written: true,
         });
     }
     Ok(out)
@@ -188,22 +209,35 @@ mod tests {
 
     #[test]
     fn numbered_names() {
-        assert_eq!(numbered("ENCRYPTION_KEY_PREVIOUS_1"), Some(1));
+        assert_eq!(numbered("ENCRYPTION_KEY_PREVIOUS_1"), Some(Ok(1)));
         assert_eq!(
             numbered("ENCRYPTION_KEY_PREVIOUS_123456789"),
-            Some(123_456_789)
+            Some(Ok(123_456_789))
         );
         for name in [
             "ENCRYPTION_KEY_PREVIOUS",
             "ENCRYPTION_KEY_PREVIOUS_",
-            "ENCRYPTION_KEY_PREVIOUS_0",
-            "ENCRYPTION_KEY_PREVIOUS_01",
             "ENCRYPTION_KEY_PREVIOUS_1a",
-            "ENCRYPTION_KEY_PREVIOUS_1234567890",
             "ENCRYPTION_KEY_PREVIOUS_+1",
             "XENCRYPTION_KEY_PREVIOUS_1",
+            "ENCRYPTION_KEY_PREVIOUSX1",
+            "ENCRYPTION_KEY",
         ] {
             assert_eq!(numbered(name), None, "{name}");
+        }
+        // names that look like one and would be passed over: refused, naming the variable
+        for name in [
+            "ENCRYPTION_KEY_PREVIOUS_0",
+            "ENCRYPTION_KEY_PREVIOUS_01",
+            "ENCRYPTION_KEY_PREVIOUS_1234567890",
+            "encryption_key_previous_1",
+            "Encryption_Key_Previous_2",
+        ] {
+            let e = numbered(name)
+                .expect("looks numbered")
+                .expect_err("refused");
+            assert_eq!(e.code(), "ALE_INVALID_KEY");
+            assert!(e.to_string().contains(name), "{e}");
         }
     }
 }

@@ -32,14 +32,13 @@ export interface Entry {
   /** The last re-read found the rows and could not unwrap their keys (a KEK outage): the keys held here are kept. */
   unwrapsFailed?: boolean;
   /**
-   * The rows of the keys this process created for the tenant (at clock time
-   * `at`), until a read of the key table finds them: written back when a
-   * read within SEAL_CONFIRMED_WITHIN_MS of `at` finds none (loading.ts,
-   * `tenantRows`), as after a rollback of the transaction that created
-   * them, since values may be sealed under these keys meanwhile (and none
-   * later: keys not confirmed for that long seal nothing). Rows once found,
-   * or older, are never written back: a tenant's rows deleted then (a
-   * shred's tombstones, say) stay deleted.
+   * The rows of the keys this process created for the tenant, at clock time
+   * `at`: written back when a read within SEAL_CONFIRMED_WITHIN_MS of `at`
+   * finds none of the tenant's rows (loading.ts, `tenantRows`), as after a
+   * rollback of the transaction that created them, since values may be
+   * sealed under these keys meanwhile. Older rows are never written back: a
+   * tenant's rows deleted later (a shred's tombstones, say) stay deleted.
+   * Gone with the entry (forget, eviction, close, a shred).
    */
   unconfirmed?: { rows: readonly KeyRow[]; at: number };
 }

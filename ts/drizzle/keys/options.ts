@@ -103,6 +103,11 @@ export function unbound(what: 'database' | 'KEK'): Error {
   );
 }
 
+/** unbound() for a store that has its database (then it lacks its KEK) or has not. */
+export function unboundStore(hasDatabase: boolean): Error {
+  return unbound(hasDatabase ? 'KEK' : 'database');
+}
+
 function positive(value: number | undefined, fallback: number, name: string, zero = false): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < (zero ? 0 : 1)) {

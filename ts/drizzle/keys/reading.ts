@@ -32,11 +32,13 @@ export interface TenantReader {
 export async function readTenant(r: TenantReader, tenant: string, latest: () => boolean, mayRotate = true): Promise<void> {
   // What the rows say holds from before they were read.
   const confirmedAt = clock.now;
-  const unconfirmedBefore = r.cache.get(tenant)?.unconfirmed;
-  const held = unconfirmedBefore && confirmedAt - unconfirmedBefore.at < SEAL_CONFIRMED_WITHIN_MS ? unconfirmedBefore : undefined;
+  const before = r.cache.get(tenant)?.unconfirmed;
+  const held = before && confirmedAt - before.at < SEAL_CONFIRMED_WITHIN_MS ? before : undefined;
   const { rows, created } = await tenantRows(r.store, tenant, held?.rows);
-  // Rows this read found were there; rows it wrote (anew, or back) may yet roll back with a transaction around it.
-  const unconfirmed = created ? { rows, at: held?.at ?? confirmedAt } : undefined;
+  // Only time ends the watch over rows this process made: a read that finds
+  // them may run inside the transaction that made them (one connection) and
+  // see them before a rollback. Rows written back keep their first making's time.
+  const unconfirmed = created ? { rows, at: held?.at ?? confirmedAt } : held;
   const superseded = () => !latest() || r.shredded();
   if (superseded()) return;
   const state = stateOf(tenant, rows);
@@ -94,6 +96,7 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
       // (cache.ts, `sealRefused`).
       if (current.keyIds[0] !== keyIds[0]) current.sealRefused = { code: String(reason?.code), message: String(reason?.message ?? reason) };
       current.unwrapsFailed = true;
+      current.unconfirmed = unconfirmed;
       current.staleAt = staleAt;
       return;
     }

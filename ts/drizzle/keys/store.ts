@@ -22,7 +22,7 @@ import { shredStored } from './loading.js';
 import { ChangeCheck } from './freshness.js';
 import { describeTenant, rewrap, rotate, shred, type TenantKeyInfo } from './lifecycle.js';
 export type { TenantKeyInfo } from './lifecycle.js';
-import { checkedDb, checkTenant, parseOptions, unbound, type StoreConfig, type TenantKeysOptions } from './options.js';
+import { checkedDb, checkTenant, parseOptions, unbound, unboundStore, type StoreConfig, type TenantKeysOptions } from './options.js';
 export type { TenantKeysOptions } from './options.js';
 import { ensureKeyTable, touchedStamp, type KeyRow, type KeyTableSpec, type NewKeyRow, type Purpose } from './table.js';
 
@@ -388,7 +388,7 @@ export class TenantKeys implements ScopeKeys {
   /** The tenant's entry for a synchronous use; starts a background re-read when it is stale, and a change check when one is due. */
   #use(tenant: string): Entry {
     const entry = this.#cache.get(tenant);
-    if (entry === undefined) throw this.#shredded.has(tenant) ? keyShredded(tenant) : this.bound ? notLoaded(tenant, this.#loadFailures) : unbound(this.#boundDb ? 'KEK' : 'database');
+    if (entry === undefined) throw this.#shredded.has(tenant) ? keyShredded(tenant) : this.bound ? notLoaded(tenant, this.#loadFailures) : unboundStore(this.#boundDb !== undefined);
     entry.used = true;
     if (entry.staleAt <= clock.now) {
       entry.staleAt = clock.now + this.#config.recheckAfterMs;

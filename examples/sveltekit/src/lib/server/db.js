@@ -14,6 +14,8 @@ let ready;
 
 /** The Drizzle database, opened on first use, with the key store bound to it. */
 export function database() {
+  // Opened once: a failure here (the file cannot be opened) fails every request until a restart, as the key store
+  // stays bound to the database it was given.
   opened ??= open(process.env.DATABASE_FILE ?? 'cms.db').then((opened) => {
     keys.bind(opened.db, { kek: process.env.ALE_KEK });
     return opened;
