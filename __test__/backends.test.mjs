@@ -345,6 +345,10 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
       42,
     ];
     for (const env of envs) same((b) => b.KeyRing.fromEnv(env).stats(), `fromEnv(${JSON.stringify(env)})`);
+    // names that look numbered and are not read are refused, by both
+    for (const name of ['ENCRYPTION_KEY_PREVIOUS_01', 'encryption_key_previous_1', 'ENCRYPTION_KEY_PREVIOUS_1234567890']) {
+      assert.deepEqual(same((b) => b.KeyRing.fromEnv({ ENCRYPTION_KEY: SECRET, [name]: hex }).size, name), { code: 'ALE_INVALID_KEY' });
+    }
     same((b) => b.KeyRing.fromEnv({ ENCRYPTION_KEY: SECRET }, { ivLength: 12 }).ivLength, 'fromEnv with options');
     same((b) => b.KeyRing.fromEnv({ ENCRYPTION_KEY: SECRET }, 'fast'), 'fromEnv with bad options');
   });

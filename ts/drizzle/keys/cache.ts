@@ -32,15 +32,15 @@ export interface Entry {
   /** The last re-read found the rows and could not unwrap their keys (a KEK outage): the keys held here are kept. */
   unwrapsFailed?: boolean;
   /**
-   * The rows of the keys this process created for the tenant, at clock time
-   * `at`: written back when a read within SEAL_CONFIRMED_WITHIN_MS of `at`
-   * finds none of the tenant's rows (loading.ts, `tenantRows`), as after a
-   * rollback of the transaction that created them, since values may be
-   * sealed under these keys meanwhile. Older rows are never written back: a
-   * tenant's rows deleted later (a shred's tombstones, say) stay deleted.
-   * Gone with the entry (forget, eviction, close, a shred).
+   * The rows of the keys this process created for the tenant: written back
+   * when a read finds none of the tenant's rows (loading.ts, `tenantRows`),
+   * as after a rollback of the transaction that created them, since values
+   * may be sealed under these keys meanwhile. No read can tell rows
+   * committed from rows seen inside that transaction, so they are kept for
+   * the entry's life (gone with forget, eviction, close, or a shred seen
+   * here). So a shred's tombstones must be kept (SECURITY.md, "Shredding").
    */
-  unconfirmed?: { rows: readonly KeyRow[]; at: number };
+  madeHere?: readonly KeyRow[];
 }
 
 /**

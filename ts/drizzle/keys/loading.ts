@@ -11,11 +11,11 @@ import type { KeyRow } from './table.js';
 /**
  * The tenant's rows, exactly its own whatever the column's collation
  * compares as equal, and whether this call wrote them. When it has none:
- * `unconfirmed`, the rows of keys this process created and no read has found
- * since (cache.ts, Entry), written back as they were; else its first keys
- * (a data key and an index key), created.
+ * `madeHere`, the rows of keys this process created (cache.ts, Entry),
+ * written back as they were; else its first keys (a data key and an index
+ * key), created.
  */
-export async function tenantRows(s: StoreInternals, tenant: string, unconfirmed?: readonly KeyRow[]): Promise<{ rows: KeyRow[]; created: boolean }> {
+export async function tenantRows(s: StoreInternals, tenant: string, madeHere?: readonly KeyRow[]): Promise<{ rows: KeyRow[]; created: boolean }> {
   const t = s.table;
   const own = (rows: KeyRow[]) => rows.filter((r) => r.tenant === tenant);
   const stored = async () => own(await s.db.select().from(t).where(eq(t.tenant, tenant)));
@@ -25,8 +25,8 @@ export async function tenantRows(s: StoreInternals, tenant: string, unconfirmed?
   // transaction they were made in rolled back (the store's db was the app's
   // one connection). Values may be sealed under their keys since, so they
   // are written back; new keys would leave those unreadable.
-  const fresh = unconfirmed?.length
-    ? unconfirmed.map((row) => ({ ...row, updatedAt: s.now }))
+  const fresh = madeHere?.length
+    ? madeHere.map((row) => ({ ...row, updatedAt: s.now }))
     : await Promise.all((['data', 'index'] as const).map((purpose) => s.newRow(tenant, purpose, 1, 'active')));
   try {
     // One statement, so both rows exist or neither; the unique (tenant, purpose, generation) index lets one creator win.

@@ -2,7 +2,7 @@
 // fleet has sealed its share under it, unwrap what changed, and put the
 // tenant's keys in the store's ring of tenants. reads.ts starts reads and
 // keeps one per tenant under way.
-import { clock, SEAL_CONFIRMED_WITHIN_MS, type Entry, type TenantCache } from './cache.js';
+import { clock, type Entry, type TenantCache } from './cache.js';
 import type { StoreInternals } from './internals.js';
 import { addGeneration, retireBefore } from './lifecycle.js';
 import { dueForRotation, stateOf, tenantRows } from './loading.js';
@@ -32,13 +32,12 @@ export interface TenantReader {
 export async function readTenant(r: TenantReader, tenant: string, latest: () => boolean, mayRotate = true): Promise<void> {
   // What the rows say holds from before they were read.
   const confirmedAt = clock.now;
-  const before = r.cache.get(tenant)?.unconfirmed;
-  const held = before && confirmedAt - before.at < SEAL_CONFIRMED_WITHIN_MS ? before : undefined;
-  const { rows, created } = await tenantRows(r.store, tenant, held?.rows);
-  // Only time ends the watch over rows this process made: a read that finds
-  // them may run inside the transaction that made them (one connection) and
-  // see them before a rollback. Rows written back keep their first making's time.
-  const unconfirmed = created ? { rows, at: held?.at ?? confirmedAt } : held;
+  const held = r.cache.get(tenant)?.madeHere;
+  const { rows, created } = await tenantRows(r.store, tenant, held);
+  // Nothing a read finds ends the watch over rows this process made: the
+  // read may run inside the transaction that made them (one connection) and
+  // see them before a rollback. It ends with the entry (cache.ts).
+  const madeHere = created ? (held ?? rows) : held;
   const superseded = () => !latest() || r.shredded();
   if (superseded()) return;
   const state = stateOf(tenant, rows);
@@ -70,7 +69,7 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
   if (current !== undefined && same && current.staleAt > 0) {
     current.staleAt = staleAt;
     current.seen = seen;
-    current.unconfirmed = unconfirmed;
+    current.madeHere = madeHere;
     delete current.sealRefused;
     delete current.unwrapsFailed;
     return;
@@ -96,7 +95,7 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
       // (cache.ts, `sealRefused`).
       if (current.keyIds[0] !== keyIds[0]) current.sealRefused = { code: String(reason?.code), message: String(reason?.message ?? reason) };
       current.unwrapsFailed = true;
-      current.unconfirmed = unconfirmed;
+      current.madeHere = madeHere;
       current.staleAt = staleAt;
       return;
     }
@@ -106,5 +105,5 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
     for (const key of keys) key.fill(0);
   }
   r.takeCount(current);
-  r.cache.set(tenant, { loaded: true, keyIds, used: true, staleAt, seen, confirmedAt, sealed: 0, missedAt: current?.missedAt, unconfirmed });
+  r.cache.set(tenant, { loaded: true, keyIds, used: true, staleAt, seen, confirmedAt, sealed: 0, missedAt: current?.missedAt, madeHere });
 }
