@@ -263,6 +263,14 @@ test('key rows a process created are written back for as long as it holds the te
     clock.now += 130_000; // past the 60 s re-read and the 90 s a key may seal unconfirmed
     await keys.load('acme');
     assert.deepEqual(ids(), made, 'written back');
+    // as last read: what changed since (a flushed count; a retired key destroyed) is what comes back
+    s.exec("UPDATE ale_keys SET encryptions = 999 WHERE tenant = 'acme' AND purpose = 'data'");
+    clock.now += 61_000;
+    await keys.load('acme');
+    s.exec("DELETE FROM ale_keys WHERE tenant = 'acme'");
+    clock.now += 61_000;
+    await keys.load('acme');
+    assert.deepEqual(s.all("SELECT encryptions AS n FROM ale_keys WHERE tenant = 'acme' AND purpose = 'data'").map((r) => Number(r.n)), [999]);
     keys.forget('acme');
     s.exec("DELETE FROM ale_keys WHERE tenant = 'acme'");
     await keys.load('acme');

@@ -32,13 +32,13 @@ export interface Entry {
   /** The last re-read found the rows and could not unwrap their keys (a KEK outage): the keys held here are kept. */
   unwrapsFailed?: boolean;
   /**
-   * The rows of the keys this process created for the tenant: written back
-   * when a read finds none of the tenant's rows (loading.ts, `tenantRows`),
+   * For a tenant whose keys this process created: its rows as last read,
+   * written back when a read finds none of them (loading.ts, `tenantRows`),
    * as after a rollback of the transaction that created them, since values
    * may be sealed under these keys meanwhile. No read can tell rows
-   * committed from rows seen inside that transaction, so they are kept for
-   * the entry's life (gone with forget, eviction, close, or a shred seen
-   * here). So a shred's tombstones must be kept (SECURITY.md, "Shredding").
+   * committed from rows seen inside that transaction, so this lasts the
+   * entry's life (gone with forget, eviction, close, or a shred seen here),
+   * and a shred's tombstones must be kept (SECURITY.md, "Shredding").
    */
   madeHere?: readonly KeyRow[];
 }

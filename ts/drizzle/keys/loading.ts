@@ -11,9 +11,9 @@ import type { KeyRow } from './table.js';
 /**
  * The tenant's rows, exactly its own whatever the column's collation
  * compares as equal, and whether this call wrote them. When it has none:
- * `madeHere`, the rows of keys this process created (cache.ts, Entry),
- * written back as they were; else its first keys (a data key and an index
- * key), created.
+ * `madeHere`, the rows of a tenant whose keys this process created, as it
+ * last read them (cache.ts, Entry), written back; else its first keys (a
+ * data key and an index key), created.
  */
 export async function tenantRows(s: StoreInternals, tenant: string, madeHere?: readonly KeyRow[]): Promise<{ rows: KeyRow[]; created: boolean }> {
   const t = s.table;

@@ -36,8 +36,11 @@ export async function readTenant(r: TenantReader, tenant: string, latest: () => 
   const { rows, created } = await tenantRows(r.store, tenant, held);
   // Nothing a read finds ends the watch over rows this process made: the
   // read may run inside the transaction that made them (one connection) and
-  // see them before a rollback. It ends with the entry (cache.ts).
-  const madeHere = created ? (held ?? rows) : held;
+  // see them before a rollback. It ends with the entry (cache.ts). What is
+  // kept is the rows as this read found them, so that a write-back restores
+  // the table as last read: a key destroyed since stays destroyed, a rewrap
+  // keeps its KEK, a rotation its new key, the counts their flushes.
+  const madeHere = created || held ? rows : undefined;
   const superseded = () => !latest() || r.shredded();
   if (superseded()) return;
   const state = stateOf(tenant, rows);
