@@ -21,10 +21,11 @@ export async function tenantRows(s: StoreInternals, tenant: string, madeHere?: r
   const stored = async () => own(await s.db.select().from(t).where(eq(t.tenant, tenant)));
   const rows = await stored();
   if (rows.length > 0) return { rows, created: false };
-  // Rows this process created are gone before any read found them: the
-  // transaction they were made in rolled back (the store's db was the app's
-  // one connection). Values may be sealed under their keys since, so they
-  // are written back; new keys would leave those unreadable.
+  // The rows of a tenant whose keys this process created are gone: the
+  // transaction they were made in may have rolled back (the store's db was
+  // the app's one connection). Values may be sealed under their keys since,
+  // so the rows are written back as last read; new keys would leave those
+  // values unreadable.
   const fresh = madeHere?.length
     ? madeHere.map((row) => ({ ...row, updatedAt: s.now }))
     : await Promise.all((['data', 'index'] as const).map((purpose) => s.newRow(tenant, purpose, 1, 'active')));
