@@ -3,13 +3,12 @@
 // (`ring_from_env`) and crates/core/src/previous.rs, where the rule and its
 // reasons are; __test__/backends.test.mjs holds the two to one result.
 import { invalidKey } from './errors.js';
-import { MIN_SECRET_CHARS, rawKind, type Labelled } from './keys.js';
+import { textKind, trimAsciiSpace, type Labelled } from './keys.js';
 
 const LIST = 'ENCRYPTION_KEY_PREVIOUS';
 const NUMBERED = /^ENCRYPTION_KEY_PREVIOUS_([1-9][0-9]{0,8})$/;
 /** A name that looks like a numbered variable, in any case: refused unless NUMBERED takes it, rather than passed over. */
 const NUMBERED_LIKE = /^ENCRYPTION_KEY_PREVIOUS_[0-9]+$/i;
-const ASCII_SPACE = /^[ \t\n\f\r]+|[ \t\n\f\r]+$/g;
 
 /**
  * `ENCRYPTION_KEY`, or `SECRET_ENCRYPTION_KEY` when that is unset or empty,
@@ -57,10 +56,10 @@ function previousSecrets(list: string | undefined, numbered: [number, string][],
   const value = list ?? '';
   const entries = value
     .split(',')
-    .map((entry) => entry.replace(ASCII_SPACE, ''))
+    .map(trimAsciiSpace)
     .filter((entry) => entry !== '');
   const comma = value.includes(',');
-  const short = comma ? entries.findIndex((entry) => entry.length < MIN_SECRET_CHARS) : -1;
+  const short = comma ? entries.findIndex((entry) => textKind(entry) === undefined) : -1;
   if (short >= 0) {
     throw invalidKey(
       `${LIST}[${short}]`,
@@ -71,7 +70,7 @@ function previousSecrets(list: string | undefined, numbered: [number, string][],
   numbered.sort(([a], [b]) => a - b);
   for (const [n, secret] of numbered) if (secret !== '') out.push({ label: `${LIST}_${n}`, value: secret });
   const changed = !(entries.length === 1 && entries[0] === value);
-  const passphrase = (entry: string) => entry.length >= MIN_SECRET_CHARS && rawKind(entry) === undefined;
+  const passphrase = (entry: string) => textKind(entry) === 'passphrase';
   // As written, beside its entries: no near-miss warning of its own, since its trimmed reading is in the ring.
   if (!keyed && changed && entries.length > 0 && (!comma || entries.some(passphrase))) out.push({ label: LIST, value, asWritten: true });
   return out;

@@ -40,7 +40,7 @@ export interface Resolved {
 }
 
 const KEY_LENGTH = 32;
-export const MIN_SECRET_CHARS = 32;
+const MIN_SECRET_CHARS = 32;
 const PASSPHRASE_SALT = 'sveltycms-aes-gcm-v1';
 const INFO_FIELD_AT_REST = 'sveltycms-field-at-rest';
 
@@ -76,6 +76,16 @@ export function resolveSecret({ label, value }: Labelled): Resolved {
     else candidate.fill(0);
   }
   return { key: ['passphrase', key], fallbacks };
+}
+
+/** How `text` resolves (crates/core/src/secret.rs, `kind`): a raw-key rule, a passphrase, or undefined when too short to be a secret. */
+export function textKind(text: string): 'hex' | 'base64' | 'base64url' | 'passphrase' | undefined {
+  return text.length < MIN_SECRET_CHARS ? undefined : (rawKind(text) ?? 'passphrase');
+}
+
+/** `text` without the ASCII white space around it, as `ENCRYPTION_KEY_PREVIOUS`'s entries are trimmed. */
+export function trimAsciiSpace(text: string): string {
+  return text.replace(/^[ \t\n\f\r]+|[ \t\n\f\r]+$/g, '');
 }
 
 /** The raw-key rule a secret of at least 32 characters matches (hex, strict base64, base64url), or undefined for a passphrase. */

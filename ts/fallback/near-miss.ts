@@ -1,14 +1,11 @@
 // A secret that nearly matched a key rule and resolved by another: the
 // JavaScript backend's copy of crates/core/src/near_miss.rs (the contract
 // and the reasons are there), held to it by __test__/near-miss.test.mjs.
-import { rawKind, type Labelled } from './keys.js';
-
-const MIN_SECRET_CHARS = 32;
-const ASCII_SPACE = /^[ \t\n\f\r]+|[ \t\n\f\r]+$/g;
+import { rawKind, textKind, trimAsciiSpace, type Labelled } from './keys.js';
 
 /** What `text` nearly was, for a warning (nothing of the value); undefined when nothing. */
 export function nearMiss(text: string): string | undefined {
-  if (text.length < MIN_SECRET_CHARS) return undefined;
+  if (textKind(text) === undefined) return undefined;
   const kind = rawKind(text);
   if (kind === 'hex') return undefined;
   const hexDigits = text.match(/[0-9a-fA-F]/g)?.length ?? 0;
@@ -16,13 +13,13 @@ export function nearMiss(text: string): string | undefined {
     return 'is 64 characters, nearly all hex digits, so it is read as base64 or as a passphrase; a hex key is exactly 64 hex digits (0-9, a-f)';
   }
   if (kind !== undefined) return undefined;
-  const isKey = (t: string) => t.length >= MIN_SECRET_CHARS && rawKind(t) !== undefined;
-  const trimmed = text.replace(ASCII_SPACE, '');
+  const isKey = (t: string) => (textKind(t) ?? 'passphrase') !== 'passphrase';
+  const trimmed = trimAsciiSpace(text);
   if (trimmed.length !== text.length && isKey(trimmed)) {
     return 'has white space or a line break around a value that would be a key (hex or base64) without it; it is not trimmed';
   }
   const quoted = /^(["'`])([\s\S]*)\1$/.exec(trimmed);
-  if (quoted && isKey(quoted[2].replace(ASCII_SPACE, ''))) return 'is in quotes, and would be a key (hex or base64) without them';
+  if (quoted && isKey(trimAsciiSpace(quoted[2]))) return 'is in quotes, and would be a key (hex or base64) without them';
   const bytes = shortBase64(trimmed);
   if (bytes !== undefined) return `looks like base64 of ${bytes} bytes; a base64 key is 32 bytes (44 characters: \`openssl rand -base64 32\`)`;
   return undefined;
