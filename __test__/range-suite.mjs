@@ -577,6 +577,22 @@ export function rangeSuite(d) {
       assert.equal((await reindex(before, { workers: undefined })).written, 0);
     });
 
+    if (d.workers) test('reindexSearch runs with workers over index columns on a ring of tenants, which has no key of its own to bind the job to', async () => {
+      const tenants = ale.KeyRing.forTenants();
+      tenants.setTenant('acme', [Buffer.alloc(32, 7)], { keyIds: [Buffer.alloc(16, 1).toString('base64url')], indexKey: Buffer.alloc(32, 9) });
+      const t = d.table(mod, { ring: tenants, name: 'range_tenants' });
+      const rows = measures(150, { seed: 22 });
+      await conn.reset(t);
+      await mod.withTenant('acme', () => conn.db.insert(t).values(rows.map((r) => ({ id: r.id, tenantId: 'acme', amount: r.amount, total: r.total, born: r.born }))));
+      const reindex = () =>
+        mod.reindexSearch(conn.db, { table: t, key: t.id, tenant: { column: t.tenantId }, batchSize: 50, columns: FIELDS.map((f) => ({ source: t[f], index: rangeOf(t, f) })), workers: { job: `range-tenants-${process.pid}-${Date.now()}` } });
+      assert.equal((await reindex()).written, rows.reduce((n, r) => n + FIELDS.filter((f) => r[f] !== null).length, 0));
+      assert.equal((await reindex()).written, 0);
+      const bound = rows.find((r) => r.amount !== null).amount;
+      const expected = rows.filter((r) => r.amount !== null && r.amount >= bound).map((r) => r.id).sort((a, b) => a - b);
+      assert.deepEqual(await answer(t, 'amount', await mod.withTenant('acme', async () => mod.rangeGte(t.amountRange, bound))), expected);
+    });
+
     test("convertToTenantKeys moves range tokens under each tenant's index key, and a shred leaves nothing to find", async () => {
       ale.initKeyRing([SECRET]);
       const keyTable = `range_keys_${d.name.toLowerCase().replace(/[^a-z0-9]+/g, '_')}`.slice(0, 48);

@@ -61,6 +61,8 @@ export function indexBase(name: string, options: IndexColumnOptions, what: strin
   // The words of a fixed text under the primary key: keyed and one-way, and
   // another primary gives others. A ring that cannot make them (no
   // process-wide ring set) fails the job here, before it records anything.
-  const writingKey = () => (options.keys ? null : searcher.searchTokenText('ale job fingerprint', 'ale', 'ale_jobs', 'primary', {}));
+  // A tenant key store and a ring of tenants (size 0) hold no key of their
+  // own: the keys are each tenant's, as in fingerprint.ts's primaryOf.
+  const writingKey = () => (options.keys || options.keyRing?.size === 0 ? null : searcher.searchTokenText('ale job fingerprint', 'ale', 'ale_jobs', 'primary', {}));
   return { base, searcher, fts, where: { column: name, collection: base.collection, field: base.field }, writingKey };
 }
