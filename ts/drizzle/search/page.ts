@@ -36,21 +36,31 @@ export interface SearchPage<Row> {
   refused: number;
   /**
    * Candidates of this page (past the matches `offset` skips, as with
-   * `cursor`) that failed authentication in this tenant's context
-   * (ALE_AUTH_FAILED), left out of the page: on SQLite and MySQL a row of
-   * another tenant (in a table queried without a tenant filter) is a
-   * candidate by a chance of its 30-bit words; otherwise a value altered
-   * or moved, or, with `keys`, written under a key this process has not
-   * loaded yet. Each names its column and code (and the row's key, with
-   * the `key` option), never an encrypted value. Any other failure to
-   * decrypt (no tenant in scope, keys that did not load) fails the page,
-   * as it fails any read.
+   * `cursor`) with a cell that did not open, left out of the page. Most
+   * failed authentication in this tenant's context (ALE_AUTH_FAILED): on
+   * SQLite and MySQL a row of another tenant (in a table queried without a
+   * tenant filter) is a candidate by a chance of its 30-bit words;
+   * otherwise a value altered or moved, or, with `keys`, written under a key
+   * this process has not loaded yet. A cell that is no envelope
+   * (ALE_MALFORMED_ENVELOPE), one of a version this build cannot read
+   * (ALE_UNSUPPORTED_VERSION), one over the ring's maximum length or JSON
+   * that does not parse is left out too. Each names its column and code
+   * (and the row's key, with the `key` option), never an encrypted value.
+   * A failure that is not one value's (no tenant in scope, keys that did
+   * not load) fails the page, as it fails any read.
    */
   failures: SearchPageFailure[];
 }
 
-/** A candidate left out of a page because a cell of it failed authentication: readWithFailures' report (`key` is undefined without the `key` option). */
+/** A candidate left out of a page because a cell of it did not open: readWithFailures' report (`key` is undefined without the `key` option). */
 export type SearchPageFailure = RowFailure;
+
+/**
+ * The codes that belong to one stored value: a failed tag check, a cell that
+ * is no envelope or one of a version this build cannot read, one over the
+ * ring's maximum length, and JSON that does not parse.
+ */
+const ONE_VALUE = new Set(['ALE_AUTH_FAILED', 'ALE_MALFORMED_ENVELOPE', 'ALE_UNSUPPORTED_VERSION', 'ALE_ENVELOPE_TOO_LARGE', 'ALE_INVALID_JSON']);
 
 /** The first batch of candidates: the page and room for a few false positives. */
 const FIRST_BATCH = (limit: number) => limit + 8;
@@ -73,6 +83,7 @@ const MAX_BATCH = 1_000;
  */
 export async function searchPage<Row>(fetch: (limit: number, offset: number) => Row[] | Promise<Row[]> | PromiseLike<Row[]>, options: SearchPageOptions<Row>): Promise<SearchPage<Row>> {
   const { limit, matches } = options ?? ({} as SearchPageOptions<Row>);
+  if (typeof fetch !== 'function') throw codedError('ALE_INVALID_INPUT', 'searchPage: fetch must be a function (limit, offset) => rows');
   if (!Number.isInteger(limit) || limit < 1) throw codedError('ALE_INVALID_INPUT', 'searchPage: options.limit must be a positive integer');
   if (typeof matches !== 'function') throw codedError('ALE_INVALID_INPUT', 'searchPage: options.matches must be the exact test, e.g. (row) => where.matches(row.name)');
   if (options.offset !== undefined && options.cursor !== undefined) throw codedError('ALE_INVALID_INPUT', 'searchPage: give offset or cursor, not both');
@@ -87,9 +98,9 @@ export async function searchPage<Row>(fetch: (limit: number, offset: number) => 
   for (;;) {
     // In readWithFailures' scope: a cell that does not decrypt comes back as
     // an AleReadFailure instead of failing the whole batch, so that one
-    // foreign candidate cannot stop a search. Only a failed authentication
-    // belongs to one value; anything else would fail every row alike, and
-    // is thrown rather than turned into an empty page.
+    // foreign or damaged candidate cannot stop a search. A failure of the
+    // scope (no tenant, keys that did not load) would fail every row alike,
+    // and is thrown rather than turned into an empty page.
     const scope = { failed: 0 };
     const rows = await inFailureScope(() => fetch(batch, position), scope);
     if (!Array.isArray(rows)) throw codedError('ALE_INVALID_INPUT', 'searchPage: fetch must resolve to the rows of the query');
@@ -100,7 +111,7 @@ export async function searchPage<Row>(fetch: (limit: number, offset: number) => 
       const [failed] = failedCells(rows[i], scope.failed === 0 ? 1 : FAILURE_DEPTH, 1);
       if (failed !== undefined) {
         const e = failed.failure.error;
-        if (e.code !== 'ALE_AUTH_FAILED') throw e;
+        if (!ONE_VALUE.has(e.code)) throw e;
         // Before the last match that `offset` skips, the failure is an earlier page's, which reported it.
         // The candidate left out is the row, so its key names it, else the part that holds the cell.
         if (skip === 0) page.failures.push(rowFailure(failed.failure, [rows[i], failed.holder], options));
