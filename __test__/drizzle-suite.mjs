@@ -539,6 +539,22 @@ export function drizzleSuite(d) {
       }
       const noTable = await mod.migratePlaintext(db, { ...base, table: {}, columns: [{ column: users.email }] }).catch((e) => e);
       assert.equal(noTable?.code, 'ALE_INVALID_INPUT', String(noTable));
+      // options that are not the table's, or not there: coded, never a TypeError or the driver's error
+      for (const [options, message] of [
+        [{ table: undefined }, /options.table must be a Drizzle table/],
+        [{ key: undefined }, /options.key must be a column of table "users"/],
+        [{ key: posts.id }, /options.key must be a column of table "users"/],
+        [{ tenant: { column: posts.id } }, /options.tenant.column must be a column of table "users"/],
+        [{ columns: [null] }, /column "undefined" is not an encryptedText/],
+      ]) {
+        for (const op of ['migratePlaintext', 'rotateKeys']) {
+          const e = await mod[op](db, { ...base, keyRing: newRing, columns: [{ column: users.email }], ...options }).catch((e) => e);
+          assert.equal(e?.code, 'ALE_INVALID_INPUT', `${op} ${Object.keys(options)}: ${e}`);
+          assert.match(e.message, message);
+        }
+      }
+      const nullPair = await mod.convertStorage(db, { table: users, key: users.id, columns: [null] }).catch((e) => e);
+      assert.equal(nullPair?.code, 'ALE_INVALID_INPUT', String(nullPair));
       assert.deepEqual(await db.select({ t: users.tenantId }).from(users), [{ t: 'acme' }], 'the tenant column is as it was');
       assert.equal(await raw(users, users.email, 1), 'a@plain.test');
       // the collection comes from the column when left out

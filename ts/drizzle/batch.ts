@@ -20,8 +20,16 @@ type AnyColumn = Parameters<typeof asc>[0];
 type AnyDb = any;
 
 export function keyOf(table: object, column: unknown): string {
+  const key = propertyOf(table, column);
+  if (key === undefined) throw codedError('ALE_INVALID_INPUT', `column "${nameOf(column)}" does not belong to table "${tableName(table)}"`);
+  return key;
+}
+
+/** The property of `table`'s columns that holds `column`; undefined when it is none of them. */
+function propertyOf(table: object, column: unknown): string | undefined {
+  tableName(table);
   for (const [key, value] of Object.entries(getTableColumns(table as never))) if (value === column) return key;
-  throw codedError('ALE_INVALID_INPUT', `column "${nameOf(column)}" does not belong to table "${tableName(table)}"`);
+  return undefined;
 }
 
 /** A column's SQL name, for messages; whatever was passed when it is not a column. */
@@ -81,6 +89,10 @@ export function drizzleDriver(db: AnyDb, table: object, key: unknown, columns: u
   const cols = columns.map((c) => c as AnyColumn);
   const names = columns.map((c) => keyOf(table, c));
   const tenantCol = tenant === undefined || typeof tenant === 'string' ? null : (tenant.column as AnyColumn);
+  // Any other key or tenant column would fail in the key checks or the SQL, uncoded.
+  for (const [option, column] of [['key', keyCol], ['tenant.column', tenantCol]] as const) {
+    if (column !== null && propertyOf(table, column) === undefined) throw codedError('ALE_INVALID_INPUT', `options.${option} must be a column of table "${tableName(table)}"`);
+  }
   const fixedTenant = typeof tenant === 'string' ? tenant : undefined;
   const tenantOf = (r: Record<string, unknown>): string => {
     if (r.tenant === null || r.tenant === undefined) throw invalidTenant(`row ${String(r.key)}: the tenant column is NULL, so its values cannot be bound to a tenant`);
@@ -310,7 +322,8 @@ export function batchHelpers(transact: Transact, jobs: JobTableSpec | undefined)
     async convertStorage(db: AnyDb, options: ConvertOptions): Promise<Progress> {
       const { table, key, columns } = options;
       if (!Array.isArray(columns) || columns.length === 0) throw codedError('ALE_INVALID_INPUT', 'convertStorage: options.columns must list at least one { from, to } pair');
-      const pairs = columns.map(({ from, to }) => {
+      const pairs = columns.map((pair) => {
+        const { from, to } = pair ?? {};
         const [source, target] = [cellSpec('convertStorage', table, from), cellSpec('convertStorage', table, to)];
         const names = `"${source.column}" → "${target.column}"`;
         if (source.storage === target.storage) throw codedError('ALE_INVALID_INPUT', `convertStorage ${names}: both columns have storage '${source.storage}'`);
