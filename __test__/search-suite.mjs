@@ -264,23 +264,31 @@ export function searchSuite(d) {
       }
     });
 
+    /** Sets `column` of row `id` to `value` as it is, past the column's codec; `undo()` puts back what it held. */
+    const damage = async (t, column, id, value) => {
+      const [{ raw }] = await conn.db.select({ raw: sql`${column}` }).from(t).where(eq(t.id, id));
+      const set = (v) => conn.db.update(t).set({ [Object.entries(t).find(([, c]) => c === column)[0]]: sql`${v}` }).where(eq(t.id, id));
+      await set(value);
+      return { raw, undo: () => set(raw) };
+    };
+
     test("a candidate of the tenant's own whose cell is no envelope this build reads (cut short, a later version) is left out and reported with its code, as a failed tag check is", async () => {
       const victim = acme[3];
-      const [{ raw }] = await conn.db.select({ raw: sql`${table.name}` }).from(table).where(eq(table.id, victim.id));
+      const { raw } = await damage(table, table.name, victim.id, null);
       const q = words1(victim.name);
       const where = await mod.withTenant('acme', async () => mod.searchWords(table.nameSearch, q));
       const expected = oracle('name', q, 'words').filter((id) => id !== victim.id);
       try {
-        for (const [damage, code] of [
+        for (const [bad, code] of [
           [raw.split(':').slice(0, 3).join(':'), 'ALE_MALFORMED_ENVELOPE'],
           [`v3${raw.slice(2)}`, 'ALE_UNSUPPORTED_VERSION'],
         ]) {
-          await conn.db.update(table).set({ name: sql`${damage}` }).where(eq(table.id, victim.id));
+          await damage(table, table.name, victim.id, bad);
           const page = await pageOf(where, 'name', { limit: ROWS, key: 'id' });
           assert.deepEqual([page.rows.map((r) => r.id), page.failures.map((f) => [f.key, f.column, f.code])], [expected, [[victim.id, 'name', code]]]);
         }
       } finally {
-        await conn.db.update(table).set({ name: sql`${raw}` }).where(eq(table.id, victim.id));
+        await damage(table, table.name, victim.id, raw);
       }
     });
 
@@ -294,6 +302,11 @@ export function searchSuite(d) {
       await mod.withTenant('acme', () => conn.db.insert(before).values(rows.map((p) => ({ id: p.id, tenantId: 'acme', name: p.name, city: p.city }))));
       const reindex = (t, extra = {}) =>
         mod.reindexSearch(conn.db, { table: t, key: t.id, tenant: { column: t.tenantId }, batchSize: 100, columns: [{ source: t.name, index: t.nameSearch }, { source: t.city, index: t.citySearch }], ...extra });
+      // a value that does not open is its own column's failure, not the index's beside it
+      const damaged = await damage(before, before.city, rows[0].id, 'not an envelope');
+      const bad = await reindex(before).then(() => null, (error) => error);
+      assert.deepEqual([bad?.code, bad?.column], ['ALE_MALFORMED_ENVELOPE', 'city'], String(bad));
+      await damaged.undo();
       const built = await reindex(before);
       assert.deepEqual([built.scanned, built.written, built.skipped], [600, 1200, 0]);
       assert.deepEqual([(await reindex(before)).written, (await reindex(before)).skipped], [0, 1200]);
@@ -456,6 +469,11 @@ export function searchSuite(d) {
         const e = await mod.convertToTenantKeys(conn.db, crossed).then(() => null, (error) => error);
         assert.equal(e?.code, 'ALE_INVALID_CONTEXT', String(e));
         assert.match(e.message, /the index "name_search" is bound to collection "\w+", field "name", its source to collection "\w+", field "city"/);
+        // a value that does not open is its own column's failure, not the index's beside it
+        const damaged = await damage(v1, v1.name, rows[1].id, 'not an envelope');
+        const bad = await mod.convertToTenantKeys(conn.db, options).then(() => null, (error) => error);
+        assert.deepEqual([bad?.code, bad?.column], ['ALE_MALFORMED_ENVELOPE', 'name'], String(bad));
+        await damaged.undo();
         const first = await mod.convertToTenantKeys(conn.db, options);
         assert.equal(first.written, 800, 'both columns and both indexes of 200 rows');
         assert.equal((await mod.convertToTenantKeys(conn.db, options)).written, 0);
@@ -636,6 +654,12 @@ export function searchSuite(d) {
       }
       await assert.rejects(mod.searchPage(async () => 'rows', { limit: 1, matches: () => true }), { code: 'ALE_INVALID_INPUT' });
       await assert.rejects(mod.searchPage(undefined, { limit: 1, matches: () => true }), { code: 'ALE_INVALID_INPUT', message: /fetch must be a function/ });
+      const batch = { table, key: table.id, tenant: 'acme' };
+      for (const options of [{ table: undefined }, { key: undefined }, { tenant: { column: {} } }]) {
+        await assert.rejects(mod.reindexSearch(conn.db, { ...batch, columns: [{ source: table.name, index: table.nameSearch }], ...options }), { code: 'ALE_INVALID_INPUT' }, `reindexSearch ${Object.keys(options)}`);
+        await assert.rejects(mod.searchLeakage(conn.db, { ...batch, index: table.nameSearch, ...options }), { code: 'ALE_INVALID_INPUT' }, `searchLeakage ${Object.keys(options)}`);
+      }
+      await assert.rejects(mod.reindexSearch(conn.db, { ...batch, columns: [null] }), { code: 'ALE_INVALID_INPUT' });
       const column = (options) => () => mod.searchIndexColumn('s', { collection: 'people', ...options });
       for (const options of [{ contains: 'yes' }, { contains: false, prefix: false, words: false }, { storage: 'binary' }, { legacyPlaintext: true }, { fts: '' }, { keyRing: ring, keys: {} }]) {
         assert.throws(column(options), { code: /^ALE_INVALID_(INPUT|CONTEXT)$/ }, JSON.stringify(Object.keys(options)));

@@ -86,10 +86,11 @@ function plan(keys: TenantKeys, cells: Cells): Plan {
       const stored = search && row.cells[at] !== null ? search.sql.read(row.cells[at]) : row.cells[at];
       const from = row.cells[source];
       if (from === null) continue;
-      const next = atColumn({ ...cells.where[at], rowKey: row.key }, () => {
-        const text = plaintextOf(source, from);
-        return search ? search.sql.store(search.codec.tokensOfText(text, t), search.codec) : sealer.blindIndex(text, t, collection, field);
-      });
+      // A value that does not open is its source column's failure; the tokens are the index column's.
+      const text = atColumn({ ...cells.where[source], rowKey: row.key }, () => plaintextOf(source, from));
+      const next = atColumn({ ...cells.where[at], rowKey: row.key }, () =>
+        search ? search.sql.store(search.codec.tokensOfText(text, t), search.codec) : sealer.blindIndex(text, t, collection, field),
+      );
       if (next === stored) progress.skipped++;
       else updates.push({ key: row.key, set: [[at, next]], expect: [[at, stored], [source, from]] });
     }

@@ -49,7 +49,8 @@ export function searchReindexer(transact: Transact, jobs: JobTableSpec | undefin
     if (typeof options.tenant !== 'string' && !options.tenant?.column) {
       throw codedError('ALE_INVALID_CONTEXT', 'options.tenant must be a tenant id, or { column } naming the column that holds it');
     }
-    const pairs = options.columns.map(({ source, index }) => {
+    const pairs = options.columns.map((pair) => {
+      const { source, index } = pair ?? {};
       const spec = cellSpec(what, options.table, source);
       const { codec, sql } = indexColumnOf(index, what);
       const kind = columnInfo(source)?.kind;
@@ -81,11 +82,14 @@ export function searchReindexer(transact: Transact, jobs: JobTableSpec | undefin
         const cell = row.cells[from];
         const stored = row.cells[to] === null ? null : sql.read(row.cells[to]);
         const t = row.tenant as string;
-        const next = atColumn({ ...where, rowKey: row.key }, (): string | null => {
-          if (cell === null) return null;
-          const text = spec.storage === 'binary' ? spec.sealer.decryptBinary(bytesOnly(cell), t, spec.collection, spec.field) : spec.sealer.decrypt(textOnly(cell), t, spec.collection, spec.field);
-          return sql.store(codec.tokensOfText(text, t), codec);
-        });
+        // A value that does not open is its source column's failure; the tokens are the index column's.
+        const text =
+          cell === null
+            ? null
+            : atColumn({ ...where, column: spec.column, rowKey: row.key }, () =>
+                spec.storage === 'binary' ? spec.sealer.decryptBinary(bytesOnly(cell), t, spec.collection, spec.field) : spec.sealer.decrypt(textOnly(cell), t, spec.collection, spec.field),
+              );
+        const next = text === null ? null : atColumn({ ...where, rowKey: row.key }, () => sql.store(codec.tokensOfText(text, t), codec));
         if (next === stored) {
           if (cell === null) progress.nulls++;
           else progress.skipped++;
