@@ -37,7 +37,7 @@ export function unsupportedVersion(version: string | number): CodedError {
 export const keyNotLoaded = (): CodedError =>
   codedError(
     'ALE_KEY_NOT_LOADED',
-    "the value is sealed under a tenant data key that is not loaded (its v2 envelope names the key): load the tenant's keys first, with withTenant(tenantId, fn) or keys.load(tenantId)",
+    "a key of the tenant is not loaded (the tenant's, or the one a v2 envelope names): load the tenant's keys first, with withTenant(tenantId, fn) or keys.load(tenantId)",
   );
 
 export const authFailed = (): CodedError =>

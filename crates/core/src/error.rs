@@ -106,9 +106,9 @@ impl fmt::Display for AleError {
                  tenant/collection/field, or was written under a key that is not in the ring",
             ),
             AleError::KeyNotLoaded => f.write_str(
-                "the value is sealed under a tenant data key that is not loaded (its v2 \
-                 envelope names the key): load the tenant's keys first, with \
-                 withTenant(tenantId, fn) or keys.load(tenantId)",
+                "a key of the tenant is not loaded (the tenant's, or the one a v2 envelope \
+                 names): load the tenant's keys first, with withTenant(tenantId, fn) or \
+                 keys.load(tenantId)",
             ),
             AleError::NotInitialized => f.write_str(
                 "the process-wide key ring is not initialized: call initKeyRing() (it reads \
