@@ -99,8 +99,9 @@ impl KeyRing {
 
     /// The search tokens a value must all hold to match `query` (sorted,
     /// distinct, 8 bytes each). `ALE_INVALID_INPUT` for a query the indexes
-    /// cannot serve: "contains" under 3 characters, no word, or an index
-    /// the options leave out.
+    /// cannot serve: "contains" under 3 characters, "words" with no word, an
+    /// index the options leave out; "prefix" needs the prefix index and a
+    /// word, or the contains index and 3 characters.
     #[napi(
         catch_unwind,
         ts_args_type = "query: string, kind: 'contains' | 'prefix' | 'words', tenantId: string, collectionId: string, fieldName: string, options?: SearchOptions",

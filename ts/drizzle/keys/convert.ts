@@ -130,7 +130,8 @@ export function tenantConversion(transact: Transact, jobs: JobTableSpec | undefi
    * batch in a transaction, by compare-and-set. Idempotent and safe to kill
    * and rerun: a value already under the active key is skipped. Rows of a
    * shredded tenant are skipped. Run it after adding `keys` to the columns,
-   * and after each rotate().
+   * and after each rotate(). Done after two runs that report `written: 0`:
+   * a row read before the first and saved after writes its old index back.
    */
   return async function convertToTenantKeys(db: unknown, options: TenantConversionOptions): Promise<Progress> {
     const { table, key, columns, keys } = options;

@@ -1,6 +1,6 @@
 // Search and range tokens on MySQL and MariaDB: words (6 digits a search
-// token, 16 hex digits a range token) in a `mediumtext` column (a 4 KB
-// value's trigrams pass `text`'s 64 KB), found
+// token, 16 hex digits a range token) in a `mediumtext` column (at 7 bytes
+// a token, a value of about 8 KB passes `text`'s 64 KB), found
 // with MATCH … AGAINST in boolean mode, which needs the column's FULLTEXT
 // index (searchIndexSql(); drizzle-kit cannot declare one).
 import { sql, getTableName, type Column, type Table } from 'drizzle-orm';

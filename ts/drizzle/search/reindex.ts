@@ -39,7 +39,8 @@ export function searchReindexer(transact: Transact, jobs: JobTableSpec | undefin
    * its text's tokens under the primary key (a NULL text gets a NULL
    * index), by compare-and-set on both cells: a row the application
    * changed since it was read is left as the application wrote it.
-   * Idempotent; done when a run reports `written: 0`. Rows of a shredded
+   * Idempotent; done after two runs that report `written: 0` (a row read
+   * before the first and saved after writes its old index back). Rows of a shredded
    * tenant are skipped. Rows still holding plaintext fail: run
    * migratePlaintext first.
    */

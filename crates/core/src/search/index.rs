@@ -64,7 +64,10 @@ pub fn value_tokens(
 /// The tokens a value must all hold to match `query`, sorted and distinct,
 /// into `out`. `ALE_INVALID_INPUT` when `indexes` cannot serve it: a
 /// "contains" query of fewer than three characters (it has no trigram), a
-/// query with no word, or one that needs an index the column does not keep.
+/// "words" query with no word, or one that needs an index the column does
+/// not keep. A "prefix" query is served by the prefix index when it has a
+/// word, and by the trigrams when it has three characters (and the column
+/// keeps them), whichever is there.
 pub fn query_tokens(
     column: &ColumnTokens,
     query: Query<'_>,
