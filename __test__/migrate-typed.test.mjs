@@ -1,7 +1,7 @@
 // migratePlaintext into a typed column (encryptedNumber, encryptedBigint,
 // encryptedDate): a plaintext cell in the column's own text is sealed and
-// reads back as its JavaScript type; one its reads could not parse is
-// refused before it is sealed, with the column and row named and no value
+// reads back as its JavaScript type; one in any other text (which its reads
+// could not parse, or would parse as another value) is refused before it is sealed, with the column and row named and no value
 // quoted, and stays as it was. Sealed, it would have failed every later read
 // of its row, and every range or search page that reads it.
 import { test } from 'node:test';
@@ -39,6 +39,14 @@ test("migratePlaintext seals a typed column's plaintext in its own text, and ref
       [t.amount, '1,5'],
       [t.amount, '2e3'],
       [t.count, '12.0'],
+      // text the reads parse, as another value than it says: digits past 2^53, a day that is not in the calendar, zeros
+      [t.amount, '9007199254740993'],
+      [t.amount, '12.50'],
+      [t.amount, '1e-400'],
+      [t.count, '-0'],
+      [t.count, '007'],
+      [t.at, '2023-02-29T10:00:00.000Z'],
+      [t.at, '2024-01-01T24:00:00.000Z'],
     ]) {
       await s.db.run(sql`INSERT INTO measures (id, ${sql.identifier(column.name)}) VALUES (3, ${bad})`);
       const e = await migrate(s.db, column).then(() => null, (error) => error);

@@ -7,7 +7,7 @@ import type { KeyRing } from '../../index.js';
 import { atColumn } from './failures.js';
 import { codedError } from '../shared/errors.js';
 import { parseJson } from '../shared/json.js';
-import { valueOf, type RangeType } from './range/encoding.js';
+import { textOf, valueOf, type RangeType } from './range/encoding.js';
 import type { Sealer } from './process-ring.js';
 import { binaryPlaintext, bytesOnly, textOnly, type Storage } from './storage.js';
 
@@ -210,14 +210,21 @@ function jsonText(text: string): string {
 }
 
 /**
- * `text`, when it is what a typed column's reads parse (`String(n)`, a
- * bigint's digits, `toISOString()`); sealed otherwise, every read of the row
- * would fail, and with it every page of a range or search that reads it.
+ * `text`, when it is exactly what a typed column writes (`String(n)`, a
+ * bigint's digits, `toISOString()`). Sealed otherwise, every read of the
+ * row would fail, and with it every page of a range or search that reads
+ * it; or, for text the reads parse leniently (`12.50`, digits past 2^53,
+ * 2023-02-29, which a Date rolls to March 1), every read would give
+ * another value than the one stored, as would the range index.
  */
 function typedText(range: RangeType, text: string): string {
+  let same = false;
   try {
-    valueOf(range, text, 'migratePlaintext');
+    same = textOf(range, valueOf(range, text, 'migratePlaintext')) === text;
   } catch {
+    // not one of the column's values: refused below
+  }
+  if (!same) {
     throw codedError(
       'ALE_INVALID_INPUT',
       `the plaintext is not the text a ${range} column reads (${RANGE_FORMS[range]}), so it was not encrypted; write it in that form first`,
