@@ -266,6 +266,21 @@ describe('the native addon and the node:crypto fallback', { skip }, () => {
     assert.deepEqual(same((b) => new b.KeyRing([SECRET]).encryptMany(shrinking(), ...CTX), 'a getter that shortens the array'), { code: 'ALE_INVALID_INPUT' });
   });
 
+  test('search and range tokens of a context over 1 KB (past what hkdfSync takes as info) are the same bytes in both backends', () => {
+    // info is 'sveltycms-search-v1\0' (20 bytes) and tenant:c:f: tenants of 1,000 and 1,001 characters meet the limit and pass it
+    for (const tenant of ['t'.repeat(1000), 't'.repeat(1001), 't'.repeat(5000), 'é'.repeat(600)]) {
+      const ctx = [tenant, 'c', 'f'];
+      // one node of the range tree (ts/drizzle/range/tree.ts): its depth, then 8 bytes of its code
+      const NODE = Buffer.from('04c000000000000000', 'hex');
+      const results = [
+        same((b) => new b.KeyRing([SECRET]).searchTokens('Jürgen Müller', ...ctx), `search tokens, tenant of ${tenant.length}`),
+        same((b) => new b.KeyRing([SECRET]).searchQuery('müll', 'contains', ...ctx), `search query, tenant of ${tenant.length}`),
+        same((b) => new b.KeyRing([SECRET]).rangeTokens(NODE, ...ctx), `range tokens, tenant of ${tenant.length}`),
+      ];
+      assert.ok(results.every((r) => r.ok), JSON.stringify(results));
+    }
+  });
+
   test("a long version number gets one code, whatever the addon's thread buffers hold: one decrypt of a long envelope before made the addon decide on a longer head", () => {
     const odd = `v${'9'.repeat(2000)}:x`;
     const CTX = ['t', 'c', 'f'];

@@ -4,13 +4,30 @@
 // AES-CMAC(key, kind ‖ gram) (RFC 4493). One-block messages go through one
 // AES-ECB call together; longer ones through AES-CBC from a zero IV, whose
 // last block is the CBC-MAC.
-import { createCipheriv, hkdfSync, type KeyObject } from 'node:crypto';
+import { createCipheriv, createHmac, hkdfSync, type KeyObject } from 'node:crypto';
 
 export const TOKEN_LEN = 8;
 export const KINDS = { contains: 0x63, prefix: 0x70, word: 0x77, range: 0x72 } as const;
 export type Kind = keyof typeof KINDS;
 
 const INFO = Buffer.from('sveltycms-search-v1\0');
+/** The longest `info` node:crypto's hkdfSync takes; the core's HKDF takes any. */
+const HKDF_SYNC_MAX_INFO = 1024;
+
+/**
+ * HKDF-SHA-256 with no salt, 32 bytes (RFC 5869): hkdfSync where it takes
+ * `info`, else its two steps by HMAC, the same bytes: a context over about
+ * 1 KB is one the addon serves too.
+ */
+function hkdf32(ikm: Uint8Array | KeyObject, info: Buffer): Buffer {
+  if (info.length <= HKDF_SYNC_MAX_INFO) return Buffer.from(hkdfSync('sha256', ikm, Buffer.alloc(0), info, 32));
+  const bytes = ikm instanceof Uint8Array ? ikm : ikm.export();
+  const prk = createHmac('sha256', Buffer.alloc(32)).update(bytes).digest();
+  if (bytes !== ikm) bytes.fill(0);
+  const okm = createHmac('sha256', prk).update(info).update(Buffer.of(1)).digest();
+  prk.fill(0);
+  return okm;
+}
 
 /** Doubling in GF(2^128). */
 function double(block: Buffer): Buffer {
@@ -27,7 +44,7 @@ export class ColumnTokens {
 
   /** The tokens of the column `aad` (tenant:collection:field) under a secret's blind-index key. */
   constructor(indexKey: Uint8Array | KeyObject, aad: string) {
-    this.#key = Buffer.from(hkdfSync('sha256', indexKey, Buffer.alloc(0), Buffer.concat([INFO, Buffer.from(aad, 'utf8')]), 32));
+    this.#key = hkdf32(indexKey, Buffer.concat([INFO, Buffer.from(aad, 'utf8')]));
     const l = this.#ecb(Buffer.alloc(16));
     this.#k1 = double(l);
     this.#k2 = double(this.#k1);
