@@ -134,6 +134,26 @@ test('reindexSearch refuses a server whose innodb_ft_min_token_size (read-only, 
   assert.doesNotMatch(String(passed?.message), /innodb_ft_min_token_size/);
 });
 
+test('reindexSearch refuses a server whose innodb_ft_max_token_size (read-only, down to 10) would leave every 16-digit range word out of FULLTEXT, unless the range columns have token tables', async () => {
+  const keyRing = new ale.KeyRing([SECRET]);
+  const measures = mysqlTable('measures', {
+    id: int('id').primaryKey(),
+    body: mod.encryptedText('body', { collection: 'measures', keyRing }),
+    bodySearch: mod.searchIndexColumn('body_search', { collection: 'measures', field: 'body', keyRing }),
+    amount: mod.encryptedNumber('amount', { collection: 'measures', keyRing }),
+    amountRange: mod.rangeIndexColumn('amount_range', { type: 'number', collection: 'measures', field: 'amount', keyRing }),
+    amountTable: mod.rangeIndexColumn('amount_table', { type: 'number', collection: 'measures', field: 'amount', keyRing, tokenTable: 'measures_amount_tokens' }),
+  });
+  const server = (x) => ({ execute: async () => [[{ n: 3, x }], []] });
+  const run = (x, pairs) => mod.reindexSearch(server(x), { table: measures, key: measures.id, columns: pairs, tenant: 'acme' }).catch((e) => e);
+  const [range, tabled, search] = [{ source: measures.amount, index: measures.amountRange }, { source: measures.amount, index: measures.amountTable }, { source: measures.body, index: measures.bodySearch }];
+  const e = await run(12, [search, range]);
+  assert.equal(e?.code, 'ALE_INVALID_INPUT', String(e?.stack ?? e));
+  assert.match(e.message, /innodb_ft_max_token_size is 12, .* no range query would find a row. Set it to 16 or more/);
+  // the search words (6 digits) and a token table's rows do not depend on it; at 16 range words are kept
+  for (const [x, pairs] of [[12, [search]], [12, [tabled]], [16, [range]]]) assert.doesNotMatch(String((await run(x, pairs))?.message), /innodb_ft_max_token_size/);
+});
+
 test('searchIndexSql names a mysqlSchema table with its database', async () => {
   const { mysqlSchema } = await import('drizzle-orm/mysql-core');
   const keyRing = new ale.KeyRing([SECRET]);

@@ -35,22 +35,35 @@ export const mysqlSearch: SearchSql = {
     codec.tokenTable !== undefined ? inTokenTable(column, codec.tokenTable, tokens, except) : sql`match(${column}) against(${[...allHex(tokens), ...allHex(except).map((t) => `-${t}`)].join(' ')} in boolean mode)`,
 };
 
+/** A range token's word: 16 hex digits (allHex). */
+const RANGE_WORD_LEN = 16;
+
 /**
  * InnoDB's FULLTEXT index leaves out words shorter than
- * innodb_ft_min_token_size (3 by default, up to 16), with no error: past 6,
- * every search word, and with it every search, finds nothing. Range words
- * (16 digits) are always kept.
+ * innodb_ft_min_token_size (3 by default, up to 16) and longer than
+ * innodb_ft_max_token_size (84 by default, down to 10), with no error: past
+ * 6 for the first, every search word, and under 16 for the second, every
+ * range word, and with them every query, finds nothing. Both are read-only,
+ * set at start-up.
  */
-async function wordsKept(db: unknown): Promise<void> {
-  const result = await (db as { execute(q: unknown): Promise<unknown> }).execute(sql`select @@innodb_ft_min_token_size as n`);
+async function wordsKept(db: unknown, kinds: { search: boolean; range: boolean }): Promise<void> {
+  const result = await (db as { execute(q: unknown): Promise<unknown> }).execute(sql`select @@innodb_ft_min_token_size as n, @@innodb_ft_max_token_size as x`);
   // mysql2 answers [rows, fields]; the serverless drivers an object with rows. Neither form read: nothing to check by.
-  const rows = (Array.isArray(result) ? result[0] : (result as { rows?: unknown } | null)?.rows) as Array<{ n?: unknown }> | undefined;
-  const n = Number(Array.isArray(rows) ? rows[0]?.n : undefined);
-  if (n > WORD_LEN) {
+  const rows = (Array.isArray(result) ? result[0] : (result as { rows?: unknown } | null)?.rows) as Array<{ n?: unknown; x?: unknown }> | undefined;
+  const [min, max] = [Number(Array.isArray(rows) ? rows[0]?.n : undefined), Number(Array.isArray(rows) ? rows[0]?.x : undefined)];
+  const fix = 'in the server\'s configuration, restart it, and rebuild the FULLTEXT indexes (docs/search.md, "Words of 30 bits")';
+  if (kinds.search && min > WORD_LEN) {
     throw codedError(
       'ALE_INVALID_INPUT',
-      `the server's innodb_ft_min_token_size is ${n}, so its FULLTEXT indexes leave out words shorter, and every search token is a word of ${WORD_LEN} characters: ` +
-        `no search would find a row. Set it to ${WORD_LEN} or less (the default is 3) in the server's configuration, restart it, and rebuild the FULLTEXT indexes (docs/search.md, "Words of 30 bits")`,
+      `the server's innodb_ft_min_token_size is ${min}, so its FULLTEXT indexes leave out words shorter, and every search token is a word of ${WORD_LEN} characters: ` +
+        `no search would find a row. Set it to ${WORD_LEN} or less (the default is 3) ${fix}`,
+    );
+  }
+  if (kinds.range && max < RANGE_WORD_LEN) {
+    throw codedError(
+      'ALE_INVALID_INPUT',
+      `the server's innodb_ft_max_token_size is ${max}, so its FULLTEXT indexes leave out words longer, and every range token is a word of ${RANGE_WORD_LEN} characters: ` +
+        `no range query would find a row. Set it to ${RANGE_WORD_LEN} or more (the default is 84) ${fix}, or give the range columns a token table (tokenTable)`,
     );
   }
 }

@@ -17,10 +17,12 @@ export interface SearchSql {
   /** What the driver reads back, as `store` wrote it. */
   read(stored: unknown): string;
   /**
-   * Refuses a server whose settings would leave search words out of the
-   * index (MySQL's FULLTEXT minimum word length); reindexSearch asks first.
+   * Refuses a server whose settings would leave the words of the columns
+   * out of the index (MySQL's FULLTEXT word lengths): `kinds` says which
+   * the columns hold, search words or range words in the index itself.
+   * reindexSearch asks first.
    */
-  serverCheck?(db: unknown): Promise<void>;
+  serverCheck?(db: unknown, kinds: { search: boolean; range: boolean }): Promise<void>;
   /** Whether what the driver handed back holds the tokens exactly (only PostgreSQL's can fail to); taken as true when left out. */
   exact?(stored: unknown): boolean;
   /** The tokens of a value `read` gave, one string each (the same token, the same string). */
