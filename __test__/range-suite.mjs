@@ -12,7 +12,7 @@ import { codeOf } from '../dist/esm/drizzle/range/encoding.js';
 import { spotLevel } from '../dist/esm/drizzle/range/spots.js';
 import { pathNodes } from '../dist/esm/drizzle/range/tree.js';
 import { boundsOf } from '../dist/esm/drizzle/range/operators.js';
-import { and, asc, desc, lte, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, lte, sql } from 'drizzle-orm';
 import { ale, eventually as waitFor, OLD_SECRET, SECRET, seeded } from './helpers.mjs';
 import { measures } from './fixtures/measures.mjs';
 
@@ -259,6 +259,57 @@ export function rangeSuite(d) {
           }
         }
       }
+    });
+
+    test("a row whose cell does not open is left out of every ordered page and reported once, by its key; the pages stay exact over the rows that open", async () => {
+      const t = d.table(mod, { ring, name: 'range_failed' });
+      await conn.reset(t);
+      // amount: runs of 40 equal values, every 7th row negative (the least value's run holds 6 rows); total grows with the id.
+      const rows = Array.from({ length: 600 }, (_, i) => ({ id: i + 1, amount: (i % 7 === 0 ? -1 : 1) * Math.floor(i / 40), total: BigInt(i) - 300n, born: new Date(Date.UTC(1960, 0, 1) + i * 3_600_000) }));
+      await insert(t, 'acme', rows);
+      const all = await mod.withTenant('acme', async () => mod.rangeGte(t.totalRange, -(2n ** 63n)));
+      await eventually(() => answer(t, 'total', all), rows.map((r) => r.id), 'every row visible');
+      const byAmount = [...rows].sort((a, b) => a.amount - b.amount || a.id - b.id);
+      // Inside the least value's run and the last of the greatest's; the first and last totals. Cut short, and of a later version.
+      const damaged = { amount: [byAmount[2].id, byAmount.at(-1).id], total: [rows[0].id, rows.at(-1).id] };
+      const codes = {};
+      for (const [field, ids] of Object.entries(damaged)) {
+        for (const [i, id] of ids.entries()) {
+          const [{ raw }] = await conn.db.select({ raw: sql`${t[field]}` }).from(t).where(eq(t.id, id));
+          const bad = i === 0 ? raw.split(':').slice(0, 3).join(':') : `v7${raw.slice(2)}`;
+          await conn.db.update(t).set({ [field]: sql`${bad}` }).where(eq(t.id, id));
+          codes[id] = i === 0 ? 'ALE_MALFORMED_ENVELOPE' : 'ALE_UNSUPPORTED_VERSION';
+        }
+      }
+      for (const [field, ids] of Object.entries(damaged)) {
+        for (const order of ['asc', 'desc']) {
+          const expected = rows
+            .filter((r) => !ids.includes(r.id))
+            .sort((a, b) => (order === 'asc' ? cmp(a[field], b[field]) : cmp(b[field], a[field])) || a.id - b.id)
+            .map((r) => r.id);
+          for (const batch of [3, 8, undefined]) {
+            for (const offset of [0, 4]) {
+              const label = `${field} ${order}, batch ${batch}, offset ${offset}`;
+              const page = await ordered(t, field, { order, limit: 12, offset, batch, key: 'id', table: 'range_failed' });
+              assert.deepEqual(page.rows.map((r) => r.id), expected.slice(offset, offset + 12), label);
+              // each damaged row this page read, once, named by its key
+              const reported = page.failures.map((f) => [f.key, f.column, f.code]);
+              assert.equal(new Set(reported.map(([id]) => id)).size, reported.length, `${label}: reported once`);
+              for (const [id, column, code] of reported) assert.deepEqual([ids.includes(id), column, code], [true, field, codes[id]], label);
+              for (const f of page.failures) assert.match(f.message, new RegExp(`table "range_failed", column "${field}", .*row ${f.key}:`));
+            }
+          }
+          // the row at the page's own end is read, and reported
+          const first = await ordered(t, field, { order, limit: 12, key: 'id' });
+          const end = order === 'asc' ? ids[0] : ids[1];
+          assert.ok(first.failures.some((f) => f.key === end), `${field} ${order}: the damaged row at the page's end is reported`);
+        }
+      }
+      // without a tenant in scope, the page is refused, not turned into an empty one
+      await assert.rejects(
+        mod.orderedPage((where, limit, offset) => conn.db.select({ id: t.id, value: t.amount }).from(t).where(where).orderBy(asc(t.id)).limit(limit).offset(offset), { column: t.amountRange, value: (r) => r.value, limit: 5 }),
+        { code: 'ALE_INVALID_CONTEXT' },
+      );
     });
 
     test("a page of the type's first or last value, held by more rows than the page, comes from one sample; a far end many rows share, from the sample too", async () => {

@@ -105,6 +105,28 @@ export function rowFailure(failed: ReadFailure, holders: unknown[], options: { k
   return { key, column: e.column, collection: e.collection, code: e.code, message: new AleColumnError(e.cause as Error, { ...e, table: options.table, rowKey: key }).message };
 }
 
+/**
+ * The codes that belong to one stored value: a failed tag check, a cell that
+ * is no envelope or one of a version this build cannot read, one over the
+ * ring's maximum length, and JSON that does not parse. Any other failure
+ * (no tenant in scope, keys that did not load) would fail every row alike.
+ */
+const ONE_VALUE = new Set(['ALE_AUTH_FAILED', 'ALE_MALFORMED_ENVELOPE', 'ALE_UNSUPPORTED_VERSION', 'ALE_ENVELOPE_TOO_LARGE', 'ALE_INVALID_JSON']);
+
+/**
+ * The first failed cell of a candidate row read in `scope`, which a page
+ * (searchPage, orderedPage) leaves out and reports: its own columns always
+ * (a fetch may have read them in another scope), deeper only where the
+ * scope counted a failure, since a walk reads every value below. A failure
+ * that is not one value's is thrown, as it fails any read, rather than
+ * turned into an empty page.
+ */
+export function candidateFailure(row: unknown, scope: FailureScope): FailedCell | undefined {
+  const [failed] = failedCells(row, scope.failed === 0 ? 1 : FAILURE_DEPTH, 1);
+  if (failed !== undefined && !ONE_VALUE.has(failed.failure.error.code)) throw failed.failure.error;
+  return failed;
+}
+
 /** How deep a read's rows are looked into for failed cells: a joined row, a relational query's nested rows and their columns. */
 export const FAILURE_DEPTH = 4;
 

@@ -14,6 +14,7 @@
 // plaintext (docs/search.md, "Ranges and order").
 import type { SQL } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
+import { candidateFailure, inFailureScope, rowFailure, type RowFailure } from '../failures.js';
 import { rangeColumnOf } from '../probe.js';
 import { boundsOf, codeRange, type PartOptions } from './operators.js';
 import type { OrderedPage, OrderedPageOptions } from './page-types.js';
@@ -88,13 +89,20 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   // after a value), that walk would read every row beyond it first.
   const open = descending ? hi >= last : lo <= first;
   const need = offset + limit;
-  const page: OrderedPage<Row> = { rows: [], read: 0, refused: 0, queries: 0, spots: 0 };
+  const page: OrderedPage<Row> = { rows: [], read: 0, refused: 0, queries: 0, spots: 0, failures: [] };
   const found: Row[] = [];
+  // Rows read with a cell that did not open, left out of the order (their
+  // value is unknown), and their reports: one a row with `key`, since parts
+  // and samples may read a row more than once; without it, one a column,
+  // code and message, which say nothing that tells two rows apart.
+  const failed = new WeakSet<object>();
+  const failures = new Map<string, RowFailure>();
   /** The rows of `rows` whose code is in [a, b], with their codes. */
   const exact = (rows: Row[], a: bigint, b: bigint) => {
     page.read += rows.length;
     const kept: [bigint, Row][] = [];
     for (const row of rows) {
+      if (failed.has(row as object)) continue;
       const v = value(row);
       const code = v === null || v === undefined ? undefined : codec.code(v);
       if (code !== undefined && a <= code && code <= b) kept.push([code, row]);
@@ -105,12 +113,23 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   /** Rows of [a, b], or with `part.sample`, of that many of the index's rows of it. */
   const ask = async (a: bigint, b: bigint, n: number, at: number, part?: PartOptions) => {
     page.queries++;
-    const rows = await fetch(codeRange(column, a, b, what, part), n, at);
+    // In readWithFailures' scope, as searchPage's batches: one row that does not open cannot stop every page that reads it.
+    const scope = { failed: 0 };
+    const where = codeRange(column, a, b, what, part);
+    const rows = await inFailureScope(() => fetch(where, n, at), scope);
     if (!Array.isArray(rows)) throw codedError('ALE_INVALID_INPUT', `${what}: fetch must resolve to the rows of the query`);
     // More rows than asked for: fetch ignores its limit, and the pages would repeat rows. One that applies its limit
     // and ignores only its offset returns the first rows again, which nothing here can tell from the next ones.
     if (rows.length > n) throw codedError('ALE_INVALID_INPUT', `${what}: fetch returned ${rows.length} rows for a limit of ${n}; apply its limit and offset`);
-    return rows;
+    for (const row of rows) {
+      const cell = candidateFailure(row, scope);
+      if (cell === undefined) continue;
+      failed.add(row as object);
+      const report = rowFailure(cell.failure, [row, cell.holder], options);
+      const id = `${report.column}\0${report.code}\0${report.key === undefined ? report.message : String(report.key)}`;
+      if (!failures.has(id)) failures.set(id, report);
+    }
+    return rows as Row[];
   };
   /** A comparator of codes in this order. */
   const inOrder = (x: bigint, y: bigint) => (x === y ? 0 : (x < y) !== descending ? -1 : 1);
@@ -394,5 +413,6 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   // A range past the type's values holds no row: no query.
   if (lo <= hi && lo <= last && hi >= first) await gallop(lo, hi);
   page.rows = found.slice(offset, need);
+  page.failures = [...failures.values()];
   return page;
 }

@@ -4,7 +4,7 @@
 // remain. What comes back equals the plaintext answer, page by page, over
 // the rows that open in the tenant's context (the others are reported).
 import { codedError } from '../../shared/errors.js';
-import { failedCells, FAILURE_DEPTH, inFailureScope, rowFailure, type RowFailure } from '../failures.js';
+import { candidateFailure, inFailureScope, rowFailure, type RowFailure } from '../failures.js';
 
 export interface SearchPageOptions<Row> {
   /** Rows per page. */
@@ -55,13 +55,6 @@ export interface SearchPage<Row> {
 /** A candidate left out of a page because a cell of it did not open: readWithFailures' report (`key` is undefined without the `key` option). */
 export type SearchPageFailure = RowFailure;
 
-/**
- * The codes that belong to one stored value: a failed tag check, a cell that
- * is no envelope or one of a version this build cannot read, one over the
- * ring's maximum length, and JSON that does not parse.
- */
-const ONE_VALUE = new Set(['ALE_AUTH_FAILED', 'ALE_MALFORMED_ENVELOPE', 'ALE_UNSUPPORTED_VERSION', 'ALE_ENVELOPE_TOO_LARGE', 'ALE_INVALID_JSON']);
-
 /** The first batch of candidates: the page and room for a few false positives. */
 const FIRST_BATCH = (limit: number) => limit + 8;
 /** The largest batch: false positives are rare, and a batch is decrypted whole. */
@@ -98,20 +91,14 @@ export async function searchPage<Row>(fetch: (limit: number, offset: number) => 
   for (;;) {
     // In readWithFailures' scope: a cell that does not decrypt comes back as
     // an AleReadFailure instead of failing the whole batch, so that one
-    // foreign or damaged candidate cannot stop a search. A failure of the
-    // scope (no tenant, keys that did not load) would fail every row alike,
-    // and is thrown rather than turned into an empty page.
+    // foreign or damaged candidate cannot stop a search.
     const scope = { failed: 0 };
     const rows = await inFailureScope(() => fetch(batch, position), scope);
     if (!Array.isArray(rows)) throw codedError('ALE_INVALID_INPUT', 'searchPage: fetch must resolve to the rows of the query');
     for (let i = 0; i < rows.length; i++) {
       page.read++;
-      // A row's own columns always (a fetch may have read them in another scope); deeper only where this batch's
-      // scope counted a failed cell, since a walk reads every value below.
-      const [failed] = failedCells(rows[i], scope.failed === 0 ? 1 : FAILURE_DEPTH, 1);
+      const failed = candidateFailure(rows[i], scope);
       if (failed !== undefined) {
-        const e = failed.failure.error;
-        if (!ONE_VALUE.has(e.code)) throw e;
         // Before the last match that `offset` skips, the failure is an earlier page's, which reported it.
         // The candidate left out is the row, so its key names it, else the part that holds the cell.
         if (skip === 0) page.failures.push(rowFailure(failed.failure, [rows[i], failed.holder], options));
