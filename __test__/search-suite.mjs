@@ -718,6 +718,12 @@ export function searchSuite(d) {
       assert.ok(reports[1].warnings.some((w) => w.code === 'ALE_LEAK_FEW_ROWS'));
       assert.ok(!reports[1].warnings.some((w) => w.code === 'ALE_LEAK_EQUAL_VALUES'));
       await assert.rejects(mod.searchLeakage(conn.db, { table: t, key: t.id, index: t.name, tenant: 'acme' }), { code: 'ALE_INVALID_INPUT' });
+      // One key: nothing mixed. While the ring holds a previous secret, queries look up both keys' tokens, and the figures,
+      // which would count a value indexed under each key twice, say so.
+      assert.deepEqual(reports.map((r) => [r.keys, r.warnings.some((w) => w.code === 'ALE_LEAK_MIXED_KEYS')]), [[1, false], [1, false]]);
+      const rotating = d.table(mod, { ring: new ale.KeyRing([SECRET, OLD_SECRET]), name: 'search_leak' });
+      const mixed = await mod.searchLeakage(conn.db, { table: rotating, key: rotating.id, index: rotating.nameSearch, tenant: { column: rotating.tenantId } });
+      assert.deepEqual(mixed.map((r) => [r.keys, r.warnings.some((w) => w.code === 'ALE_LEAK_MIXED_KEYS')]), [[2, true], [2, true]]);
     });
 
     test('the query plan uses the index', async () => {

@@ -2,7 +2,7 @@
 // rangeIndexColumn): options read alike, tokens bound to the encrypted
 // column's collection and field, and a codec that re-indexing, conversion
 // and the leakage report use without knowing which kind it is.
-import { codedError } from '../shared/errors.js';
+import { codedError, type CodedError } from '../shared/errors.js';
 import { fieldCodec, type ColumnOptionsBase, type EncryptedColumnOptions, type FieldCodec, type OnKeyRing, type OnTenantKeys } from './codec.js';
 import type { IndexSite } from './index-origin.js';
 import type { TenantKeys } from './keys/store.js';
@@ -36,6 +36,8 @@ export interface IndexCodec {
   tokensOfText(text: string, tenant: string): Buffer;
   /** Names the key its tokens are written under now (a job's fingerprint holds it); null with `keys`, whose keys are each tenant's. */
   writingKey(): string | null;
+  /** How many keys a query of `tenant` looks up tokens of: more than one while a rotation or a conversion is under way; undefined where the tenant's keys are not loaded. */
+  keysAsked(tenant: string): number | undefined;
 }
 
 /** The parts of an index codec that do not depend on its kind. */
@@ -45,6 +47,7 @@ export interface IndexBase {
   fts: string | undefined;
   where: { column: string; collection: string; field: string };
   writingKey: IndexCodec['writingKey'];
+  keysAsked: IndexCodec['keysAsked'];
 }
 
 /** Reads the options every token index column takes; `what` names the column kind in errors. */
@@ -64,5 +67,17 @@ export function indexBase(name: string, options: IndexColumnOptions, what: strin
   // A tenant key store and a ring of tenants (size 0) hold no key of their
   // own: the keys are each tenant's, as in fingerprint.ts's primaryOf.
   const writingKey = () => (options.keys || options.keyRing?.size === 0 ? null : searcher.searchTokenText('ale job fingerprint', 'ale', 'ale_jobs', 'primary', {}));
-  return { base, searcher, fts, where: { column: name, collection: base.collection, field: base.field }, writingKey };
+  // One node's tokens under each key a query asks: a search query asks the same keys, whatever its text and the column's indexes.
+  const keysAsked = (tenant: string) => {
+    try {
+      return searcher.rangeQueries(ONE_NODE, tenant, base.collection, base.field).length;
+    } catch (e) {
+      if ((e as CodedError)?.code === 'ALE_KEY_NOT_LOADED') return undefined;
+      throw e;
+    }
+  };
+  return { base, searcher, fts, where: { column: name, collection: base.collection, field: base.field }, writingKey, keysAsked };
 }
+
+/** A node of the range tree (range/tree.ts): its prefix of 4 bits, then its 8-byte code, 0. */
+const ONE_NODE = Buffer.from([4, 0, 0, 0, 0, 0, 0, 0, 0]);

@@ -46,7 +46,7 @@ export interface RangeCodec extends IndexCodec {
 
 /** `spots`: whether values store their spots (range/spots.ts), which the dialect's orderedPage asks (SearchSql.spots); `tokenTables`: whether the dialect can ask a token table (SearchSql.tokenTables). */
 export function rangeCodec(name: string, options: RangeIndexOptions, spots: boolean, tokenTables = false): RangeCodec {
-  const { base, searcher, fts, where, writingKey } = indexBase(name, options, 'range index');
+  const { base, searcher, fts, where, writingKey, keysAsked } = indexBase(name, options, 'range index');
   const type = options?.type;
   if (!RANGE_TYPES.includes(type)) throw codedError('ALE_INVALID_INPUT', `range index column "${name}": type must be 'number', 'bigint' or 'date'`);
   const { tokenTable } = options;
@@ -95,6 +95,7 @@ export function rangeCodec(name: string, options: RangeIndexOptions, spots: bool
     site: indexSite(base, name, 'range index', type),
     tokens: (value, tenant) => tokensOfCode(code(value), tenant),
     writingKey,
+    keysAsked,
     tokensOfText: (text, tenant) => tokensOfCode(codeOf(type, valueOf(type, text, what) as RangeValue), tenant),
     code,
     bounds: codeBounds(type),

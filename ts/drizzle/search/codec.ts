@@ -44,7 +44,7 @@ export interface SearchCodec extends IndexCodec {
 const INDEX_OPTIONS = ['contains', 'prefix', 'words', 'accents'] as const;
 
 export function searchCodec(name: string, options: SearchIndexOptions): SearchCodec {
-  const { base, searcher, fts, where, writingKey } = indexBase(name, options, 'search index');
+  const { base, searcher, fts, where, writingKey, keysAsked } = indexBase(name, options, 'search index');
   const search: SearchOptions = {};
   for (const key of INDEX_OPTIONS) {
     const value = options[key];
@@ -79,6 +79,7 @@ export function searchCodec(name: string, options: SearchIndexOptions): SearchCo
     tokenText,
     tokensOfText: tokens,
     writingKey,
+    keysAsked,
     queries(query, kind) {
       const t = base.tenant();
       return atColumn(where, () => searcher.searchQueries(query, kind, t, collection, field, search), t);

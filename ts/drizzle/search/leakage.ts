@@ -24,7 +24,7 @@ export interface LeakageOptions {
 
 /** A warning of the report: a threshold passed. */
 export interface LeakageWarning {
-  code: 'ALE_LEAK_COMMON_TOKEN' | 'ALE_LEAK_EQUAL_VALUES' | 'ALE_LEAK_FEW_ROWS';
+  code: 'ALE_LEAK_COMMON_TOKEN' | 'ALE_LEAK_EQUAL_VALUES' | 'ALE_LEAK_FEW_ROWS' | 'ALE_LEAK_MIXED_KEYS';
   message: string;
 }
 
@@ -44,6 +44,14 @@ export interface LeakageReport {
   topTokenShare: number;
   /** The share of indexed rows whose whole token set another row has too: most likely equal values. */
   equalSetShare: number;
+  /**
+   * How many keys the tenant's queries look up tokens of: more than one
+   * while a rotation of the search key or a conversion to tenant keys is
+   * under way, when the figures above count a value's tokens under each key
+   * apart and understate what one key's show. Undefined where the tenant's
+   * keys are not loaded (a column with `keys`: keys.load first).
+   */
+  keys: number | undefined;
   /** What an observer of the database learns, in plain words. */
   summary: string;
   warnings: LeakageWarning[];
@@ -93,7 +101,7 @@ export function leakageReporter(transact: Transact) {
       }
       after = rows[rows.length - 1].key;
     }
-    return [...byTenant].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([tenant, c]) => report(tenant, c, options.index.name, codec.source === 'text' ? GRAMS : NODES));
+    return [...byTenant].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([tenant, c]) => report(tenant, c, codec.keysAsked(tenant), options.index.name, codec.source === 'text' ? GRAMS : NODES));
   };
 }
 
@@ -117,7 +125,7 @@ const NODES: Words = {
   count: "is 16 for most values, and 16 more for each level of a spot (where the dialect asks them: one value in 16 is a spot), a keyed label of an equality class that says nothing of its value",
 };
 
-function report(tenant: string, c: Counts, column: string, words: Words): LeakageReport {
+function report(tenant: string, c: Counts, keys: number | undefined, column: string, words: Words): LeakageReport {
   const perRow = c.perRow.sort((a, b) => a - b);
   let top = 0;
   let tokens = 0;
@@ -138,6 +146,7 @@ function report(tenant: string, c: Counts, column: string, words: Words): Leakag
     maxPerRow: perRow.length === 0 ? 0 : perRow[perRow.length - 1],
     topTokenShare: share(top),
     equalSetShare: share(shared),
+    keys,
   };
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   const summary =
@@ -154,6 +163,14 @@ function report(tenant: string, c: Counts, column: string, words: Words): Leakag
   }
   if (r.equalSetShare >= t.equalSetShare) {
     warnings.push({ code: 'ALE_LEAK_EQUAL_VALUES', message: `${pct(r.equalSetShare)} of the rows share their whole token set with another row (threshold ${pct(t.equalSetShare)}): equal values show, as a blind index shows them` });
+  }
+  if (keys !== undefined && keys > 1) {
+    warnings.push({
+      code: 'ALE_LEAK_MIXED_KEYS',
+      message:
+        `the tenant's queries look up tokens of ${keys} keys (a rotation of the search key, or a conversion to tenant keys, under way): one value indexed under two keys counts as two sets of tokens, so the figures above understate what one key's tokens show, and a backup from before shows the rest. ` +
+        'Measure again once the re-index is done (two runs that report written: 0) and the previous key is gone',
+    });
   }
   if (r.indexed > 0 && r.indexed < t.fewRows) {
     warnings.push({ code: 'ALE_LEAK_FEW_ROWS', message: `only ${r.indexed} indexed rows (threshold ${t.fewRows}): with so few values, an observer who can guess the population matches tokens to grams more easily` });
