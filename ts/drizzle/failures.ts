@@ -123,7 +123,8 @@ const ONE_VALUE = new Set(['ALE_AUTH_FAILED', 'ALE_MALFORMED_ENVELOPE', 'ALE_UNS
  */
 export function candidateFailure(row: unknown, scope: FailureScope): FailedCell | undefined {
   const [failed] = failedCells(row, scope.failed === 0 ? 1 : FAILURE_DEPTH, 1);
-  if (failed !== undefined && !ONE_VALUE.has(failed.failure.error.code)) throw failed.failure.error;
+  const error = failed?.failure.error;
+  if (error !== undefined && !ONE_VALUE.has(error.code)) throw error;
   return failed;
 }
 
