@@ -270,15 +270,16 @@ export function rangeSuite(d) {
       const all = await mod.withTenant('acme', async () => mod.rangeGte(t.totalRange, -(2n ** 63n)));
       await eventually(() => answer(t, 'total', all), rows.map((r) => r.id), 'every row visible');
       const byAmount = [...rows].sort((a, b) => a.amount - b.amount || a.id - b.id);
-      // Inside the least value's run and the last of the greatest's; the first and last totals. Cut short, and of a later version.
-      const damaged = { amount: [byAmount[2].id, byAmount.at(-1).id], total: [rows[0].id, rows.at(-1).id] };
+      // Inside the least value's run, the last of the greatest's and one between; the first and last totals. Cut short, of a
+      // later version, and one that opens but holds text the column does not read (an encryptedText's, say).
+      const damaged = { amount: [byAmount[2].id, byAmount.at(-1).id, byAmount[300].id], total: [rows[0].id, rows.at(-1).id] };
       const codes = {};
       for (const [field, ids] of Object.entries(damaged)) {
         for (const [i, id] of ids.entries()) {
           const [{ raw }] = await conn.db.select({ raw: sql`${t[field]}` }).from(t).where(eq(t.id, id));
-          const bad = i === 0 ? raw.split(':').slice(0, 3).join(':') : `v7${raw.slice(2)}`;
+          const bad = [raw.split(':').slice(0, 3).join(':'), `v7${raw.slice(2)}`, ring.encrypt('twelve', 'acme', 'measures', field)][i];
           await conn.db.update(t).set({ [field]: sql`${bad}` }).where(eq(t.id, id));
-          codes[id] = i === 0 ? 'ALE_MALFORMED_ENVELOPE' : 'ALE_UNSUPPORTED_VERSION';
+          codes[id] = ['ALE_MALFORMED_ENVELOPE', 'ALE_UNSUPPORTED_VERSION', 'ALE_INVALID_INPUT'][i];
         }
       }
       for (const [field, ids] of Object.entries(damaged)) {
@@ -299,10 +300,17 @@ export function rangeSuite(d) {
               for (const f of page.failures) assert.match(f.message, new RegExp(`table "range_failed", column "${field}", .*row ${f.key}:`));
             }
           }
-          // the row at the page's own end is read, and reported
+          // the row at the page's own end is read, and reported; so is the one between, by a page after its value
           const first = await ordered(t, field, { order, limit: 12, key: 'id' });
           const end = order === 'asc' ? ids[0] : ids[1];
           assert.ok(first.failures.some((f) => f.key === end), `${field} ${order}: the damaged row at the page's end is reported`);
+          if (ids[2] !== undefined) {
+            const v = rows.find((r) => r.id === ids[2])[field];
+            const within = await mod.withTenant('acme', async () => (order === 'asc' ? mod.rangeGte : mod.rangeLte)(rangeOf(t, field), v));
+            const after = await ordered(t, field, { order, limit: 12, key: 'id', within });
+            assert.deepEqual(after.rows.map((r) => r.id), expected.filter((id) => TESTS[order === 'asc' ? 'gte' : 'lte'](rows[id - 1][field], v)).slice(0, 12));
+            assert.deepEqual(after.failures.filter((f) => f.key === ids[2]).map((f) => f.code), ['ALE_INVALID_INPUT'], `${field} ${order}: the row that opens but does not parse`);
+          }
         }
       }
       // without a tenant in scope, the page is refused, not turned into an empty one

@@ -210,7 +210,7 @@ export function fieldCodec(column: string, options: EncryptedColumnOptions): Fie
       try {
         return parse(text);
       } catch (e) {
-        throw columnFailure(e, where);
+        return failedRead(columnFailure(e, where), true);
       }
     } catch (e) {
       return failedRead(e);

@@ -48,7 +48,14 @@ export function keyText(key: unknown): string {
   return typeof key === 'bigint' ? `${key}n` : JSON.stringify(key);
 }
 
-/** A cell that could not be decrypted inside readWithFailures(). */
+/**
+ * A cell that could not be read inside readWithFailures(): `parsed` when it
+ * opened and its text is not what the column reads (JSON, a number, a
+ * date), a failure of that one value whatever its code.
+ */
 export class ReadFailure {
-  constructor(readonly error: ColumnError) {}
+  constructor(
+    readonly error: ColumnError,
+    readonly parsed = false,
+  ) {}
 }

@@ -36,12 +36,16 @@ export function columnFailure(e: unknown, where: Where, tenant?: string): unknow
   return new AleColumnError(e as Error & { code?: string }, tenant === undefined ? where : { ...where, tenant });
 }
 
-/** A read's failure: inside readWithFailures() or a searchPage() batch, a column's error becomes an AleReadFailure cell, counted in the scope; anything else is thrown. */
-export function failedRead(e: unknown): ReadFailure {
+/**
+ * A read's failure: inside readWithFailures() or a page's batch, a column's
+ * error becomes an AleReadFailure cell, counted in the scope (`parsed`: the
+ * value opened, and its text is not the column's); anything else is thrown.
+ */
+export function failedRead(e: unknown, parsed = false): ReadFailure {
   const scope = state.failureScope.getStore();
   if (scope === undefined || !(e instanceof AleColumnError)) throw e;
   scope.failed++;
-  return new AleReadFailure(e);
+  return new AleReadFailure(e, parsed);
 }
 
 /**
@@ -108,8 +112,10 @@ export function rowFailure(failed: ReadFailure, holders: unknown[], options: { k
 /**
  * The codes that belong to one stored value: a failed tag check, a cell that
  * is no envelope or one of a version this build cannot read, one over the
- * ring's maximum length, and JSON that does not parse. Any other failure
- * (no tenant in scope, keys that did not load) would fail every row alike.
+ * ring's maximum length, and JSON that does not parse; and whatever a value
+ * that opened fails with when its text is read (ReadFailure.parsed). Any
+ * other failure (no tenant in scope, keys that did not load) would fail
+ * every row alike.
  */
 const ONE_VALUE = new Set(['ALE_AUTH_FAILED', 'ALE_MALFORMED_ENVELOPE', 'ALE_UNSUPPORTED_VERSION', 'ALE_ENVELOPE_TOO_LARGE', 'ALE_INVALID_JSON']);
 
@@ -124,7 +130,7 @@ const ONE_VALUE = new Set(['ALE_AUTH_FAILED', 'ALE_MALFORMED_ENVELOPE', 'ALE_UNS
 export function candidateFailure(row: unknown, scope: FailureScope): FailedCell | undefined {
   const [failed] = failedCells(row, scope.failed === 0 ? 1 : FAILURE_DEPTH, 1);
   const error = failed?.failure.error;
-  if (error !== undefined && !ONE_VALUE.has(error.code)) throw error;
+  if (error !== undefined && !failed?.failure.parsed && !ONE_VALUE.has(error.code)) throw error;
   return failed;
 }
 

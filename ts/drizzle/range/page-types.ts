@@ -35,8 +35,9 @@ export interface OrderedPage<Row> {
   spots: number;
   /**
    * Rows read for this page with a cell that did not open (ALE_AUTH_FAILED,
-   * ALE_MALFORMED_ENVELOPE, ALE_UNSUPPORTED_VERSION, ALE_ENVELOPE_TOO_LARGE,
-   * ALE_INVALID_JSON), left out of the order, as searchPage's failures: each
+   * ALE_MALFORMED_ENVELOPE, ALE_UNSUPPORTED_VERSION, ALE_ENVELOPE_TOO_LARGE)
+   * or opened to text its column does not read (ALE_INVALID_JSON, or a
+   * typed column's ALE_INVALID_INPUT), left out of the order, as searchPage's failures: each
    * names its column and code, and with `key` the row (once, though parts
    * may read it again); without `key`, one report a column and kind of
    * failure. The page is exact over the rows that open. Any other failure

@@ -43,8 +43,9 @@ export interface SearchPage<Row> {
    * otherwise a value altered or moved, or, with `keys`, written under a key
    * this process has not loaded yet. A cell that is no envelope
    * (ALE_MALFORMED_ENVELOPE), one of a version this build cannot read
-   * (ALE_UNSUPPORTED_VERSION), one over the ring's maximum length or JSON
-   * that does not parse is left out too. Each names its column and code
+   * (ALE_UNSUPPORTED_VERSION), one over the ring's maximum length, or one
+   * that opens to text its column does not read (JSON that does not parse,
+   * a typed column's other forms) is left out too. Each names its column and code
    * (and the row's key, with the `key` option), never an encrypted value.
    * A failure that is not one value's (no tenant in scope, keys that did
    * not load) fails the page, as it fails any read.
