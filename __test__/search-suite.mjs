@@ -724,6 +724,14 @@ export function searchSuite(d) {
       const rotating = d.table(mod, { ring: new ale.KeyRing([SECRET, OLD_SECRET]), name: 'search_leak' });
       const mixed = await mod.searchLeakage(conn.db, { table: rotating, key: rotating.id, index: rotating.nameSearch, tenant: { column: rotating.tenantId } });
       assert.deepEqual(mixed.map((r) => [r.keys, r.warnings.some((w) => w.code === 'ALE_LEAK_MIXED_KEYS')]), [[2, true], [2, true]]);
+      // Two secrets that share an indexKey make one index key; a ring of tenants that holds none of them cannot be asked,
+      // and the report, which reads the tokens only, is made all the same.
+      const shared = d.table(mod, { ring: new ale.KeyRing([SECRET, OLD_SECRET], { keyIds: [Buffer.alloc(16, 1), Buffer.alloc(16, 2)].map((b) => b.toString('base64url')), indexKey: Buffer.alloc(32, 9) }), name: 'search_leak' });
+      const none = d.table(mod, { ring: ale.KeyRing.forTenants(), name: 'search_leak' });
+      for (const [t2, keys] of [[shared, 1], [none, undefined]]) {
+        const got = await mod.searchLeakage(conn.db, { table: t2, key: t2.id, index: t2.nameSearch, tenant: { column: t2.tenantId } });
+        assert.deepEqual(got.map((r) => [r.rows, r.keys, r.warnings.some((w) => w.code === 'ALE_LEAK_MIXED_KEYS')]), [[150, keys, false], [20, keys, false]]);
+      }
     });
 
     test('the query plan uses the index', async () => {

@@ -7,7 +7,7 @@ import { fieldCodec, type ColumnOptionsBase, type EncryptedColumnOptions, type F
 import type { IndexSite } from './index-origin.js';
 import type { TenantKeys } from './keys/store.js';
 import type { RangeType } from './range/encoding.js';
-import { processSearcher, ringSearcher, type Searcher } from './search/searcher.js';
+import { processRingConfigured, processSearcher, ringSearcher, type Searcher } from './search/searcher.js';
 
 /** The options every token index column takes: the encrypted column's collection and field, its ring or key store, and on SQLite its FTS5 table. */
 export type IndexColumnOptions = Omit<ColumnOptionsBase, 'storage' | 'legacyPlaintext'> &
@@ -36,7 +36,7 @@ export interface IndexCodec {
   tokensOfText(text: string, tenant: string): Buffer;
   /** Names the key its tokens are written under now (a job's fingerprint holds it); null with `keys`, whose keys are each tenant's. */
   writingKey(): string | null;
-  /** How many keys a query of `tenant` looks up tokens of: more than one while a rotation or a conversion is under way; undefined where the tenant's keys are not loaded. */
+  /** How many index keys a query of `tenant` looks up tokens of: more than one during a rotation of the search key or a conversion; undefined where they cannot be asked (not loaded, none set). */
   keysAsked(tenant: string): number | undefined;
 }
 
@@ -67,17 +67,23 @@ export function indexBase(name: string, options: IndexColumnOptions, what: strin
   // A tenant key store and a ring of tenants (size 0) hold no key of their
   // own: the keys are each tenant's, as in fingerprint.ts's primaryOf.
   const writingKey = () => (options.keys || options.keyRing?.size === 0 ? null : searcher.searchTokenText('ale job fingerprint', 'ale', 'ale_jobs', 'primary', {}));
-  // One node's tokens under each key a query asks: a search query asks the same keys, whatever its text and the column's indexes.
+  // One node's tokens under each index key a query asks, told apart by the
+  // tokens (a ring's secrets may share one indexKey); a search query asks
+  // the same keys, whatever its text and the column's indexes.
   const keysAsked = (tenant: string) => {
+    if (searcher === processSearcher && !processRingConfigured()) return undefined;
     try {
-      return searcher.rangeQueries(ONE_NODE, tenant, base.collection, base.field).length;
+      return new Set(searcher.rangeQueries(ONE_NODE, tenant, base.collection, base.field).map((set) => set.toString('base64'))).size;
     } catch (e) {
-      if ((e as CodedError)?.code === 'ALE_KEY_NOT_LOADED') return undefined;
+      if (KEYS_NOT_AT_HAND.has((e as CodedError)?.code)) return undefined;
       throw e;
     }
   };
   return { base, searcher, fts, where: { column: name, collection: base.collection, field: base.field }, writingKey, keysAsked };
 }
+
+/** Why a tenant's keys cannot be asked: not loaded, no ring or store to ask, a tenant id no key is bound to. */
+const KEYS_NOT_AT_HAND = new Set(['ALE_KEY_NOT_LOADED', 'ALE_NOT_INITIALIZED', 'ALE_INVALID_KEY', 'ALE_INVALID_CONTEXT']);
 
 /** A node of the range tree (range/tree.ts): its prefix of 4 bits, then its 8-byte code, 0. */
 const ONE_NODE = Buffer.from([4, 0, 0, 0, 0, 0, 0, 0, 0]);

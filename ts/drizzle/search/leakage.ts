@@ -45,11 +45,13 @@ export interface LeakageReport {
   /** The share of indexed rows whose whole token set another row has too: most likely equal values. */
   equalSetShare: number;
   /**
-   * How many keys the tenant's queries look up tokens of: more than one
-   * while a rotation of the search key or a conversion to tenant keys is
-   * under way, when the figures above count a value's tokens under each key
-   * apart and understate what one key's show. Undefined where the tenant's
-   * keys are not loaded (a column with `keys`: keys.load first).
+   * How many index keys the tenant's queries look up tokens of: more than
+   * one while the ring keeps a previous secret with an index key of its own,
+   * or a `keys` store reads v1 values. Until every row is re-indexed, the
+   * figures above may count a value's tokens under each key apart and
+   * understate what one key's show. Undefined where the keys cannot be
+   * asked: a `keys` column whose tenant is not loaded (keys.load first), no
+   * ring set.
    */
   keys: number | undefined;
   /** What an observer of the database learns, in plain words. */
@@ -168,8 +170,8 @@ function report(tenant: string, c: Counts, keys: number | undefined, column: str
     warnings.push({
       code: 'ALE_LEAK_MIXED_KEYS',
       message:
-        `the tenant's queries look up tokens of ${keys} keys (a rotation of the search key, or a conversion to tenant keys, under way): one value indexed under two keys counts as two sets of tokens, so the figures above understate what one key's tokens show, and a backup from before shows the rest. ` +
-        'Measure again once the re-index is done (two runs that report written: 0) and the previous key is gone',
+        `the tenant's queries look up tokens of ${keys} index keys: until every row holds the primary's (reindexSearch or convertToTenantKeys, until two runs report written: 0), one value indexed under two keys counts as two sets of tokens, ` +
+        'so the figures above may understate what one key\'s tokens show, and a backup from before shows the rest. The warning stays while the ring keeps the previous secret, or while a keys store reads v1 values (readV1: false ends it once the conversion is done)',
     });
   }
   if (r.indexed > 0 && r.indexed < t.fewRows) {
