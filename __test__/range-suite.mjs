@@ -313,6 +313,14 @@ export function rangeSuite(d) {
           }
         }
       }
+      // reindexSearch names the source column for a value that opens to text it does not read, not the index beside it
+      const one = rows.slice(0, 3);
+      const u = d.table(mod, { ring, name: 'range_parse' });
+      await conn.reset(u);
+      await insert(u, 'acme', one);
+      await conn.db.update(u).set({ amount: sql`${ring.encrypt('twelve', 'acme', 'measures', 'amount')}` }).where(eq(u.id, one[1].id));
+      const bad = await mod.reindexSearch(conn.db, { table: u, key: u.id, tenant: 'acme', columns: [{ source: u.amount, index: u.amountRange }] }).then(() => null, (e) => e);
+      assert.deepEqual([bad?.code, bad?.column, bad?.rowKey], ['ALE_INVALID_INPUT', 'amount', one[1].id], String(bad));
       // without a tenant in scope, the page is refused, not turned into an empty one
       await assert.rejects(
         mod.orderedPage((where, limit, offset) => conn.db.select({ id: t.id, value: t.amount }).from(t).where(where).orderBy(asc(t.id)).limit(limit).offset(offset), { column: t.amountRange, value: (r) => r.value, limit: 5 }),

@@ -86,8 +86,12 @@ function plan(keys: TenantKeys, cells: Cells): Plan {
       const stored = search && row.cells[at] !== null ? search.sql.read(row.cells[at]) : row.cells[at];
       const from = row.cells[source];
       if (from === null) continue;
-      // A value that does not open is its source column's failure; the tokens are the index column's.
-      const text = atColumn({ ...cells.where[source], rowKey: row.key }, () => plaintextOf(source, from));
+      // A value that does not open, or that its column does not read, is its source column's failure; the tokens are the index column's.
+      const text = atColumn({ ...cells.where[source], rowKey: row.key }, () => {
+        const opened = plaintextOf(source, from);
+        search?.codec.checkSource(opened);
+        return opened;
+      });
       const next = atColumn({ ...cells.where[at], rowKey: row.key }, () =>
         search ? search.sql.store(search.codec.tokensOfText(text, t), search.codec) : sealer.blindIndex(text, t, collection, field),
       );

@@ -97,6 +97,7 @@ export function rangeCodec(name: string, options: RangeIndexOptions, spots: bool
     writingKey,
     keysAsked,
     tokensOfText: (text, tenant) => tokensOfCode(codeOf(type, valueOf(type, text, what) as RangeValue), tenant),
+    checkSource: (text) => void valueOf(type, text, what),
     code,
     bounds: codeBounds(type),
     cover(lo, hi, max, spot) {

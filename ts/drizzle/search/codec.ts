@@ -78,6 +78,8 @@ export function searchCodec(name: string, options: SearchIndexOptions): SearchCo
     tokens,
     tokenText,
     tokensOfText: tokens,
+    // Any text is an encryptedText column's.
+    checkSource: () => undefined,
     writingKey,
     keysAsked,
     queries(query, kind) {

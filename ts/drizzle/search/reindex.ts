@@ -85,13 +85,15 @@ export function searchReindexer(transact: Transact, jobs: JobTableSpec | undefin
         const cell = row.cells[from];
         const stored = row.cells[to] === null ? null : sql.read(row.cells[to]);
         const t = row.tenant as string;
-        // A value that does not open is its source column's failure; the tokens are the index column's.
+        // A value that does not open, or that its column does not read, is its source column's failure; the tokens are the index column's.
         const text =
           cell === null
             ? null
-            : atColumn({ ...where, column: spec.column, rowKey: row.key }, () =>
-                spec.storage === 'binary' ? spec.sealer.decryptBinary(bytesOnly(cell), t, spec.collection, spec.field) : spec.sealer.decrypt(textOnly(cell), t, spec.collection, spec.field),
-              );
+            : atColumn({ ...where, column: spec.column, rowKey: row.key }, () => {
+                const opened = spec.storage === 'binary' ? spec.sealer.decryptBinary(bytesOnly(cell), t, spec.collection, spec.field) : spec.sealer.decrypt(textOnly(cell), t, spec.collection, spec.field);
+                codec.checkSource(opened);
+                return opened;
+              });
         const next = text === null ? null : atColumn({ ...where, rowKey: row.key }, () => sql.store(codec.tokensOfText(text, t), codec));
         if (next === stored) {
           if (cell === null) progress.nulls++;
