@@ -181,6 +181,55 @@ test('searchIndexCheck: a trigger counts by its timing, event, UPDATE OF and WHE
     const before = await m.searchIndexCheck(s.db, users.nameSearch, { rows: true });
     assert.deepEqual(codes(before), ['ALE_SEARCH_TRIGGER_MISSING', 'ALE_SEARCH_ROWS_UNCHECKED'], 'before an insert there is no rowid yet');
     assert.match(before.problems[0].message, /on every INSERT.*DROP TRIGGER "users_bi"/);
+    // with no timing, SQLite's trigger is a BEFORE one
+    s.exec('DROP TRIGGER users_bi');
+    s.exec(`CREATE TRIGGER users_i INSERT ON users BEGIN ${write('new')}; END`);
+    assert.deepEqual(await events(), ['INSERT'], 'a trigger with no timing is BEFORE');
+    s.exec('DROP TRIGGER users_i');
+    s.exec(`CREATE TRIGGER users_ai AFTER INSERT ON users BEGIN ${write('new')}; END`);
+    // an update's row has its rowid before the update: a BEFORE UPDATE trigger counts
+    s.exec('DROP TRIGGER users_au');
+    s.exec(`CREATE TRIGGER users_bu BEFORE UPDATE ON users WHEN old.rowid IS NOT new.rowid OR old.name_search IS NOT new.name_search BEGIN ${write('new')}; END`);
+    assert.deepEqual(await events(), [], 'BEFORE UPDATE');
+    // a WHEN that compares the column by <> (or =) is NULL, not true, on a change from or to NULL
+    for (const when of ['old.name_search <> new.name_search', 'NOT (new.name_search = old.name_search)', 'old.name_search != new.name_search']) {
+      s.exec('DROP TRIGGER IF EXISTS users_bu');
+      s.exec('DROP TRIGGER IF EXISTS users_au');
+      s.exec(`CREATE TRIGGER users_au AFTER UPDATE ON users WHEN old.rowid IS NOT new.rowid OR ${when} BEGIN ${write('new')}; END`);
+      assert.deepEqual(await events(), ['UPDATE'], when);
+    }
+  });
+});
+
+test('searchIndexCheck: a table without the column or without a rowid, and an FTS5 table of your own whose options FTS5 refuses every query on, are named; searchIndexSql fails before it makes anything there', async () => {
+  await withDb(SQLITE_DRIVERS[0], async (s) => {
+    // the column not added yet: searchIndexSql's first statement fails, and no trigger is left to fail the writes
+    s.exec('CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT, bio TEXT)');
+    assert.throws(() => { for (const stmt of m.searchIndexSql(users, users.nameSearch, 'users_name_fts')) s.exec(stmt); }, /name_search/);
+    assert.deepEqual(s.all("SELECT name FROM sqlite_master WHERE type IN ('trigger', 'table') AND name LIKE 'users_name_fts%'"), []);
+    s.exec("INSERT INTO users (id, name, bio) VALUES (1, 'x', 'y')");
+    assert.deepEqual(codes(await m.searchIndexCheck(s.db, users.nameSearch)), ['ALE_SEARCH_TABLE_UNFIT', 'ALE_SEARCH_FTS_MISSING']);
+    s.exec('DROP TABLE users');
+    s.exec('CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT, name_search TEXT, bio TEXT) WITHOUT ROWID');
+    assert.throws(() => { for (const stmt of m.searchIndexSql(users, users.nameSearch, 'users_name_fts')) s.exec(stmt); }, /rowid/);
+    const unfit = await m.searchIndexCheck(s.db, users.nameSearch);
+    assert.deepEqual(codes(unfit), ['ALE_SEARCH_TABLE_UNFIT', 'ALE_SEARCH_FTS_MISSING']);
+    assert.match(unfit.problems[0].message, /WITHOUT ROWID/);
+    s.exec('DROP TABLE users');
+    s.exec(CREATE);
+    // an FTS5 table of one's own, with triggers that keep it: its detail and tokenizer decide whether FTS5 takes the queries
+    for (const [options, refused] of [["tokenize='trigram'", false], ["tokenize='trigram', detail=column", true], ['detail=none', true], ['detail=column', false]]) {
+      s.exec('DROP TABLE IF EXISTS users_name_fts');
+      s.exec(`CREATE VIRTUAL TABLE users_name_fts USING fts5(name_search, content=users, content_rowid=id, ${options})`);
+      for (const stmt of m.searchIndexSql(users, users.nameSearch, 'users_name_fts')) s.exec(stmt);
+      await m.withTenant('acme', () => s.db.insert(users).values({ name: 'Jürgen Müller', nameSearch: 'Jürgen Müller' }));
+      const where = m.searchWords(users.nameSearch, 'müller');
+      const found = await m.withTenant('acme', async () => s.db.select({ id: users.id }).from(users).where(where)).then((r) => r.length, (e) => e);
+      assert.equal(found instanceof Error, refused, `${options}: ${found}`);
+      const check = await m.searchIndexCheck(s.db, users.nameSearch);
+      assert.deepEqual(codes(check), refused ? ['ALE_SEARCH_FTS_COLUMN'] : [], options);
+      s.exec('DELETE FROM users');
+    }
   });
 });
 

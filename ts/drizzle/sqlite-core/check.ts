@@ -16,7 +16,7 @@ import { quoteName } from './search.js';
 
 /** What is missing or wrong, with what to do about it. */
 export interface SearchIndexProblem {
-  code: 'ALE_SEARCH_FTS_MISSING' | 'ALE_SEARCH_FTS_COLUMN' | 'ALE_SEARCH_TRIGGER_MISSING' | 'ALE_SEARCH_INDEX_STALE' | 'ALE_SEARCH_ROWS_UNCHECKED';
+  code: 'ALE_SEARCH_TABLE_UNFIT' | 'ALE_SEARCH_FTS_MISSING' | 'ALE_SEARCH_FTS_COLUMN' | 'ALE_SEARCH_TRIGGER_MISSING' | 'ALE_SEARCH_INDEX_STALE' | 'ALE_SEARCH_ROWS_UNCHECKED';
   message: string;
 }
 
@@ -67,6 +67,15 @@ export async function searchIndexCheck(db: SqliteDb, column: Column, options: Se
     `${drop}run searchIndexSql(table, column, '${fts}') again; for an FTS5 table of your own, make its triggers again and run INSERT INTO ${quoteName(fts)}(${quoteName(fts)}) VALUES ('rebuild') (docs/search.md, "Per dialect")`;
   const problem = (code: SearchIndexProblem['code'], what: string, drop = '') => ({ code, message: `searchIndexCheck: ${what}: ${fix(drop)}` });
   const problems: SearchIndexProblem[] = [];
+  // The table itself: FTS5 matches its rows by rowid, and its triggers read the column; without either, every write fails.
+  const own = schemaRows.find((r) => r.type === 'table' && same(r.name, table));
+  const columns = await tableColumns(db, table);
+  if (own !== undefined && !columns.some((c) => same(c.name, column.name))) {
+    problems.push({ code: 'ALE_SEARCH_TABLE_UNFIT', message: `searchIndexCheck: the table ${table} has no column ${column.name}: add it (ALTER TABLE ${quoteName(table)} ADD COLUMN ${quoteName(column.name)} TEXT) before searchIndexSql's statements; triggers made before it fail every write to the table` });
+  }
+  if (own !== undefined && /\bwithout\s+rowid\b/i.test((own.sql ?? '').slice((own.sql ?? '').lastIndexOf(')')))) {
+    problems.push({ code: 'ALE_SEARCH_TABLE_UNFIT', message: `searchIndexCheck: the table ${table} is WITHOUT ROWID, and an FTS5 table indexes rows by rowid: give the column a table with a rowid, or leave out fts (a query then scans the column)` });
+  }
   const virtual = schemaRows.find((r) => r.type === 'table' && same(r.name, fts));
   if (virtual === undefined || !/\busing\s+fts5\s*\(/i.test(virtual.sql ?? '')) {
     const what = virtual === undefined ? 'which the database does not have' : 'which is not an FTS5 table';
@@ -77,7 +86,7 @@ export async function searchIndexCheck(db: SqliteDb, column: Column, options: Se
   const content = args.find((a) => /^content\s*=/i.test(a));
   const contentTable = content === undefined ? undefined : unquote(content.slice(content.indexOf('=') + 1));
   const dropFts = `drop ${fts} first (DROP TABLE ${quoteName(fts)}), then `;
-  const alias = await rowidAlias(db, table);
+  const alias = rowidAlias(columns, await primaryKeyIndexed(db, table));
   // The rowid under any of its names: SQLite's three, and the table's INTEGER PRIMARY KEY.
   const isRowid = (name: string) => ROWID_NAMES.some((n) => same(name, n)) || (alias !== undefined && same(name, alias));
   // Queries match the table's rowid with the FTS5 table's: its content_rowid must be the rowid.
@@ -90,13 +99,24 @@ export async function searchIndexCheck(db: SqliteDb, column: Column, options: Se
   } else if (!isRowid(rowidColumn)) {
     problems.push(problem('ALE_SEARCH_FTS_COLUMN', `the FTS5 table ${fts} keys its rows by ${rowidColumn} (content_rowid), which is not the rowid of ${table}: searches would name other rows`, dropFts));
   }
+  // Every query filters by column, and quotes each token: FTS5 refuses the first with detail=none, and the
+  // second with detail=column when the tokenizer cuts a token into several (trigram), whatever the table holds.
+  const detail = unquote(optionOf(args, 'detail') ?? 'full').toLowerCase();
+  const tokenizer = unquote(optionOf(args, 'tokenize') ?? '').trim().split(/\s+/)[0].toLowerCase();
+  if (detail === 'none' || (detail !== 'full' && tokenizer === 'trigram')) {
+    const why = detail === 'none' ? 'detail=none, on which FTS5 refuses the column filter of every query' : `tokenize='trigram' with detail=${detail}, on which FTS5 refuses a token of more than three characters`;
+    problems.push(problem('ALE_SEARCH_FTS_COLUMN', `the FTS5 table ${fts} has ${why}: give it detail=full, or a tokenizer that keeps a word whole (unicode61, ascii)`, dropFts));
+  }
   const triggers = schemaRows.filter((r) => r.type === 'trigger' && r.sql !== null).map((r) => ({ name: r.name, ...triggerOf(r.sql as string) }));
-  // A trigger fires on a change of `name` when its UPDATE OF (if any) lists it and its WHEN (if any) looks at it.
-  const firesOn = (t: Trigger, names: (name: string) => boolean) => (t.columns === undefined || t.columns.some(names)) && (t.when === undefined || whenNames(t.when).some(names));
+  // A trigger fires on a change of `name` when its UPDATE OF (if any) lists it and its WHEN (if any) looks at it,
+  // not by `=`, `==`, `<>` or `!=`, which are NULL, not true, when a side is: a change from or to NULL (what
+  // reindexSearch writes into a new column) would pass it by. IS and IS NOT follow it.
+  const firesOn = (t: Trigger, names: (name: string) => boolean) =>
+    (t.columns === undefined || t.columns.some(names)) && (t.when === undefined || (whenNames(t.when).some(names) && !comparesByEquality(t.when, names)));
   for (const event of EVENTS) {
     const on = triggers.filter((t) => t.event === event);
-    // A BEFORE trigger on an insert sees no rowid yet; and it must write the column into the FTS5 table.
-    const writes = (t: Trigger) => !(t.before && event !== 'DELETE') && mentions(t.body, fts) && mentions(t.body, column.name);
+    // A BEFORE trigger on an insert sees no rowid yet (an update's row has one); and it must write the column into the FTS5 table.
+    const writes = (t: Trigger) => !(t.before && event === 'INSERT') && mentions(t.body, fts) && mentions(t.body, column.name);
     const onColumn = on.some((t) => writes(t) && (event !== 'UPDATE' || firesOn(t, (n) => same(n, column.name))));
     // The index is by rowid: an update that changes the INTEGER PRIMARY KEY moves the row, which a trigger must follow
     // too (one that also fires on it, or another). Without such a key, only an explicit SET rowid moves it.
@@ -141,18 +161,47 @@ function isCorruptVtab(e: unknown): boolean {
 /** SQLite's names for the rowid, where no column has taken them. */
 const ROWID_NAMES = ['rowid', '_rowid_', 'oid'];
 
+interface TableColumn {
+  name: string;
+  type: string;
+  pk: number;
+}
+
+/** The table's columns, as pragma_table_info gives them. */
+async function tableColumns(db: SqliteDb, table: string): Promise<TableColumn[]> {
+  return (await db.select({ name: sql<string>`name`, type: sql<string>`type`, pk: sql<number>`pk` }).from(sql`pragma_table_info(${table})`)) as TableColumn[];
+}
+
+/** Whether the table's primary key has an index of its own (pragma_index_list's origin 'pk'). */
+async function primaryKeyIndexed(db: SqliteDb, table: string): Promise<boolean> {
+  const pkIndexes = (await db.select({ origin: sql<string>`origin` }).from(sql`pragma_index_list(${table})`)) as { origin: string }[];
+  return pkIndexes.some((i) => i.origin === 'pk');
+}
+
 /**
  * The table's INTEGER PRIMARY KEY column, the rowid's other name, if it has
  * one: a key of one column declared INTEGER with no index of its own (an
  * `INT PRIMARY KEY`, an `INTEGER PRIMARY KEY DESC` and a WITHOUT ROWID
  * table's key each have one, and are not the rowid).
  */
-async function rowidAlias(db: SqliteDb, table: string): Promise<string | undefined> {
-  const columns = (await db.select({ name: sql<string>`name`, type: sql<string>`type`, pk: sql<number>`pk` }).from(sql`pragma_table_info(${table})`)) as { name: string; type: string; pk: number }[];
+function rowidAlias(columns: TableColumn[], pkIndexed: boolean): string | undefined {
   const keys = columns.filter((c) => Number(c.pk) > 0);
   if (keys.length !== 1 || !same(keys[0].type, 'INTEGER')) return undefined;
-  const pkIndexes = (await db.select({ origin: sql<string>`origin` }).from(sql`pragma_index_list(${table})`)) as { origin: string }[];
-  return pkIndexes.some((i) => i.origin === 'pk') ? undefined : keys[0].name;
+  return pkIndexed ? undefined : keys[0].name;
+}
+
+/** The value of FTS5 option `name` (`detail=column`) among its arguments, if given. */
+function optionOf(args: string[], name: string): string | undefined {
+  const arg = args.find((a) => new RegExp(`^${name}\\s*=`, 'i').test(a));
+  return arg === undefined ? undefined : arg.slice(arg.indexOf('=') + 1);
+}
+
+/** Whether a WHEN compares one of `names` (`old.x`, `new.x`) by `=`, `==`, `<>` or `!=`, on either side. */
+function comparesByEquality(when: string, names: (name: string) => boolean): boolean {
+  const ref = String.raw`\b(?:old|new)\s*\.\s*(${NAME})`;
+  const op = String.raw`(?:==?|<>|!=)`;
+  for (const m of when.matchAll(new RegExp(`${ref}\\s*${op}|${op}\\s*${ref}`, 'gi'))) if (names(unquote(m[1] ?? m[2]))) return true;
+  return false;
 }
 
 /** The names a WHEN clause reads from the row: `old.x`, `new.x` (quoted or not). */
@@ -217,7 +266,8 @@ function triggerOf(create: string): Trigger {
   if (m === null) return { event: undefined, before: false, columns: undefined, when: undefined, body: '' };
   return {
     event: m[2].toUpperCase(),
-    before: /^before$/i.test(m[1] ?? ''),
+    // SQLite's default timing is BEFORE.
+    before: m[1] === undefined || /^before$/i.test(m[1]),
     columns: m[3]?.split(',').map(unquote),
     when: m[4],
     body: create.slice(m.index + m[0].length),

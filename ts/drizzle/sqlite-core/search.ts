@@ -112,12 +112,21 @@ export function quoteName(name: string): string {
  * last one, FTS5's `optimize`, is worth running again after many writes.
  * The FTS5 table holds no text, only the tokens' doclists (`content=` the
  * table itself), without positions (`detail=column`: a token query needs
- * none, and the column filter of every query needs the column).
+ * none, and the column filter of every query needs the column). The first
+ * two statements leave nothing behind: an empty table of this connection
+ * only, made from the column and the rowid, fails before anything is made
+ * on a table that does not have the column yet or has no rowid (WITHOUT
+ * ROWID), where the triggers would fail every write to the table. Not an
+ * UPDATE of no row, which would fail on the triggers of a dropped FTS5
+ * table that this very run restores.
  */
 export function searchIndexSql(table: Table, column: Column, fts: string): string[] {
   const [t, c, f] = [quoteName(getTableName(table)), quoteName(column.name), quoteName(fts)];
   const trigger = (what: string) => quoteName(`${fts}_${what}`);
+  const probe = quoteName(`${fts}_ale_probe`);
   return [
+    `CREATE TEMP TABLE ${probe} AS SELECT rowid, ${c} FROM ${t} LIMIT 0`,
+    `DROP TABLE temp.${probe}`,
     `CREATE VIRTUAL TABLE IF NOT EXISTS ${f} USING fts5(${c}, content=${t}, content_rowid='rowid', detail=column, tokenize='ascii')`,
     `CREATE TRIGGER IF NOT EXISTS ${trigger('insert')} AFTER INSERT ON ${t} BEGIN INSERT INTO ${f}(rowid, ${c}) VALUES (new.rowid, new.${c}); END`,
     `CREATE TRIGGER IF NOT EXISTS ${trigger('delete')} AFTER DELETE ON ${t} BEGIN INSERT INTO ${f}(${f}, rowid, ${c}) VALUES ('delete', old.rowid, old.${c}); END`,
