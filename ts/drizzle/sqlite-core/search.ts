@@ -125,7 +125,8 @@ export function searchIndexSql(table: Table, column: Column, fts: string): strin
   const trigger = (what: string) => quoteName(`${fts}_${what}`);
   const probe = quoteName(`${fts}_ale_probe`);
   return [
-    `CREATE TEMP TABLE ${probe} AS SELECT rowid, ${c} FROM ${t} LIMIT 0`,
+    // The column by its table's name too: a bare "name" that names no column is a string to an SQLite built with DQS (Bun's).
+    `CREATE TEMP TABLE ${probe} AS SELECT ${t}.rowid, ${t}.${c} FROM ${t} LIMIT 0`,
     `DROP TABLE temp.${probe}`,
     `CREATE VIRTUAL TABLE IF NOT EXISTS ${f} USING fts5(${c}, content=${t}, content_rowid='rowid', detail=column, tokenize='ascii')`,
     `CREATE TRIGGER IF NOT EXISTS ${trigger('insert')} AFTER INSERT ON ${t} BEGIN INSERT INTO ${f}(rowid, ${c}) VALUES (new.rowid, new.${c}); END`,
