@@ -227,7 +227,7 @@ function typedText(range: RangeType, text: string): string {
   if (!same) {
     throw codedError(
       'ALE_INVALID_INPUT',
-      `the plaintext is not the text a ${range} column reads (${RANGE_FORMS[range]}), so it was not encrypted; write it in that form first`,
+      `the plaintext is not the text a ${range} column writes (${RANGE_FORMS[range]}), so it was not encrypted; write it in that form first`,
     );
   }
   return text;

@@ -68,7 +68,7 @@ export function searchReindexer(transact: Transact, jobs: JobTableSpec | undefin
     });
     // Range columns with a token table hold no words in a FULLTEXT index.
     const kinds = { search: pairs.some((p) => p.codec.source === 'text'), range: pairs.some((p) => p.codec.source !== 'text' && p.codec.tokenTable === undefined) };
-    for (const check of new Set(pairs.map((p) => p.sql.serverCheck))) await check?.(db, kinds);
+    if (kinds.search || kinds.range) for (const check of new Set(pairs.map((p) => p.sql.serverCheck))) await check?.(db, kinds);
     // The tenant key stores of the columns: each batch's tenants are loaded in them first.
     const stores = [...new Set(pairs.flatMap((p) => p.stores))].filter((k) => k !== undefined);
     let driver = drizzleDriver(db, options.table, options.key, options.columns.flatMap((c) => [c.source, c.index]), options.tenant, transact);
