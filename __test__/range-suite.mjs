@@ -321,6 +321,8 @@ export function rangeSuite(d) {
       await conn.db.update(u).set({ amount: sql`${ring.encrypt('twelve', 'acme', 'measures', 'amount')}` }).where(eq(u.id, one[1].id));
       const bad = await mod.reindexSearch(conn.db, { table: u, key: u.id, tenant: 'acme', columns: [{ source: u.amount, index: u.amountRange }] }).then(() => null, (e) => e);
       assert.deepEqual([bad?.code, bad?.column, bad?.rowKey], ['ALE_INVALID_INPUT', 'amount', one[1].id], String(bad));
+      assert.match(bad.message, /column "amount", .*: encrypted number column "amount": /);
+      assert.ok(!bad.message.includes('amount_range'), bad.message);
       // without a tenant in scope, the page is refused, not turned into an empty one
       await assert.rejects(
         mod.orderedPage((where, limit, offset) => conn.db.select({ id: t.id, value: t.amount }).from(t).where(where).orderBy(asc(t.id)).limit(limit).offset(offset), { column: t.amountRange, value: (r) => r.value, limit: 5 }),

@@ -34,8 +34,8 @@ export interface IndexCodec {
   readonly site: IndexSite;
   /** The tokens of a value of the source column, given as its decrypted text (re-indexing, conversion). */
   tokensOfText(text: string, tenant: string): Buffer;
-  /** Refuses decrypted text the source column does not read (a range type's other forms): the source value's failure, checked apart from its tokens'. */
-  checkSource(text: string): void;
+  /** Refuses decrypted text the source column `source` does not read (a range type's other forms), in its words: the source value's failure, checked apart from its tokens'. */
+  checkSource(text: string, source: string): void;
   /** Names the key its tokens are written under now (a job's fingerprint holds it); null with `keys`, whose keys are each tenant's. */
   writingKey(): string | null;
   /** How many index keys a query of `tenant` looks up tokens of: more than one during a rotation of the search key or a conversion; undefined where they cannot be asked (not loaded, none set). */

@@ -212,8 +212,8 @@ function jsonText(text: string): string {
 /**
  * `text`, when it is exactly what a typed column writes (`String(n)`, a
  * bigint's digits, `toISOString()`). Sealed otherwise, every read of the
- * row would fail, and with it every page of a range or search that reads
- * it; or, for text the reads parse leniently (`12.50`, digits past 2^53,
+ * row would fail (and pages would leave it out); or, for text the reads
+ * parse leniently (`12.50`, digits past 2^53,
  * 2023-02-29, which a Date rolls to March 1), every read would give
  * another value than the one stored, as would the range index.
  */

@@ -89,7 +89,7 @@ function plan(keys: TenantKeys, cells: Cells): Plan {
       // A value that does not open, or that its column does not read, is its source column's failure; the tokens are the index column's.
       const text = atColumn({ ...cells.where[source], rowKey: row.key }, () => {
         const opened = plaintextOf(source, from);
-        search?.codec.checkSource(opened);
+        search?.codec.checkSource(opened, cells.where[source].column);
         return opened;
       });
       const next = atColumn({ ...cells.where[at], rowKey: row.key }, () =>

@@ -97,7 +97,8 @@ export function rangeCodec(name: string, options: RangeIndexOptions, spots: bool
     writingKey,
     keysAsked,
     tokensOfText: (text, tenant) => tokensOfCode(codeOf(type, valueOf(type, text, what) as RangeValue), tenant),
-    checkSource: (text) => void valueOf(type, text, what),
+    // As the source column's reads word it (range/mappers.ts).
+    checkSource: (text, source) => void valueOf(type, text, `encrypted ${type} column "${source}"`),
     code,
     bounds: codeBounds(type),
     cover(lo, hi, max, spot) {

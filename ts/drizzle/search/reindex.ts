@@ -91,7 +91,7 @@ export function searchReindexer(transact: Transact, jobs: JobTableSpec | undefin
             ? null
             : atColumn({ ...where, column: spec.column, rowKey: row.key }, () => {
                 const opened = spec.storage === 'binary' ? spec.sealer.decryptBinary(bytesOnly(cell), t, spec.collection, spec.field) : spec.sealer.decrypt(textOnly(cell), t, spec.collection, spec.field);
-                codec.checkSource(opened);
+                codec.checkSource(opened, spec.column);
                 return opened;
               });
         const next = text === null ? null : atColumn({ ...where, rowKey: row.key }, () => sql.store(codec.tokensOfText(text, t), codec));

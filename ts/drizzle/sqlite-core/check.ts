@@ -73,7 +73,7 @@ export async function searchIndexCheck(db: SqliteDb, column: Column, options: Se
   if (own !== undefined && !columns.some((c) => same(c.name, column.name))) {
     problems.push({ code: 'ALE_SEARCH_TABLE_UNFIT', message: `searchIndexCheck: the table ${table} has no column ${column.name}: add it (ALTER TABLE ${quoteName(table)} ADD COLUMN ${quoteName(column.name)} TEXT) before searchIndexSql's statements; triggers made before it fail every write to the table` });
   }
-  if (own !== undefined && /\bwithout\s+rowid\b/i.test((own.sql ?? '').slice((own.sql ?? '').lastIndexOf(')')))) {
+  if (own !== undefined && (await withoutRowid(db, table))) {
     problems.push({ code: 'ALE_SEARCH_TABLE_UNFIT', message: `searchIndexCheck: the table ${table} is WITHOUT ROWID, and an FTS5 table indexes rows by rowid: give the column a table with a rowid, or leave out fts (a query then scans the column)` });
   }
   const virtual = schemaRows.find((r) => r.type === 'table' && same(r.name, fts));
@@ -102,25 +102,29 @@ export async function searchIndexCheck(db: SqliteDb, column: Column, options: Se
   // Every query filters by column, and quotes each token: FTS5 refuses the first with detail=none, and the
   // second with detail=column when the tokenizer cuts a token into several (trigram), whatever the table holds.
   const detail = unquote(optionOf(args, 'detail') ?? 'full').toLowerCase();
-  const tokenizer = unquote(optionOf(args, 'tokenize') ?? '').trim().split(/\s+/)[0].toLowerCase();
-  if (detail === 'none' || (detail !== 'full' && tokenizer === 'trigram')) {
+  // The tokenizer and its arguments, quoted or not, trigram alone or wrapped (porter trigram).
+  const tokenizer = (optionOf(args, 'tokenize') ?? '').replace(/["'`]/g, ' ').trim().toLowerCase().split(/\s+/);
+  if (detail === 'none' || (detail !== 'full' && tokenizer.includes('trigram'))) {
     const why = detail === 'none' ? 'detail=none, on which FTS5 refuses the column filter of every query' : `tokenize='trigram' with detail=${detail}, on which FTS5 refuses a token of more than three characters`;
     problems.push(problem('ALE_SEARCH_FTS_COLUMN', `the FTS5 table ${fts} has ${why}: give it detail=full, or a tokenizer that keeps a word whole (unicode61, ascii)`, dropFts));
   }
   const triggers = schemaRows.filter((r) => r.type === 'trigger' && r.sql !== null).map((r) => ({ name: r.name, ...triggerOf(r.sql as string) }));
-  // A trigger fires on a change of `name` when its UPDATE OF (if any) lists it and its WHEN (if any) looks at it,
-  // not by `=`, `==`, `<>` or `!=`, which are NULL, not true, when a side is: a change from or to NULL (what
-  // reindexSearch writes into a new column) would pass it by. IS and IS NOT follow it.
-  const firesOn = (t: Trigger, names: (name: string) => boolean) =>
-    (t.columns === undefined || t.columns.some(names)) && (t.when === undefined || (whenNames(t.when).some(names) && !comparesByEquality(t.when, names)));
+  // A trigger fires on a change of `name` when its UPDATE OF (if any) lists it and its WHEN (if any) looks at it;
+  // for the column, which may be NULL, not by a comparison (`<>`, `=`, `<`…), which is NULL, not true, when a
+  // side is: a change from or to NULL (what reindexSearch writes into a new column) would pass it by. IS and IS
+  // NOT follow it. The rowid is never NULL.
+  const firesOn = (t: Trigger, names: (name: string) => boolean, nullable: boolean) =>
+    (t.columns === undefined || t.columns.some(names)) && (t.when === undefined || (whenNames(t.when).some(names) && !(nullable && comparedBlindToNull(t.when, names))));
   for (const event of EVENTS) {
     const on = triggers.filter((t) => t.event === event);
-    // A BEFORE trigger on an insert sees no rowid yet (an update's row has one); and it must write the column into the FTS5 table.
-    const writes = (t: Trigger) => !(t.before && event === 'INSERT') && mentions(t.body, fts) && mentions(t.body, column.name);
-    const onColumn = on.some((t) => writes(t) && (event !== 'UPDATE' || firesOn(t, (n) => same(n, column.name))));
+    // A BEFORE trigger on an insert sees no rowid yet, and one on an update writes even when a conflict
+    // clause (OR IGNORE, a column's ON CONFLICT IGNORE) then leaves the row as it was; it must write the
+    // column into the FTS5 table.
+    const writes = (t: Trigger) => !(t.before && event !== 'DELETE') && mentions(t.body, fts) && mentions(t.body, column.name);
+    const onColumn = on.some((t) => writes(t) && (event !== 'UPDATE' || firesOn(t, (n) => same(n, column.name), true)));
     // The index is by rowid: an update that changes the INTEGER PRIMARY KEY moves the row, which a trigger must follow
     // too (one that also fires on it, or another). Without such a key, only an explicit SET rowid moves it.
-    const onMove = event !== 'UPDATE' || alias === undefined || on.some((t) => writes(t) && firesOn(t, isRowid));
+    const onMove = event !== 'UPDATE' || alias === undefined || on.some((t) => writes(t) && firesOn(t, isRowid, false));
     if (onColumn && onMove) continue;
     const consequence = onColumn
       ? `on every UPDATE of ${alias}, so rows whose key changes keep their tokens under the old one`
@@ -190,16 +194,31 @@ function rowidAlias(columns: TableColumn[], pkIndexed: boolean): string | undefi
   return pkIndexed ? undefined : keys[0].name;
 }
 
+/**
+ * Whether the table is WITHOUT ROWID: pragma_table_list's `wr` (SQLite
+ * 3.37 and later), else the end of its CREATE statement, comments left out.
+ */
+async function withoutRowid(db: SqliteDb, table: string): Promise<boolean> {
+  try {
+    const rows = (await db.select({ wr: sql<number>`wr` }).from(sql`pragma_table_list(${table})`)) as { wr: number }[];
+    return rows.some((r) => Number(r.wr) === 1);
+  } catch {
+    const [own] = (await db.select({ sql: schema.sql }).from(schema).where(sql`type = 'table' and lower(${schema.name}) = lower(${table})`)) as { sql: string | null }[];
+    const create = (own?.sql ?? '').replace(/\/\*[\s\S]*?\*\/|--[^\n]*/g, ' ');
+    return /\bwithout\s+rowid\b/i.test(create.slice(create.lastIndexOf(')')));
+  }
+}
+
 /** The value of FTS5 option `name` (`detail=column`) among its arguments, if given. */
 function optionOf(args: string[], name: string): string | undefined {
   const arg = args.find((a) => new RegExp(`^${name}\\s*=`, 'i').test(a));
   return arg === undefined ? undefined : arg.slice(arg.indexOf('=') + 1);
 }
 
-/** Whether a WHEN compares one of `names` (`old.x`, `new.x`) by `=`, `==`, `<>` or `!=`, on either side. */
-function comparesByEquality(when: string, names: (name: string) => boolean): boolean {
+/** Whether a WHEN compares one of `names` (`old.x`, `new.x`) by `=`, `==`, `<>`, `!=`, `<`, `<=`, `>` or `>=`, on either side. */
+function comparedBlindToNull(when: string, names: (name: string) => boolean): boolean {
   const ref = String.raw`\b(?:old|new)\s*\.\s*(${NAME})`;
-  const op = String.raw`(?:==?|<>|!=)`;
+  const op = String.raw`(?:==?|<>|!=|<=?|>=?)`;
   for (const m of when.matchAll(new RegExp(`${ref}\\s*${op}|${op}\\s*${ref}`, 'gi'))) if (names(unquote(m[1] ?? m[2]))) return true;
   return false;
 }
