@@ -134,6 +134,7 @@ export function searchTable(results) {
         s.against,
         `${ms(s.plainWriteUs)} → ${ms(s.encryptedWriteUs)}`,
         formatOverhead(s.writeOverhead),
+        s.aaOverhead ? formatOverhead(s.aaOverhead) : '—',
         s.verdict,
         `${s.queries}, equal`,
         fp,
@@ -142,7 +143,7 @@ export function searchTable(results) {
       ]);
     }
   }
-  return table(['Runtime', 'Table', 'Index', 'Against', 'Write: plaintext → encrypted', 'Write Δ [95% CI]', gateHeader(results), 'Searches compared', 'False positives removed', 'First page of 20', 'Inserts per side'], rows);
+  return table(['Runtime', 'Table', 'Index', 'Against', 'Write: plaintext → encrypted', 'Write Δ [95% CI]', 'A/A Δ (plaintext twice)', gateHeader(results), 'Searches compared', 'False positives removed', 'First page of 20', 'Inserts per side'], rows);
 }
 
 export function searchTokensTable(results) {

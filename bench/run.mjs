@@ -123,7 +123,7 @@ const verdicts = verdictsOf(db.scenarios);
 for (const other of db.otherAdapters) console.log(`also through ${other.driver}, not gated: ${count(verdictsOf(other.scenarios))}`);
 console.log(`gate (<${config.gate * 100}% write overhead, text and binary storage, ${db.driver}): ${count(verdicts)}${flags.advisory ? ' (advisory)' : ''}`);
 // Reported beside the gate, not part of its exit status yet (docs/search.md, "What a search costs").
-for (const s of search.scenarios.filter((x) => x.gated)) console.log(`search write (${s.tier}, ${s.index} index against ${s.against}, <${config.gate * 100}%): ${s.verdict}, ${formatOverhead(s.writeOverhead)}`);
+for (const s of search.scenarios.filter((x) => x.gated)) console.log(`search write (${s.tier}, ${s.index} index against ${s.against}, <${config.gate * 100}%): ${s.verdict}, ${formatOverhead(s.writeOverhead)}; A/A (plaintext twice) ${formatOverhead(s.aaOverhead)}`);
 const slowPages = search.scenarios.filter((s) => !(s.firstPageRatio <= FIRST_PAGE_BOUND));
 for (const s of search.scenarios) console.log(`search first page (${s.tier}, ${s.index} index, ≤${FIRST_PAGE_BOUND}× ${s.against}): ${slowPages.includes(s) ? 'OVER' : 'within'}, ${s.firstPageRatio.toFixed(1)}×`);
 for (const t of searchTokens.filter((x) => x.target)) console.log(`search tokens (${t.value}, ${t.index} index, ≤${t.limits.addonUs} µs and ≥${t.limits.ratio}× node:crypto): ${t.met ? 'met' : 'not met'}, ${t.addonUs.median.toFixed(2)} µs, ${t.ratio.median.toFixed(1)}×`);

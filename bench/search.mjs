@@ -8,6 +8,8 @@
 //
 // - 4 KB, word index: the CMS's content search (plaintext FTS5 with the
 //   default unicode61 tokenizer) against `searchWords`; the seed's gate.
+//   Each of its rounds also times plaintext against plaintext in fresh
+//   databases (an A/A pass), the control for an effect this close to 5%.
 // - 256 B, all three indexes: plaintext FTS5 with the trigram tokenizer
 //   (what serves LIKE '%q%' on plaintext) against `searchContains`; reported.
 //
@@ -114,16 +116,40 @@ export function ftsMatch(kind, q) {
 }
 
 /**
+ * `iterations` timed inserts a side (after a warm-up) into the two sides of
+ * `dbs`, their order turning with each insert and round, each side's
+ * times pushed to `into[side]`: `tableOf(side)` and `valuesOf(side, i,
+ * data)` say what each side writes.
+ */
+async function timeInserts(dbs, tableOf, valuesOf, into, { iterations, round, corpus }) {
+  const run = Object.fromEntries(Object.entries(dbs).map(([side, d]) => [side, statements(d.db)]));
+  const [a, b] = Object.keys(dbs);
+  const warm = Math.min(20, iterations);
+  for (let i = -warm; i < iterations; i++) {
+    const data = corpus[(i + warm) % corpus.length];
+    for (const side of (i + round) % 2 ? [a, b] : [b, a]) {
+      const values = valuesOf(side, i, data);
+      const t0 = process.hrtime.bigint();
+      await run[side].insert(tableOf(side), values);
+      if (i >= 0) into[side].push(ns(t0));
+    }
+  }
+}
+
+/**
  * One search scenario: `rounds` rounds (more, up to `maxRounds`, while the
  * gated row's write interval is wider than ±1 point) of interleaved inserts
  * into fresh databases, then `queryCount` searches on both, compared in full
- * and timed as a first page of 20.
+ * and timed as a first page of 20. A gated scenario's rounds each time an
+ * A/A pass too, plaintext twice into two more fresh databases.
  */
 async function runSearchScenario(scenario, { iterations, rounds, maxRounds, keyRing, gate, driver, queryCount }) {
   const t = tables(keyRing, scenario);
   const corpus = searchTexts(scenario.bytes, 64);
   const kind = scenario.index === 'words' ? 'words' : 'contains';
   const writes = { plain: [], encrypted: [] };
+  const aa = { plain: [], again: [] };
+  const plainValues = (i, data) => ({ ...row('content_nodes', rowId(i), 0), data });
   const reads = { plain: [], encrypted: [] };
   const rand = seededRandom(scenario.bytes);
   let compared = 0;
@@ -139,15 +165,15 @@ async function runSearchScenario(scenario, { iterations, rounds, maxRounds, keyR
     const dir = mkdtempSync(join(tmpdir(), 'ale-bench-search-'));
     const dbs = { plain: await openSide(join(dir, 'plain.db'), 'plain', scenario, t.plain, driver), encrypted: await openSide(join(dir, 'encrypted.db'), 'encrypted', scenario, t.encrypted, driver) };
     try {
-      const run = { plain: statements(dbs.plain.db), encrypted: statements(dbs.encrypted.db) };
-      const warm = Math.min(20, iterations);
-      for (let i = -warm; i < iterations; i++) {
-        const data = corpus[(i + warm) % corpus.length];
-        for (const side of (i + round) % 2 ? ['plain', 'encrypted'] : ['encrypted', 'plain']) {
-          const values = { ...row('content_nodes', rowId(i), 0), data, ...(side === 'encrypted' ? { dataSearch: data } : {}) };
-          const t0 = process.hrtime.bigint();
-          await run[side].insert(t[side], values);
-          if (i >= 0) writes[side].push(ns(t0));
+      const valuesOf = (side, i, data) => ({ ...plainValues(i, data), ...(side === 'encrypted' ? { dataSearch: data } : {}) });
+      await timeInserts(dbs, (side) => t[side], valuesOf, writes, { iterations, round, corpus });
+      if (scenario.gated) {
+        const twice = { plain: await openSide(join(dir, 'aa-plain.db'), 'plain', scenario, t.plain, driver), again: await openSide(join(dir, 'aa-again.db'), 'plain', scenario, t.plain, driver) };
+        try {
+          await timeInserts(twice, () => t.plain, (_, i, data) => plainValues(i, data), aa, { iterations, round, corpus });
+        } finally {
+          twice.plain.close();
+          twice.again.close();
         }
       }
       // The answers: every id plaintext FTS5 gives, and every id the encrypted side's exact pages give.
@@ -197,6 +223,7 @@ async function runSearchScenario(scenario, { iterations, rounds, maxRounds, keyR
     plainWriteUs: median(writes.plain) / 1000,
     encryptedWriteUs: median(writes.encrypted) / 1000,
     writeOverhead: w,
+    aaOverhead: scenario.gated ? overhead(aa.plain, aa.again) : undefined,
     verdict: scenario.gated ? verdict(w, gate) : 'reported',
     queries: compared,
     matchedRows: matched,
