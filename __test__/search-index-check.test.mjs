@@ -166,7 +166,7 @@ test('searchIndexCheck: a trigger counts by its timing, event, UPDATE OF and WHE
     s.exec(`CREATE TRIGGER "sync update on users" AFTER INSERT ON users BEGIN ${write('new')}; END`);
     s.exec("CREATE TRIGGER users_ad AFTER DELETE ON users BEGIN INSERT INTO users_name_fts(users_name_fts, rowid, name_search) VALUES ('delete', old.id, old.name_search); END");
     s.exec(`CREATE TRIGGER users_au AFTER UPDATE ON users WHEN old.bio IS NOT new.bio BEGIN ${write('new')}; END`);
-    const events = async () => (await m.searchIndexCheck(s.db, users.nameSearch)).problems.map((p) => /on every (INSERT|DELETE|UPDATE)/.exec(p.message)?.[1]);
+    const events = async () => (await m.searchIndexCheck(s.db, users.nameSearch)).problems.map((p) => /on every (INSERT|DELETE|UPDATE)|BEFORE an (INSERT|UPDATE)/.exec(p.message)?.slice(1).find(Boolean));
     assert.deepEqual(await events(), ['UPDATE'], 'a WHEN that leaves the column out skips its changes');
     s.exec('DROP TRIGGER users_au');
     s.exec(`CREATE TRIGGER users_au AFTER UPDATE ON users WHEN old.name_search IS NOT new.name_search BEGIN ${write('new')}; END`);
@@ -180,7 +180,7 @@ test('searchIndexCheck: a trigger counts by its timing, event, UPDATE OF and WHE
     s.exec(`CREATE TRIGGER users_bi BEFORE INSERT ON users BEGIN ${write('new')}; END`);
     const before = await m.searchIndexCheck(s.db, users.nameSearch, { rows: true });
     assert.deepEqual(codes(before), ['ALE_SEARCH_TRIGGER_MISSING', 'ALE_SEARCH_ROWS_UNCHECKED'], 'before an insert there is no rowid yet');
-    assert.match(before.problems[0].message, /on every INSERT.*DROP TRIGGER "users_bi"/);
+    assert.match(before.problems[0].message, /users_bi on users writes into users_name_fts BEFORE an INSERT, where the row has no rowid yet.*DROP TRIGGER "users_bi"/);
     // with no timing, SQLite's trigger is a BEFORE one
     s.exec('DROP TRIGGER users_bi');
     s.exec(`CREATE TRIGGER users_i INSERT ON users BEGIN ${write('new')}; END`);
@@ -191,6 +191,11 @@ test('searchIndexCheck: a trigger counts by its timing, event, UPDATE OF and WHE
     s.exec('DROP TRIGGER users_au');
     s.exec(`CREATE TRIGGER users_bu BEFORE UPDATE ON users WHEN old.rowid IS NOT new.rowid OR old.name_search IS NOT new.name_search BEGIN ${write('new')}; END`);
     assert.deepEqual(await events(), ['UPDATE'], 'BEFORE UPDATE');
+    // and beside an AFTER one, a BEFORE UPDATE that takes the old tokens out takes them out of a row OR IGNORE keeps
+    s.exec(`CREATE TRIGGER users_au AFTER UPDATE ON users WHEN old.rowid IS NOT new.rowid OR old.name_search IS NOT new.name_search BEGIN ${write('new')}; END`);
+    const pair = await m.searchIndexCheck(s.db, users.nameSearch);
+    assert.deepEqual(pair.problems.map((p) => /users_bu on users writes into users_name_fts BEFORE an UPDATE/.test(p.message)), [true]);
+    s.exec('DROP TRIGGER users_au');
     s.exec('DROP TRIGGER users_bu');
     // a WHEN that compares the column (<>, =, <…) is NULL, not true, on a change from or to NULL; the key is never NULL
     for (const [when, missed] of [
@@ -198,7 +203,13 @@ test('searchIndexCheck: a trigger counts by its timing, event, UPDATE OF and WHE
       ['NOT (new.name_search = old.name_search)', ['UPDATE']],
       ['old.name_search != new.name_search', ['UPDATE']],
       ['old.name_search < new.name_search OR old.name_search > new.name_search', ['UPDATE']],
+      ['new.bio <> new.name_search', ['UPDATE']],
+      ['(new.name_search) <> (old.name_search)', ['UPDATE']],
+      ['new.name_search NOT IN (old.name_search)', ['UPDATE']],
+      ['new.name_search NOT LIKE old.name_search', ['UPDATE']],
       ['old."name_search" IS NOT new."name_search"', []],
+      ["coalesce(old.name_search, '') <> coalesce(new.name_search, '')", []],
+      ['new.name_search IS NOT old.name_search AND new.bio > 0', []],
     ]) {
       for (const key of ['old.rowid IS NOT new.rowid', 'old.id <> new.id']) {
         s.exec('DROP TRIGGER IF EXISTS users_au');
@@ -227,6 +238,13 @@ test('searchIndexCheck: a table without the column or without a rowid, and an FT
     // the table, not its text: a comment after the definition
     s.exec('CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT, name_search TEXT, bio TEXT) WITHOUT ROWID /* (v2) */');
     assert.deepEqual(codes(await m.searchIndexCheck(s.db, users.nameSearch)), ['ALE_SEARCH_TABLE_UNFIT', 'ALE_SEARCH_FTS_MISSING']);
+    s.exec('DROP TABLE users');
+    // the main schema's table: one of the name in an attached database is another table
+    s.exec(CREATE);
+    s.exec("ATTACH ':memory:' AS archive");
+    s.exec('CREATE TABLE archive.users (id TEXT PRIMARY KEY, name TEXT) WITHOUT ROWID');
+    assert.deepEqual(codes(await m.searchIndexCheck(s.db, users.nameSearch)), ['ALE_SEARCH_FTS_MISSING']);
+    s.exec('DETACH archive');
     s.exec('DROP TABLE users');
     s.exec(CREATE);
     // an FTS5 table of one's own, with triggers that keep it: its detail and tokenizer decide whether FTS5 takes the queries

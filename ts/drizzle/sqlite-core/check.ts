@@ -125,6 +125,14 @@ export async function searchIndexCheck(db: SqliteDb, column: Column, options: Se
     // The index is by rowid: an update that changes the INTEGER PRIMARY KEY moves the row, which a trigger must follow
     // too (one that also fires on it, or another). Without such a key, only an explicit SET rowid moves it.
     const onMove = event !== 'UPDATE' || alias === undefined || on.some((t) => writes(t) && firesOn(t, isRowid, false));
+    // A BEFORE trigger that writes into the FTS5 table on an insert or update is wrong beside an AFTER one too
+    // (a BEFORE UPDATE that takes the old tokens out, as FTS4's docs show, takes them out of a row OR IGNORE keeps).
+    const early = event === 'DELETE' ? [] : on.filter((t) => t.before && mentions(t.body, fts)).map((t) => t.name);
+    if (early.length > 0) {
+      const drop = `drop ${early.join(', ')} first (DROP TRIGGER ${early.map(quoteName).join('; DROP TRIGGER ')}), then `;
+      problems.push(problem('ALE_SEARCH_TRIGGER_MISSING', `${early.join(', ')} on ${table} writes into ${fts} BEFORE an ${event}, where ${event === 'INSERT' ? 'the row has no rowid yet' : 'a conflict clause (OR IGNORE, ON CONFLICT IGNORE) may still leave the row as it was'}`, drop));
+      continue;
+    }
     if (onColumn && onMove) continue;
     const consequence = onColumn
       ? `on every UPDATE of ${alias}, so rows whose key changes keep their tokens under the old one`
@@ -195,17 +203,17 @@ function rowidAlias(columns: TableColumn[], pkIndexed: boolean): string | undefi
 }
 
 /**
- * Whether the table is WITHOUT ROWID: pragma_table_list's `wr` (SQLite
- * 3.37 and later), else the end of its CREATE statement, comments left out.
+ * Whether the main schema's table is WITHOUT ROWID, as pragma_table_list
+ * says (SQLite 3.37 and later; before it, not known, and left to
+ * searchIndexSql's first statements, which fail on such a table).
  */
 async function withoutRowid(db: SqliteDb, table: string): Promise<boolean> {
   try {
-    const rows = (await db.select({ wr: sql<number>`wr` }).from(sql`pragma_table_list(${table})`)) as { wr: number }[];
+    const rows = (await db.select({ wr: sql<number>`wr` }).from(sql`pragma_table_list(${table})`).where(sql`schema = 'main'`)) as { wr: number }[];
     return rows.some((r) => Number(r.wr) === 1);
-  } catch {
-    const [own] = (await db.select({ sql: schema.sql }).from(schema).where(sql`type = 'table' and lower(${schema.name}) = lower(${table})`)) as { sql: string | null }[];
-    const create = (own?.sql ?? '').replace(/\/\*[\s\S]*?\*\/|--[^\n]*/g, ' ');
-    return /\bwithout\s+rowid\b/i.test(create.slice(create.lastIndexOf(')')));
+  } catch (e) {
+    for (const err of causes(e)) if (/no such table: pragma_table_list/i.test(String(err.message))) return false;
+    throw e;
   }
 }
 
@@ -215,11 +223,18 @@ function optionOf(args: string[], name: string): string | undefined {
   return arg === undefined ? undefined : arg.slice(arg.indexOf('=') + 1);
 }
 
-/** Whether a WHEN compares one of `names` (`old.x`, `new.x`) by `=`, `==`, `<>`, `!=`, `<`, `<=`, `>` or `>=`, on either side. */
+/**
+ * Whether a WHEN puts one of `names` (`old.x`, `new.x`, in parentheses or
+ * not) on a side of an operator that is NULL when a side is: `=`, `==`,
+ * `<>`, `!=`, `<`, `<=`, `>`, `>=`, IN, LIKE, GLOB, BETWEEN.
+ */
 function comparedBlindToNull(when: string, names: (name: string) => boolean): boolean {
-  const ref = String.raw`\b(?:old|new)\s*\.\s*(${NAME})`;
-  const op = String.raw`(?:==?|<>|!=|<=?|>=?)`;
-  for (const m of when.matchAll(new RegExp(`${ref}\\s*${op}|${op}\\s*${ref}`, 'gi'))) if (names(unquote(m[1] ?? m[2]))) return true;
+  const after = /^[\s()]*(?:==?|<>|!=|<=?|>=?|(?:not\s+)?(?:in|like|glob|between)\b)/i;
+  const before = /(?:==?|<>|!=|<=?|>=?|\b(?:in|like|glob|between))[\s(]*$/i;
+  for (const m of when.matchAll(new RegExp(String.raw`\b(?:old|new)\s*\.\s*(${NAME})`, 'gi'))) {
+    if (!names(unquote(m[1]))) continue;
+    if (after.test(when.slice(m.index + m[0].length)) || before.test(when.slice(0, m.index))) return true;
+  }
   return false;
 }
 
