@@ -42,7 +42,8 @@ export async function openSqlite(file, { wal = true, driver = SQLITE_DRIVERS[0],
     exec('PRAGMA synchronous = NORMAL');
   }
   const sqliteVersion = all('select sqlite_version() as v')[0].v;
-  return { db, exec, all, close: () => client.close(), driver: label, sqliteVersion };
+  // `client`: the driver's own connection, for what Drizzle does not reach (a statement left mid-step).
+  return { db, exec, all, client, close: () => client.close(), driver: label, sqliteVersion };
 }
 
 const OPEN = {

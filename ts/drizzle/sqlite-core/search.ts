@@ -112,23 +112,22 @@ export function quoteName(name: string): string {
  * last one, FTS5's `optimize`, is worth running again after many writes.
  * The FTS5 table holds no text, only the tokens' doclists (`content=` the
  * table itself), without positions (`detail=column`: a token query needs
- * none, and the column filter of every query needs the column). The first
- * two statements leave nothing behind: an empty table of this connection
- * only, made from the column and the rowid, fails before anything is made
- * on a table that does not have the column yet or has no rowid (WITHOUT
- * ROWID), where the triggers would fail every write to the table. Not an
- * UPDATE of no row, which would fail on the triggers of a dropped FTS5
- * table that this very run restores.
+ * none, and the column filter of every query needs the column). The
+ * second statement writes nothing: it copies no row of the column and
+ * rowid into the FTS5 table, and so fails before the triggers are made on
+ * a table that does not have the column yet or has no rowid (WITHOUT
+ * ROWID), where they would fail every write to the table. Not an UPDATE of
+ * no row, which would fail on the triggers of a dropped FTS5 table that
+ * this very run restores, nor a temporary table, whose DROP fails while
+ * another statement of the connection is under way.
  */
 export function searchIndexSql(table: Table, column: Column, fts: string): string[] {
   const [t, c, f] = [quoteName(getTableName(table)), quoteName(column.name), quoteName(fts)];
   const trigger = (what: string) => quoteName(`${fts}_${what}`);
-  const probe = quoteName(`${fts}_ale_probe`);
   return [
-    // The column by its table's name too: a bare "name" that names no column is a string to an SQLite built with DQS (Bun's).
-    `CREATE TEMP TABLE ${probe} AS SELECT ${t}.rowid, ${t}.${c} FROM ${t} LIMIT 0`,
-    `DROP TABLE temp.${probe}`,
     `CREATE VIRTUAL TABLE IF NOT EXISTS ${f} USING fts5(${c}, content=${t}, content_rowid='rowid', detail=column, tokenize='ascii')`,
+    // The column by its table's name too: a bare "name" that names no column is a string to an SQLite built with DQS (Bun's).
+    `INSERT INTO ${f}(rowid, ${c}) SELECT ${t}.rowid, ${t}.${c} FROM ${t} LIMIT 0`,
     `CREATE TRIGGER IF NOT EXISTS ${trigger('insert')} AFTER INSERT ON ${t} BEGIN INSERT INTO ${f}(rowid, ${c}) VALUES (new.rowid, new.${c}); END`,
     `CREATE TRIGGER IF NOT EXISTS ${trigger('delete')} AFTER DELETE ON ${t} BEGIN INSERT INTO ${f}(${f}, rowid, ${c}) VALUES ('delete', old.rowid, old.${c}); END`,
     // On any update that moves the row or changes its tokens: a changed rowid too, or the index would point at the old one.
