@@ -193,7 +193,7 @@ describe('the hot methods: encrypt, decrypt, their binary forms, searchTokens an
     assert.equal(text, textOfA, "a's token text, not b's");
   });
 
-  test('code that patches the encoder, Buffer or typed-array built-ins afterwards changes nothing a hot call does, on either path', { skip: ale.backend !== 'native' && 'the fallback calls them as it finds them' }, () => {
+  test('code that patches the encoder, Buffer, typed-array or Math built-ins afterwards changes nothing a hot call does, on either path', { skip: ale.backend !== 'native' && 'the fallback calls them as it finds them' }, () => {
     const ring = new ale.KeyRing([SECRET]);
     const c = ['tenant-a', 'users', 'email'];
     const value = 'héllo ✓ '.repeat(40);
@@ -207,6 +207,8 @@ describe('the hot methods: encrypt, decrypt, their binary forms, searchTokens an
       length: Object.getOwnPropertyDescriptor(typedProto, 'length'),
       allocUnsafeSlow: Buffer.allocUnsafeSlow,
       setPrototypeOf: Object.setPrototypeOf,
+      ceil: Math.ceil,
+      log2: Math.log2,
     };
     const seen = [];
     let sealed, opened, long;
@@ -239,6 +241,8 @@ describe('the hot methods: encrypt, decrypt, their binary forms, searchTokens an
         seen.push('setPrototypeOf');
         return o;
       };
+      Math.ceil = (x) => (seen.push('ceil'), saved.ceil(x));
+      Math.log2 = (x) => (seen.push('log2'), saved.log2(x));
       sealed = ring.encrypt(value, ...c);
       opened = ring.decrypt(sealed, ...c);
       // Longer than the scratch memory in bytes (3 bytes a unit), short
@@ -253,6 +257,8 @@ describe('the hot methods: encrypt, decrypt, their binary forms, searchTokens an
       Object.defineProperty(typedProto, 'length', saved.length);
       Buffer.allocUnsafeSlow = saved.allocUnsafeSlow;
       Object.setPrototypeOf = saved.setPrototypeOf;
+      Math.ceil = saved.ceil;
+      Math.log2 = saved.log2;
     }
     assert.equal(opened, value);
     assert.equal(long, '✓'.repeat(3000));

@@ -22,9 +22,10 @@
 // context, a value that is not a string or is very long, a U+FFFD) goes the
 // Node-API way, which decides it exactly.
 // The built-ins used are captured here, so that code which later patches
-// Map, WeakMap, TextEncoder or Buffer cannot change what a call does.
+// Map, WeakMap, TextEncoder, Buffer or Math cannot change what a call does.
 (function (proto, exports, natives, library) {
   'use strict';
+  const { ceil, log2 } = Math;
   const { makeHandle, makeContext, tokenOf, flushWarning, throwError } = natives;
   const uncurry = (f) => Function.prototype.call.bind(f);
 
@@ -250,7 +251,7 @@
     // result fits the room it is given, and takes Node-API when it does not.
     const room = (bytes) => {
       if (inputSize < bytes) {
-        const size = 2 ** Math.ceil(Math.log2(bytes));
+        const size = 2 ** ceil(log2(bytes));
         const buffer = scratch(size);
         const at = ptr(buffer);
         input = buffer;
@@ -260,7 +261,7 @@
     };
     const outRoom = (bytes) => {
       if (outputSize < bytes) {
-        const size = 2 ** Math.ceil(Math.log2(bytes));
+        const size = 2 ** ceil(log2(bytes));
         const buffer = scratch(size);
         const at = ptr(buffer);
         output = buffer;
@@ -305,7 +306,7 @@
       // Room for the base64url of n bytes and the longest envelope's other
       // parts (envelope::overhead in the core); a value whose envelope does
       // not fit takes the Node-API path unsealed.
-      outRoom(4 * Math.ceil(n / 3) + 72);
+      outRoom(4 * ceil(n / 3) + 72);
       const result = done(call(0, ring, context, inputPtr, n, outputPtr, outputSize));
       return result === undefined ? undefined : output.latin1Slice(0, result >>> 2);
     };
