@@ -129,7 +129,9 @@ export async function searchIndexCheck(db: SqliteDb, column: Column, options: Se
     // (a BEFORE UPDATE that takes the old tokens out, as FTS4's docs show, takes them out of a row OR IGNORE keeps).
     const early = event === 'DELETE' ? [] : on.filter((t) => t.before && mentions(t.body, fts)).map((t) => t.name);
     if (early.length > 0) {
-      const drop = `drop ${early.join(', ')} first (DROP TRIGGER ${early.map(quoteName).join('; DROP TRIGGER ')}), then `;
+      // All of the event's triggers that write into it go: searchIndexSql makes the one it needs, and one left beside it writes twice.
+      const writing = on.filter((t) => mentions(t.body, fts)).map((t) => t.name);
+      const drop = `drop ${writing.join(', ')} first (DROP TRIGGER ${writing.map(quoteName).join('; DROP TRIGGER ')}), then `;
       problems.push(problem('ALE_SEARCH_TRIGGER_MISSING', `${early.join(', ')} on ${table} writes into ${fts} BEFORE an ${event}, where ${event === 'INSERT' ? 'the row has no rowid yet' : 'a conflict clause (OR IGNORE, ON CONFLICT IGNORE) may still leave the row as it was'}`, drop));
       continue;
     }
@@ -203,16 +205,15 @@ function rowidAlias(columns: TableColumn[], pkIndexed: boolean): string | undefi
 }
 
 /**
- * Whether the main schema's table is WITHOUT ROWID, as pragma_table_list
- * says (SQLite 3.37 and later; before it, not known, and left to
- * searchIndexSql's first statements, which fail on such a table).
+ * Whether the main schema's table is WITHOUT ROWID: it has no rowid to
+ * read (by any SQLite version, where pragma_table_list is 3.37's).
  */
 async function withoutRowid(db: SqliteDb, table: string): Promise<boolean> {
   try {
-    const rows = (await db.select({ wr: sql<number>`wr` }).from(sql`pragma_table_list(${table})`).where(sql`schema = 'main'`)) as { wr: number }[];
-    return rows.some((r) => Number(r.wr) === 1);
+    await db.select({ rowid: sql`rowid` }).from(sql`main.${sql.identifier(table)}`).where(sql`0`);
+    return false;
   } catch (e) {
-    for (const err of causes(e)) if (/no such table: pragma_table_list/i.test(String(err.message))) return false;
+    for (const err of causes(e)) if (/no such column: rowid/i.test(String(err.message))) return true;
     throw e;
   }
 }
@@ -224,16 +225,32 @@ function optionOf(args: string[], name: string): string | undefined {
 }
 
 /**
- * Whether a WHEN puts one of `names` (`old.x`, `new.x`, in parentheses or
- * not) on a side of an operator that is NULL when a side is: `=`, `==`,
- * `<>`, `!=`, `<`, `<=`, `>`, `>=`, IN, LIKE, GLOB, BETWEEN.
+ * Whether a WHEN puts one of `names` (`old.x`, `new.x`, in grouping
+ * parentheses or not; not a function's argument, whose result may be
+ * NULL-safe) on a side of an operator that is NULL when a side is (`=`,
+ * `==`, `<>`, `!=`, `<`, `<=`, `>`, `>=`, IN, LIKE, GLOB, BETWEEN), or after
+ * an AND (BETWEEN's upper bound, or a condition that narrows the change
+ * test). It reads the operators around the column, not the WHEN's logic.
  */
 function comparedBlindToNull(when: string, names: (name: string) => boolean): boolean {
-  const after = /^[\s()]*(?:==?|<>|!=|<=?|>=?|(?:not\s+)?(?:in|like|glob|between)\b)/i;
-  const before = /(?:==?|<>|!=|<=?|>=?|\b(?:in|like|glob|between))[\s(]*$/i;
+  const op = String.raw`(?:==?|<>|!=|<=?|>=?|(?:not\s+)?(?:in|like|glob|between)\b)`;
+  const after = new RegExp(`^\\s*${op}`, 'i');
+  const before = /(?:==?|<>|!=|<=?|>=?|\b(?:in|like|glob|between|and))\s*$/i;
   for (const m of when.matchAll(new RegExp(String.raw`\b(?:old|new)\s*\.\s*(${NAME})`, 'gi'))) {
     if (!names(unquote(m[1]))) continue;
-    if (after.test(when.slice(m.index + m[0].length)) || before.test(when.slice(0, m.index))) return true;
+    // The grouping parentheses opened right before the reference, which as many closing ones after it end.
+    let head = when.slice(0, m.index);
+    let tail = when.slice(m.index + m[0].length);
+    let call = false;
+    for (let open = /\(\s*$/.exec(head); open !== null; open = /\(\s*$/.exec(head)) {
+      head = head.slice(0, open.index);
+      // A name right before the parenthesis makes it a call's.
+      if (/[\w$"`\]]\s*$/.test(head) && !/\b(?:and|or|not|in|is|when|between|like|glob)\s*$/i.test(head)) call = true;
+      const close = /^\s*\)/.exec(tail);
+      if (close !== null) tail = tail.slice(close[0].length);
+    }
+    if (call) continue;
+    if (after.test(tail) || before.test(head)) return true;
   }
   return false;
 }

@@ -116,7 +116,8 @@ export function quoteName(name: string): string {
  * second statement writes nothing: it copies no row of the column and
  * rowid into the FTS5 table, and so fails before the triggers are made on
  * a table that does not have the column yet or has no rowid (WITHOUT
- * ROWID), where they would fail every write to the table. Not an UPDATE of
+ * ROWID), or where a table of the FTS5 table's name is no FTS5 table,
+ * where they would fail every write to the table. Not an UPDATE of
  * no row, which would fail on the triggers of a dropped FTS5 table that
  * this very run restores, nor a temporary table, whose DROP fails while
  * another statement of the connection is under way.
@@ -127,7 +128,8 @@ export function searchIndexSql(table: Table, column: Column, fts: string): strin
   return [
     `CREATE VIRTUAL TABLE IF NOT EXISTS ${f} USING fts5(${c}, content=${t}, content_rowid='rowid', detail=column, tokenize='ascii')`,
     // The column by its table's name too: a bare "name" that names no column is a string to an SQLite built with DQS (Bun's).
-    `INSERT INTO ${f}(rowid, ${c}) SELECT ${t}.rowid, ${t}.${c} FROM ${t} LIMIT 0`,
+    // FTS5's hidden columns (the table's own name, rank) too: a table of that name that is not FTS5 (FTS4, a plain one) fails here.
+    `INSERT INTO ${f}(${f}, rank, rowid, ${c}) SELECT NULL, NULL, ${t}.rowid, ${t}.${c} FROM ${t} LIMIT 0`,
     `CREATE TRIGGER IF NOT EXISTS ${trigger('insert')} AFTER INSERT ON ${t} BEGIN INSERT INTO ${f}(rowid, ${c}) VALUES (new.rowid, new.${c}); END`,
     `CREATE TRIGGER IF NOT EXISTS ${trigger('delete')} AFTER DELETE ON ${t} BEGIN INSERT INTO ${f}(${f}, rowid, ${c}) VALUES ('delete', old.rowid, old.${c}); END`,
     // On any update that moves the row or changes its tokens: a changed rowid too, or the index would point at the old one.
