@@ -211,7 +211,10 @@ test('searchIndexCheck: a trigger counts by its timing, event, UPDATE OF and WHE
       ['new.name_search NOT LIKE old.name_search', ['UPDATE']],
       ['old."name_search" IS NOT new."name_search"', []],
       ["coalesce(old.name_search, '') <> coalesce(new.name_search, '')", []],
-      ['new.name_search IS NOT old.name_search AND new.bio > 0', []],
+      ['new.name_search IS NOT old.name_search AND new.bio > 0', ['UPDATE']],
+      ['lower(old.name_search) <> lower(new.name_search)', ['UPDATE']],
+      ["old.name_search IS NOT new.name_search -- and the tokens, 'say'\n", []],
+      ["new.bio IS NOT old.bio /* new.name_search */", ['UPDATE']],
       ['quote(old.name_search) <> quote(new.name_search)', []],
       ['typeof(old.name_search) <> typeof(new.name_search) OR old.name_search IS NOT new.name_search', []],
       ['(old.name_search IS NOT new.name_search) = 1', []],
@@ -260,6 +263,15 @@ test('searchIndexCheck: a table without the column or without a rowid, and an FT
     reading.return?.();
     assert.deepEqual(codes(await m.searchIndexCheck(s.db, users.nameSearch)), []);
     s.exec('DROP TABLE users_name_fts');
+    s.exec('DROP TABLE users');
+    // no table, or a view, under the column's table name
+    assert.deepEqual(codes(await m.searchIndexCheck(s.db, users.nameSearch)), ['ALE_SEARCH_TABLE_UNFIT']);
+    s.exec('CREATE VIEW users AS SELECT 1 AS id, 2 AS name_search');
+    assert.deepEqual(codes(await m.searchIndexCheck(s.db, users.nameSearch)), ['ALE_SEARCH_TABLE_UNFIT']);
+    s.exec('DROP VIEW users');
+    // WITHOUT ROWID whose key took the name rowid
+    s.exec('CREATE TABLE users (rowid TEXT PRIMARY KEY, name TEXT, name_search TEXT, bio TEXT) WITHOUT ROWID');
+    assert.equal(codes(await m.searchIndexCheck(s.db, users.nameSearch))[0], 'ALE_SEARCH_TABLE_UNFIT');
     s.exec('DROP TABLE users');
     // the main schema's table: one of the name in an attached database is another table
     s.exec(CREATE);

@@ -69,11 +69,15 @@ export async function searchIndexCheck(db: SqliteDb, column: Column, options: Se
   const problems: SearchIndexProblem[] = [];
   // The table itself: FTS5 matches its rows by rowid, and its triggers read the column; without either, every write fails.
   const own = schemaRows.find((r) => r.type === 'table' && same(r.name, table));
+  if (own === undefined) {
+    problems.push({ code: 'ALE_SEARCH_TABLE_UNFIT', message: `searchIndexCheck: the database has no table ${table} (a view has no rowid to index): create it, with its column ${column.name}, before searchIndexSql's statements` });
+    return { ok: false, problems };
+  }
   const columns = await tableColumns(db, table);
-  if (own !== undefined && !columns.some((c) => same(c.name, column.name))) {
+  if (!columns.some((c) => same(c.name, column.name))) {
     problems.push({ code: 'ALE_SEARCH_TABLE_UNFIT', message: `searchIndexCheck: the table ${table} has no column ${column.name}: add it (ALTER TABLE ${quoteName(table)} ADD COLUMN ${quoteName(column.name)} TEXT) before searchIndexSql's statements; triggers made before it fail every write to the table` });
   }
-  if (own !== undefined && (await withoutRowid(db, table))) {
+  if (await withoutRowid(db, table)) {
     problems.push({ code: 'ALE_SEARCH_TABLE_UNFIT', message: `searchIndexCheck: the table ${table} is WITHOUT ROWID, and an FTS5 table indexes rows by rowid: give the column a table with a rowid, or leave out fts (a query then scans the column)` });
   }
   const virtual = schemaRows.find((r) => r.type === 'table' && same(r.name, fts));
@@ -210,10 +214,11 @@ function rowidAlias(columns: TableColumn[], pkIndexed: boolean): string | undefi
  */
 async function withoutRowid(db: SqliteDb, table: string): Promise<boolean> {
   try {
-    await db.select({ rowid: sql`rowid` }).from(sql`main.${sql.identifier(table)}`).where(sql`0`);
+    // Under all three of its names: a column may have taken one (a WITHOUT ROWID table's key named rowid).
+    await db.select({ a: sql`rowid`, b: sql`_rowid_`, c: sql`oid` }).from(sql`main.${sql.identifier(table)}`).where(sql`0`);
     return false;
   } catch (e) {
-    for (const err of causes(e)) if (/no such column: rowid/i.test(String(err.message))) return true;
+    for (const err of causes(e)) if (/no such column: (rowid|_rowid_|oid)\b/i.test(String(err.message))) return true;
     throw e;
   }
 }
@@ -225,27 +230,30 @@ function optionOf(args: string[], name: string): string | undefined {
 }
 
 /**
- * Whether a WHEN puts one of `names` (`old.x`, `new.x`, in grouping
- * parentheses or not; not a function's argument, whose result may be
- * NULL-safe) on a side of an operator that is NULL when a side is (`=`,
- * `==`, `<>`, `!=`, `<`, `<=`, `>`, `>=`, IN, LIKE, GLOB, BETWEEN), or after
- * an AND (BETWEEN's upper bound, or a condition that narrows the change
- * test). It reads the operators around the column, not the WHEN's logic.
+ * Whether a WHEN may miss a change of one of `names` from or to NULL: it has
+ * an AND other than BETWEEN's (which narrows the change test), or puts
+ * `old.x` or `new.x` (in parentheses, or as the argument of a function that
+ * passes NULL on; not of coalesce, ifnull, quote, typeof or iif) on a side
+ * of an operator that is NULL when a side is (`=`, `==`, `<>`, `!=`, `<`,
+ * `<=`, `>`, `>=`, IN, LIKE, GLOB, BETWEEN). It reads the operators around
+ * the column, not the WHEN's logic: some NULL-safe forms are flagged too.
  */
 function comparedBlindToNull(when: string, names: (name: string) => boolean): boolean {
+  // An AND other than BETWEEN's narrows the change test wherever it stands.
+  if (/\band\b/i.test(when.replace(/\bbetween\b[\s\S]*?\band\b/gi, ' '))) return true;
   const op = String.raw`(?:==?|<>|!=|<=?|>=?|(?:not\s+)?(?:in|like|glob|between)\b)`;
   const after = new RegExp(`^\\s*${op}`, 'i');
   const before = /(?:==?|<>|!=|<=?|>=?|\b(?:in|like|glob|between|and))\s*$/i;
   for (const m of when.matchAll(new RegExp(String.raw`\b(?:old|new)\s*\.\s*(${NAME})`, 'gi'))) {
     if (!names(unquote(m[1]))) continue;
-    // The grouping parentheses opened right before the reference, which as many closing ones after it end.
+    // The parentheses opened right before the reference, which as many closing ones after it end.
     let head = when.slice(0, m.index);
     let tail = when.slice(m.index + m[0].length);
     let call = false;
-    for (let open = /\(\s*$/.exec(head); open !== null; open = /\(\s*$/.exec(head)) {
+    for (let open = /\(\s*$/.exec(head); open !== null && !call; open = /\(\s*$/.exec(head)) {
       head = head.slice(0, open.index);
-      // A name right before the parenthesis makes it a call's.
-      if (/[\w$"`\]]\s*$/.test(head) && !/\b(?:and|or|not|in|is|when|between|like|glob)\s*$/i.test(head)) call = true;
+      // The argument of a function that turns NULL into a value is compared safely; any other passes NULL on.
+      if (/\b(?:coalesce|ifnull|quote|typeof|iif)\s*$/i.test(head)) call = true;
       const close = /^\s*\)/.exec(tail);
       if (close !== null) tail = tail.slice(close[0].length);
     }
@@ -311,6 +319,31 @@ const TRIGGER = new RegExp(
   'i',
 );
 
+/** SQL text without its comments, and with its string literals emptied (`''`): what its names and operators are. */
+function codeOnly(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; ) {
+    const two = text.slice(i, i + 2);
+    if (two === '--' || two === '/*') {
+      const end = two === '--' ? text.indexOf('\n', i) : text.indexOf('*/', i + 2);
+      i = end === -1 ? text.length : end + (two === '--' ? 1 : 2);
+      out += ' ';
+    } else if (text[i] === "'") {
+      let j = i + 1;
+      while (j < text.length && !(text[j] === "'" && text[j + 1] !== "'")) j += text[j] === "'" ? 2 : 1;
+      out += "''";
+      i = j + 1;
+    } else if (`"\`[`.includes(text[i])) {
+      const close = text[i] === '[' ? ']' : text[i];
+      let j = i + 1;
+      while (j < text.length && !(text[j] === close && text[j + 1] !== close)) j += text[j] === close ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j + 1;
+    } else out += text[i++];
+  }
+  return out;
+}
+
 /** A trigger's timing, event, `UPDATE OF` columns, WHEN and body, from its CREATE statement. */
 function triggerOf(create: string): Trigger {
   const m = TRIGGER.exec(create);
@@ -320,7 +353,7 @@ function triggerOf(create: string): Trigger {
     // SQLite's default timing is BEFORE.
     before: m[1] === undefined || /^before$/i.test(m[1]),
     columns: m[3]?.split(',').map(unquote),
-    when: m[4],
+    when: m[4] === undefined ? undefined : codeOnly(m[4]),
     body: create.slice(m.index + m[0].length),
   };
 }
