@@ -239,8 +239,9 @@ function optionOf(args: string[], name: string): string | undefined {
  * the column, not the WHEN's logic: some NULL-safe forms are flagged too.
  */
 function comparedBlindToNull(when: string, names: (name: string) => boolean): boolean {
-  // An AND other than BETWEEN's narrows the change test wherever it stands.
-  if (/\band\b/i.test(when.replace(/\bbetween\b[\s\S]*?\band\b/gi, ' '))) return true;
+  // An AND other than BETWEEN's narrows the change test wherever it stands; not a word of a quoted name.
+  const bare = when.replace(/"(?:[^"]|"")*"|`(?:[^`]|``)*`|\[[^\]]*\]/g, 'x');
+  if (/\band\b/i.test(bare.replace(/\bbetween\b[\s\S]*?\band\b/gi, ' '))) return true;
   const op = String.raw`(?:==?|<>|!=|<=?|>=?|(?:not\s+)?(?:in|like|glob|between)\b)`;
   const after = new RegExp(`^\\s*${op}`, 'i');
   const before = /(?:==?|<>|!=|<=?|>=?|\b(?:in|like|glob|between|and))\s*$/i;
