@@ -134,6 +134,37 @@ export function candidateFailure(row: unknown, scope: FailureScope): FailedCell 
   return failed;
 }
 
+/**
+ * The rows a page read with a cell that did not open, left out of it, and
+ * their reports: one a row with `key`, since a page that reads a row more
+ * than once (orderedPage's parts and samples) reports it once; without it,
+ * one a column, code and message, which say nothing that tells two rows apart.
+ */
+export class PageFailures {
+  readonly #rows = new WeakSet<object>();
+  readonly #reports = new Map<string, RowFailure>();
+
+  /** Notes the failed rows of `rows`, read in `scope` (candidateFailure throws what is not one value's). */
+  note(rows: unknown[], scope: FailureScope, options: { key?: string; table?: string }): void {
+    for (const row of rows) {
+      const cell = candidateFailure(row, scope);
+      if (cell === undefined) continue;
+      this.#rows.add(row as object);
+      const report = rowFailure(cell.failure, [row, cell.holder], options);
+      const id = `${report.column}\0${report.code}\0${report.key === undefined ? report.message : String(report.key)}`;
+      if (!this.#reports.has(id)) this.#reports.set(id, report);
+    }
+  }
+
+  has(row: unknown): boolean {
+    return this.#rows.has(row as object);
+  }
+
+  list(): RowFailure[] {
+    return [...this.#reports.values()];
+  }
+}
+
 /** How deep a read's rows are looked into for failed cells: a joined row, a relational query's nested rows and their columns. */
 export const FAILURE_DEPTH = 4;
 

@@ -14,13 +14,13 @@
 // plaintext (docs/search.md, "Ranges and order").
 import type { SQL } from 'drizzle-orm';
 import { codedError } from '../../shared/errors.js';
-import { candidateFailure, inFailureScope, rowFailure, type RowFailure } from '../failures.js';
-import { rangeColumnOf } from '../probe.js';
-import { boundsOf, codeRange, type PartOptions } from './operators.js';
+import { inFailureScope, PageFailures } from '../failures.js';
+import { codeRange, type PartOptions } from './operators.js';
+import { pageOptions, withinOf } from './page-options.js';
 import type { OrderedPage, OrderedPageOptions } from './page-types.js';
 import { against, wholeNode } from './narrowing.js';
 import { SPOT_LEVELS } from './spots.js';
-import { MAX_CODE, MIN_CODE, nodeOf, split } from './tree.js';
+import { nodeOf, split } from './tree.js';
 
 /** The depths of orderedPage's rungs from a bound: each rung up to 256 times wider than the last while they are narrow, 16 times from depth 6 up, where a node can hold many rows. */
 const RUNGS = [12, 10, 8, 6, 5, 4, 3, 2];
@@ -51,34 +51,14 @@ const SPOT_MAX = 256;
  */
 export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset: number) => Promise<Row[]> | PromiseLike<Row[]>, options: OrderedPageOptions<Row>): Promise<OrderedPage<Row>> {
   const what = 'orderedPage';
-  const { column, value, limit } = options ?? ({} as OrderedPageOptions<Row>);
-  const { codec, sql: dialect } = rangeColumnOf(column, what);
-  if (typeof fetch !== 'function') throw codedError('ALE_INVALID_INPUT', `${what}: fetch must run the query, e.g. (where, limit, offset) => db.select().from(t).where(where).orderBy(t.id).limit(limit).offset(offset)`);
-  if (typeof value !== 'function') throw codedError('ALE_INVALID_INPUT', `${what}: options.value must give a row's decrypted value, e.g. (row) => row.amount`);
-  // Safe integers: offset + limit, twice it and the sample's size must stay exact.
-  if (!Number.isSafeInteger(limit) || limit < 1) throw codedError('ALE_INVALID_INPUT', `${what}: options.limit must be a positive integer`);
-  const offset = options.offset ?? 0;
-  if (!Number.isSafeInteger(offset) || offset < 0) throw codedError('ALE_INVALID_INPUT', `${what}: options.offset must be a whole number`);
-  if (!Number.isSafeInteger(2 * (offset + limit))) throw codedError('ALE_INVALID_INPUT', `${what}: options.offset + options.limit must stay below 2^52`);
-  const batch = options.batch ?? Math.max(256, 2 * (offset + limit));
-  if (!Number.isSafeInteger(batch) || batch < 1) throw codedError('ALE_INVALID_INPUT', `${what}: options.batch must be a positive integer`);
-  // A narrowed range's or a rung's: the dialect's when larger (PostgreSQL's planner, SearchSql.narrowBatch).
-  const narrowBatch = options.batch ?? Math.max(dialect.narrowBatch, batch);
-  if (options.order !== undefined && options.order !== 'asc' && options.order !== 'desc') throw codedError('ALE_INVALID_INPUT', `${what}: options.order must be 'asc' or 'desc'`);
-  const descending = options.order === 'desc';
+  const { column, value, limit, offset, batch, narrowBatch, descending, codec, dialect } = pageOptions(fetch, options);
   // Whether this column's index gives a sample for the price of its rows (SearchSql.sampler).
   const samples = dialect.sampler?.(codec) !== undefined;
   // Whether the column's table can be asked for the rows at both ends of its key (SearchSql.ends).
   const ends = dialect.ends?.(column) !== undefined;
   // Whether a large part is first asked for its spots (SearchSql.spots): where the index has no sampler.
   const spots = dialect.spots && !samples;
-  let [lo, hi] = [MIN_CODE, MAX_CODE];
-  if (options.within !== undefined) {
-    const bounds = boundsOf(options.within);
-    // The same column by its codec: drizzle's alias() hands out a new proxy of a column at each read.
-    if (bounds === undefined || rangeColumnOf(bounds.column, what).codec !== codec) throw codedError('ALE_INVALID_INPUT', `${what}: options.within must be a range condition on the same column`);
-    [lo, hi] = [bounds.lo, bounds.hi];
-  }
+  const [lo, hi] = withinOf(options, codec);
   // The first and last codes a value of the type can have.
   const [first, last] = codec.bounds;
   // Whether the page's near end is the type's first or last value (no
@@ -91,18 +71,14 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   const need = offset + limit;
   const page: OrderedPage<Row> = { rows: [], read: 0, refused: 0, queries: 0, spots: 0, failures: [] };
   const found: Row[] = [];
-  // Rows read with a cell that did not open, left out of the order (their
-  // value is unknown), and their reports: one a row with `key`, since parts
-  // and samples may read a row more than once; without it, one a column,
-  // code and message, which say nothing that tells two rows apart.
-  const failed = new WeakSet<object>();
-  const failures = new Map<string, RowFailure>();
+  // Rows read with a cell that did not open: left out of the order, their value unknown.
+  const failed = new PageFailures();
   /** The rows of `rows` whose code is in [a, b], with their codes. */
   const exact = (rows: Row[], a: bigint, b: bigint) => {
     page.read += rows.length;
     const kept: [bigint, Row][] = [];
     for (const row of rows) {
-      if (failed.has(row as object)) continue;
+      if (failed.has(row)) continue;
       const v = value(row);
       const code = v === null || v === undefined ? undefined : codec.code(v);
       if (code !== undefined && a <= code && code <= b) kept.push([code, row]);
@@ -121,14 +97,7 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
     // More rows than asked for: fetch ignores its limit, and the pages would repeat rows. One that applies its limit
     // and ignores only its offset returns the first rows again, which nothing here can tell from the next ones.
     if (rows.length > n) throw codedError('ALE_INVALID_INPUT', `${what}: fetch returned ${rows.length} rows for a limit of ${n}; apply its limit and offset`);
-    for (const row of rows) {
-      const cell = candidateFailure(row, scope);
-      if (cell === undefined) continue;
-      failed.add(row as object);
-      const report = rowFailure(cell.failure, [row, cell.holder], options);
-      const id = `${report.column}\0${report.code}\0${report.key === undefined ? report.message : String(report.key)}`;
-      if (!failures.has(id)) failures.set(id, report);
-    }
+    failed.note(rows, scope, options);
     return rows as Row[];
   };
   /** A comparator of codes in this order. */
@@ -413,6 +382,6 @@ export async function orderedPage<Row>(fetch: (where: SQL, limit: number, offset
   // A range past the type's values holds no row: no query.
   if (lo <= hi && lo <= last && hi >= first) await gallop(lo, hi);
   page.rows = found.slice(offset, need);
-  page.failures = [...failures.values()];
+  page.failures = failed.list();
   return page;
 }
